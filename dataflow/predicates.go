@@ -162,8 +162,8 @@ func (ps *Predicates) Condition(n *Node, p *Port) predicate.Pred {
 	switch op.Kind {
 	case packet.OpInput:
 		c := s.Symbol(fmt.Sprintf("pred(%s,%s)", n.Name, p.Name))
-		if op.Header >= 0 {
-			c = c.And(ps.parsed(op.Header))
+		if op.Header >= 0 { // a parse that succeeds has its first header
+			c = c.And(ps.parsed(op.Header)).And(s.Valid(schema.Headers[op.Header].Name))
 		}
 		return c
 	case packet.OpContext:
@@ -171,7 +171,10 @@ func (ps *Predicates) Condition(n *Node, p *Port) predicate.Pred {
 	case packet.OpExtract:
 		return s.True() // see effect: it depends on whether H was there
 	case packet.OpParse:
-		return pick(ps.parsed(op.Header))
+		if yes {
+			return ps.parsed(op.Header).And(s.Valid(schema.Headers[op.Header].Name))
+		}
+		return ps.parsed(op.Header).Not()
 	case packet.OpChecksumVerify:
 		return pick(ps.CsumOK(op.Header))
 	case packet.OpTest:
@@ -260,26 +263,11 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 	op := n.Op
 	schema := ps.g.Schema
 	switch op.Kind {
-	case packet.OpParse, packet.OpInput:
-		if op.Header < 0 || predicate.Implies(ps.in[n], ps.parsed(op.Header)) {
-			return p // parsing a frame parsed from the same header again
-		}
-		// Parsing starts afresh: what was known of the wire headers (an
-		// extract beyond the parse graph, a header that moved) no longer
-		// holds; the port's condition says how this parse went.
-		cond := ps.Condition(n, port)
-		for _, h := range schema.Headers {
-			if !h.Metadata {
-				p = ps.forgetHeader(p, h.ID, true).ForgetValid(h.Name)
-			}
-		}
-		return ps.forgetParsed(p).And(cond)
 	case packet.OpExtract:
 		// A header already there stays as it is (true); one that is not
 		// comes from the frame with any contents (true) or does not fit.
-		// A new header is one a parse from the start may not have found.
 		v := ps.Space.Valid(schema.Headers[op.Header].Name)
-		fresh := ps.forgetParsed(ps.forgetHeader(p.And(v.Not()), op.Header, port.Name == packet.PortTrue))
+		fresh := ps.forgetHeader(p.And(v.Not()), op.Header, port.Name == packet.PortTrue)
 		if port.Name == packet.PortTrue {
 			return p.And(v).Or(fresh)
 		}
@@ -306,7 +294,6 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 			return p
 		}
 		// The packet is the event now: no header of the segment is left.
-		p = ps.forgetParsed(p)
 		for _, h := range schema.Headers {
 			if !h.Metadata {
 				p = ps.forgetHeader(p, h.ID, false)
@@ -371,9 +358,8 @@ func (ps *Predicates) Malformed(e *packet.Expr) predicate.Pred {
 }
 
 // forgetParsed forgets which headers the frame parses from: after a
-// header is pushed, popped or extracted outside the parse graph, or a
-// field the parse graph reads is written, parsing again may find other
-// headers.
+// header is pushed or popped, or a field the parse graph reads is
+// written, parsing again may find other headers.
 func (ps *Predicates) forgetParsed(p predicate.Pred) predicate.Pred {
 	for _, h := range ps.g.Schema.Headers {
 		if !h.Metadata {

@@ -64,8 +64,9 @@ type builder struct {
 	// rxPlaces: the LPG places a hardware place upstream may take over.
 	rxPlaces map[*dataflow.Node]*rxTakeover
 	// keptEntry: the LPG's Rx entry parses, and its copies run behind
-	// the Rx sinks (build).
+	// the Rx sinks (build) but those in parsedBy, where the PRG parsed.
 	keptEntry bool
+	parsedBy  []string
 }
 
 // Embed embeds the LPG l into the PRG p.
@@ -119,6 +120,10 @@ func (b *builder) build() error {
 	// headers nobody extracted.
 	keepEntry := rxEntry != nil && rxEntry.Op.Header >= 0
 	b.keptEntry = keepEntry
+	var prgPreds *dataflow.Predicates
+	if keepEntry {
+		prgPreds = b.prg.PredicatesIn(b.space)
+	}
 	if prg.Entry(b.prg) == nil {
 		txExit = nil // a PRG without a Tx side: the LPG's exit stays its own
 	}
@@ -183,8 +188,14 @@ func (b *builder) build() error {
 	}
 	for _, s := range b.rxSinks {
 		copyOf := map[*dataflow.Node]*enode{}
+		// The entry's parse is done where the PRG parsed from the same
+		// header on the way to this sink (and changed no header since).
+		keep := keepEntry && !predicate.Implies(prgPreds.Reaching(s), prgPreds.Parsed(rxEntry.Op.Header))
+		if keepEntry && !keep {
+			b.parsedBy = append(b.parsedBy, s.Name)
+		}
 		for _, n := range b.lpg.Nodes {
-			if rx[n] && (n != rxEntry || keepEntry) && n != txExit {
+			if rx[n] && (n != rxEntry || keep) && n != txExit {
 				e := clone(n, n.Name+"@"+s.Name, true)
 				e.source = false // the sink feeds the entry's copy
 				e.sink = s.Name
@@ -199,7 +210,7 @@ func (b *builder) build() error {
 		}
 		// The sink passes packets on as the LPG's Rx entry did.
 		sinkOut := b.prgOf[s].ports[0]
-		if keepEntry {
+		if keep {
 			sinkOut.out = append(sinkOut.out, copyOf[rxEntry])
 			continue
 		}

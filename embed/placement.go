@@ -80,6 +80,9 @@ func (b *builder) placement(n *dataflow.Node) Placement {
 	switch {
 	case n.Name == lpg.RxEntry && len(b.rxSinks) > 0 && !b.keptEntry:
 		p.Kind, p.Reason = Pruned, "joined to the PRG's Rx sinks "+b.joinSinks(names(b.rxSinks))
+	case n.Name == lpg.RxEntry && len(b.rxSinks) > 0 && alive == 0:
+		p.Kind, p.Reason = Pruned, fmt.Sprintf("joined to the PRG's Rx sinks %s; %s parsed from %s before them",
+			b.joinSinks(names(b.rxSinks)), b.prg.Name, b.lpg.Schema.Headers[n.Op.Header].Name)
 	case n.Name == lpg.TxExit && b.txEntry != nil:
 		p.Kind, p.Reason = Pruned, "joined to the PRG's Tx entry "+b.txEntry.name
 	case p.Kind == Hardware || p.Kind == Split:

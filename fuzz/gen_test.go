@@ -47,3 +47,55 @@ func TestFuzzEmbedQuick(t *testing.T) {
 	}
 	t.Logf("%d models differ", n)
 }
+
+func TestFuzzGoQuick(t *testing.T) {
+	var cases []GoCase
+	for i := 0; i < 40; i++ {
+		m := Generate(1, i)
+		p, err := Prepare(m, 200, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		em := p.Embeddings["Host"]
+		cases = append(cases, GoCase{Name: m.Name, Graph: em.Graph, Tables: m.Tables, Frames: p.Frames})
+	}
+	diffs, refused, err := RunGo(t.TempDir(), cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, r := range refused {
+		t.Logf("%s refused: %s", n, r)
+	}
+	for i, d := range diffs {
+		if i < 5 {
+			t.Errorf("%v", d)
+		}
+	}
+	t.Logf("%d diffs", len(diffs))
+}
+
+func TestFuzzXDPQuick(t *testing.T) {
+	var cases []XDPCase
+	for i := 0; i < 40; i++ {
+		m := Generate(1, i)
+		p, err := Prepare(m, 200, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		em := p.Embeddings["XDP"]
+		cases = append(cases, XDPCase{Name: m.Name, Graph: em.Graph, Limits: em.PRG.Limits, Tables: m.Tables, Frames: p.Frames})
+	}
+	diffs, refused, err := RunXDP(t.TempDir(), cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, r := range refused {
+		t.Logf("%s refused: %s", n, r)
+	}
+	for i, d := range diffs {
+		if i < 5 {
+			t.Errorf("%v", d)
+		}
+	}
+	t.Logf("%d diffs", len(diffs))
+}

@@ -66,7 +66,11 @@ func Interp(m *sim.Machine, frame []byte) Outcome {
 
 // tables loads the model's table_add script for graph g's schema.
 func tables(g *dataflow.Graph, m Model) ([]*packet.Table, error) {
-	return packet.LoadTables(g.Schema, m.Name+".tables", bytes.NewReader([]byte(m.Tables)))
+	return loadTables(g, m.Name, m.Tables)
+}
+
+func loadTables(g *dataflow.Graph, name, script string) ([]*packet.Table, error) {
+	return packet.LoadTables(g.Schema, name+".tables", bytes.NewReader([]byte(script)))
 }
 
 // Prepared is a loaded model with its packets and embeddings.

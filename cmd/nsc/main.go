@@ -40,6 +40,7 @@ var commands = []command{
 	{"cp", "--grpc HOST:PORT --db FILE --admin-token-file FILE [--http HOST:PORT] [--config FILE] …", "run the EJFAT control plane: the udplbd2-compatible gRPC API over SQLite, sync servers, metrics", runCP},
 	{"lbctl", "reserve|free|status|overview|register|deregister|send-state|token … [--cp ADDR] [--token T | --token-file F]", "call the EJFAT control plane's API, as E2SAR's lbadm does", runLBCtl},
 	{"verify", "FILE… --lpg L --prg P [--packets N] [--seed S]", "run the same packets through the LPG alone and embedded; any difference fails", runVerify},
+	{"fuzz", "[--models N] [--seed S] [--start I] [--targets go,xdp] [-o DIR]", "generate random models and hold every embedding and target to the interpreter on them; any difference fails", runFuzz},
 }
 
 // env carries the streams, so tests can run commands in-process.

@@ -1,0 +1,200 @@
+// Package fuzz attacks the compiler with models nobody wrote: it
+// generates random well-formed models (Generate: user headers of random
+// layout on the shipped Internet library, metadata, tables of every match
+// kind with random entries, and an LPG of random operations wired forward
+// to drops, queues and the Tx exit), and runs each on the same frames
+// through the interpreter on the LPG alone, through every embedding of it
+// (verify: the LPG alone against the embedded graph, from the wire), and
+// through the generated Go and XDP programs against the interpreter on
+// the graph they were generated from (Run). Every difference is a Diff; a
+// model the targets refuse is counted, not failed.
+//
+// It is deterministic: a seed and a model index give one model, and its
+// frames come from the same seed.
+package fuzz
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Options say what to run.
+type Options struct {
+	Models  int    // how many models (default 100)
+	Seed    uint64 // the run's seed
+	Start   int    // the first model's index (to rerun one: Start i, Models 1)
+	Packets int    // frames per model made from its predicates (default 200), besides Corpus
+	// Targets to compare with the interpreter: "go", "xdp" (default
+	// both; xdp needs root and clang, and is skipped with a note
+	// without them).
+	Targets []string
+	// Dir keeps the generated sources of failing models (and scratch
+	// space); a temporary directory when empty.
+	Dir string
+	// Batch is how many models one go build takes (default 50).
+	Batch int
+	// Log, if set, gets progress lines.
+	Log func(format string, args ...any)
+}
+
+// Report sums up a run.
+type Report struct {
+	Models, Packets int
+	Diffs           []Diff
+	// Refused counts, per target ("embed HOST", "go", "xdp"), the models
+	// it refused (a reason a user can act on).
+	Refused map[string]int
+	// Ops counts the operation kinds the models used, PRGs the
+	// embeddings made.
+	Ops    map[string]int
+	PRGs   map[string]int
+	Skips  []string // targets not run, and why
+	Failed []string // the models that differ (names)
+}
+
+// Summary is the one line `nsc fuzz` prints.
+func (r *Report) Summary() string {
+	return fmt.Sprintf("%d models, %d packets, %d differences", r.Models, r.Packets, len(r.Diffs))
+}
+
+// Run generates and checks the models.
+func Run(opt Options) (*Report, error) {
+	if opt.Models == 0 {
+		opt.Models = 100
+	}
+	if opt.Packets == 0 {
+		opt.Packets = 200
+	}
+	if opt.Batch == 0 {
+		opt.Batch = 50
+	}
+	if opt.Targets == nil {
+		opt.Targets = []string{"go", "xdp"}
+	}
+	logf := opt.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	dir := opt.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "nsc-fuzz-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	rep := &Report{Refused: map[string]int{}, Ops: map[string]int{}, PRGs: map[string]int{}}
+	xdpOn := slices.Contains(opt.Targets, "xdp")
+	if xdpOn {
+		if why := xdpUnavailable(); why != "" {
+			rep.Skips = append(rep.Skips, "xdp: "+why)
+			xdpOn = false
+		}
+	}
+	failed := map[string]Model{}
+	start := time.Now()
+	for b := 0; b < opt.Models; b += opt.Batch {
+		var goCases []GoCase
+		var xdpCases []XDPCase
+		models := map[string]Model{}
+		for i := opt.Start + b; i < opt.Start+min(b+opt.Batch, opt.Models); i++ {
+			m := Generate(opt.Seed, i)
+			models[m.Name] = m
+			countOps(m, rep.Ops)
+			p, err := Prepare(m, opt.Packets, opt.Seed^uint64(i))
+			if err != nil {
+				// A generated model that does not load is the generator's
+				// bug or the loader's: a difference either way.
+				rep.Diffs = append(rep.Diffs, Diff{Model: m.Name, Check: "load", Want: "loads", Got: err.Error()})
+				failed[m.Name] = m
+				continue
+			}
+			rep.Models++
+			rep.Packets += len(p.Frames)
+			for prg := range p.Refused {
+				rep.Refused["embed "+prg]++
+			}
+			for prg := range p.Embeddings {
+				rep.PRGs[prg]++
+			}
+			ds, err := p.CheckEmbeddings()
+			if err != nil {
+				return nil, err
+			}
+			rep.Diffs = append(rep.Diffs, ds...)
+			if em := p.Embeddings["Host"]; em != nil && slices.Contains(opt.Targets, "go") {
+				goCases = append(goCases, GoCase{Name: m.Name, Graph: em.Graph, Tables: m.Tables, Frames: p.Frames})
+			}
+			if em := p.Embeddings["XDP"]; em != nil && xdpOn {
+				xdpCases = append(xdpCases, XDPCase{Name: m.Name, Graph: em.Graph, Limits: em.PRG.Limits, Tables: m.Tables, Frames: p.Frames})
+			}
+		}
+		if len(goCases) > 0 {
+			ds, refused, err := RunGo(filepath.Join(dir, fmt.Sprintf("go%d", b)), goCases)
+			if err != nil {
+				return nil, err
+			}
+			rep.Diffs = append(rep.Diffs, ds...)
+			rep.Refused["go"] += len(refused)
+		}
+		if len(xdpCases) > 0 {
+			sub := filepath.Join(dir, fmt.Sprintf("xdp%d", b))
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				return nil, err
+			}
+			ds, refused, err := RunXDP(sub, xdpCases)
+			if err != nil {
+				return nil, err
+			}
+			rep.Diffs = append(rep.Diffs, ds...)
+			rep.Refused["xdp"] += len(refused)
+		}
+		for _, d := range rep.Diffs {
+			if _, ok := failed[d.Model]; !ok {
+				failed[d.Model] = models[d.Model]
+			}
+		}
+		logf("%d of %d models, %d packets, %d differences, %s", rep.Models, opt.Models, rep.Packets, len(rep.Diffs), time.Since(start).Round(time.Second))
+	}
+	for name, m := range failed {
+		rep.Failed = append(rep.Failed, name)
+		if opt.Dir != "" {
+			if err := save(opt.Dir, m); err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.Sort(rep.Failed)
+	return rep, nil
+}
+
+// save writes a failing model and its tables where a test or a user can
+// load them (nsc check, nsc sim --tables).
+func save(dir string, m Model) error {
+	if err := os.WriteFile(filepath.Join(dir, m.Name+".nsc"), []byte(m.Source), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, m.Name+".tables"), []byte(m.Tables), 0o644)
+}
+
+// countOps adds the operation kinds a model's LPG uses.
+func countOps(m Model, ops map[string]int) {
+	for _, line := range strings.Split(m.Source, "\n") {
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "op "); ok {
+			kind, _, _ := strings.Cut(rest, " ")
+			if kind == "checksum" || kind == "input" || kind == "steer" {
+				f := strings.Fields(rest)
+				if len(f) > 1 && (kind != "input" || f[1] == "parse") {
+					kind += " " + f[1]
+				}
+			}
+			ops[kind]++
+		}
+	}
+}
