@@ -139,6 +139,11 @@ func (b *builder) build() error {
 			e.source = false // the LPG feeds it
 			b.txEntry = e
 		case slices.Contains(rxSinks, n) && rxEntry != nil:
+			// The sink hands its frame to the LPG in its place: what it
+			// would do to the frame itself would be lost.
+			if n.Kind != dataflow.FNode || !slices.Contains([]packet.OpKind{packet.OpNop, packet.OpEmit, packet.OpSteer}, n.Op.Kind) {
+				return fmt.Errorf("%s: prg %s: Rx sink %s must hand frames over (op nop, emit or steer) for lpg %s's %s to take them", n.Pos, b.prg.Name, n.Name, b.lpg.Name, lpg.RxEntry)
+			}
 			b.rxSinks = append(b.rxSinks, n)
 			e.isSink = false
 			e.op = &packet.Op{Kind: packet.OpNop, Header: -1, After: -1, Table: -1}

@@ -182,3 +182,45 @@ func TestTrimImpliedOperand(t *testing.T) {
 		t.Errorf("Both: %+v", p)
 	}
 }
+
+// The join keeps what the LPG's entry does that the PRG did not: a parse
+// stays behind a sink whose PRG path did not parse from the same header
+// (XDP hands over raw frames; the 82599 where its own parse failed), and
+// goes where it did (the 82599's other sinks);
+// a PRG sink that would do something to the frame itself is refused at
+// its line.
+func TestJoinKeepsTheEntrysParse(t *testing.T) {
+	const lpgSrc = `include "lib/inet.nsc"
+include "ejfat/xdp.nsc"
+include "inet/i82599.nsc"
+lpg L {
+  node RxQueue { op input parse ethernet  port out -> IsUDP }
+  node IsUDP { op test valid(udp)  port true -> Q  port false -> D }
+  node Q { op steer queue 1 }
+  node D { op drop "not UDP" }
+}
+prg Dropper {
+  node Wire [hardware] { op input  port out -> Sink }
+  node Sink [hardware, sink] { op drop "gone" }
+}`
+	m := testutil.ModelSource(t, lpgSrc)
+	l, _ := m.Graph("L")
+	for prg, want := range map[string]string{
+		"XDP":    "in the program behind RxFrames",
+		"I82599": "runs behind RxOut",
+	} {
+		p, _ := m.Graph(prg)
+		em, err := embed.Embed(l, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := place(t, em, "RxQueue"); !strings.Contains(got.Reason, want) {
+			t.Errorf("%s: RxQueue %s: %s, want %q", prg, got.Kind, got.Reason, want)
+		}
+	}
+	p, _ := m.Graph("Dropper")
+	_, err := embed.Embed(l, p)
+	if err == nil || !strings.HasPrefix(err.Error(), "m.nsc:12:") || !strings.Contains(err.Error(), "Rx sink Sink must hand frames over") {
+		t.Errorf("a dropping Rx sink: %v", err)
+	}
+}

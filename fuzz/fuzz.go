@@ -28,9 +28,9 @@ type Options struct {
 	Seed    uint64 // the run's seed
 	Start   int    // the first model's index (to rerun one: Start i, Models 1)
 	Packets int    // frames per model made from its predicates (default 200), besides Corpus
-	// Targets to compare with the interpreter: "go", "xdp" (default
-	// both; xdp needs root and clang, and is skipped with a note
-	// without them).
+	// Targets to compare with the interpreter: "go", "xdp" (nil: both;
+	// empty: the embeddings alone; xdp needs root and clang, and is
+	// skipped with a note without them).
 	Targets []string
 	// Dir keeps the generated sources of failing models (and scratch
 	// space); a temporary directory when empty.

@@ -35,10 +35,10 @@ func Of(g *dataflow.Graph) (*LPG, error) {
 		return nil, fmt.Errorf("%s %s is not an lpg", g.Kind, g.Name)
 	}
 	if n := g.Node(RxEntry); n != nil && !n.Source {
-		return nil, fmt.Errorf("lpg %s: %s must be a source (op input) to take packets from the PRG", g.Name, RxEntry)
+		return nil, fmt.Errorf("%s: lpg %s: %s must be a source (op input) to take packets from the PRG", n.Pos, g.Name, RxEntry)
 	}
-	if n := g.Node(TxExit); n != nil && (n.Kind != dataflow.FNode || !n.Op.Terminal()) {
-		return nil, fmt.Errorf("lpg %s: %s must end packets (op emit) to hand them to the PRG", g.Name, TxExit)
+	if n := g.Node(TxExit); n != nil && (n.Kind != dataflow.FNode || n.Op.Kind != packet.OpEmit) {
+		return nil, fmt.Errorf("%s: lpg %s: %s must end packets with op emit to hand them to the PRG (a drop or a steer there would be lost at the join)", n.Pos, g.Name, TxExit)
 	}
 	return &LPG{g}, nil
 }

@@ -47,6 +47,9 @@ func TestRefused(t *testing.T) {
 		`lpg L { node Rx { op input  port out -> RxQueue }  node RxQueue { op nop  port out -> D }  node D { op drop "x" } }`: "RxQueue must be a source",
 		`lpg L { node Rx { op input  port out -> TxQueue }  node TxQueue { op nop  port out -> D }  node D { op drop "x" } }`: "TxQueue must end packets",
 		`prg P { node Rx { op input  port out -> D }  node D { op emit } }`:                                                   "is not an lpg",
+		// A drop named TxQueue would be replaced by the PRG's Tx entry at the
+		// join and send what the LPG drops; the error points at the node.
+		`lpg L { node Rx { op input  port out -> TxQueue }  node TxQueue { op drop "x" } }`: "m.nsc:1:52: lpg L: TxQueue must end packets with op emit",
 	} {
 		md := testutil.ModelSource(t, src)
 		g, _ := md.Graph(md.GraphNames()[0])

@@ -12,6 +12,7 @@ package verify
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -105,6 +106,43 @@ type Result struct {
 	// Hosted counts the frames a device that runs only part of the
 	// embedded graph handed to the host (embed.Embedding.Device).
 	Hosted int
+	// ForHost counts the cases made from the classes a device hands the
+	// host (Generate).
+	ForHost int
+	// Unreached lists the LPG nodes some run never reached, each with
+	// why (Coverage).
+	Unreached []Unreached
+}
+
+// Unreached is an LPG node no case ran, in the LPG alone or embedded.
+type Unreached struct {
+	Node, Why string
+}
+
+// coverage lists the LPG nodes a side never ran: in the LPG alone, no
+// case reached them; embedded, no copy of them ran though the embedder
+// left one (a node it moved to hardware or pruned runs as no copy).
+func coverage(em *embed.Embedding, lpgRuns, embRuns map[string]uint64) []Unreached {
+	copies := map[string]uint64{}
+	for name, n := range embRuns {
+		if o := em.Origin[name]; o.LPG != "" {
+			copies[o.LPG] += n
+		}
+	}
+	var out []Unreached
+	for _, p := range em.Placements {
+		n := em.LPG.Node(p.Node)
+		if n == nil {
+			continue
+		}
+		switch {
+		case lpgRuns[p.Node] == 0:
+			out = append(out, Unreached{p.Node, "no packet reached it in the LPG alone"})
+		case copies[p.Node] == 0 && (p.Kind == embed.Software || p.Kind == embed.Program || p.Kind == embed.Split) && !n.Sink:
+			out = append(out, Unreached{p.Node, fmt.Sprintf("no packet reached its copy embedded (%s)", p.Kind)})
+		}
+	}
+	return out
 }
 
 // ClaimResult counts the packets made to test one claim: how many were
@@ -261,6 +299,8 @@ func RunTables(em *embed.Embedding, tables func() ([]*packet.Table, error), case
 			res.Classes++
 		case strings.HasPrefix(c.Why, "sequence"):
 			res.Sequences++
+		case strings.HasPrefix(c.Why, puntWhy):
+			res.ForHost++
 		}
 		same := cmp.Equal(want, have)
 		if !same {
@@ -274,6 +314,14 @@ func RunTables(em *embed.Embedding, tables func() ([]*packet.Table, error), case
 		}
 	}
 	res.Hosted = got.hosted
+	embRuns := got.m.Counters().Nodes
+	if got.host != nil { // the device's runs and the host's
+		embRuns = maps.Clone(embRuns)
+		for n, v := range got.host.m.Counters().Nodes {
+			embRuns[n] += v
+		}
+	}
+	res.Unreached = coverage(em, ref.m.Counters().Nodes, embRuns)
 	return res, nil
 }
 
@@ -374,6 +422,11 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 	if seqs := sequenceCases(em, fs, space, n/4, rnd); len(seqs) > 0 {
 		cases = append(cases, seqs...)
 		classes = n / 4
+	}
+	// A device that leaves part of the graph to the host: packets of the
+	// classes it hands over, so the host part is run at all.
+	if em.Device != nil {
+		cases = append(cases, puntCases(em, fs, space, n/8, rnd)...)
 	}
 	for i := 0; len(targets) > 0 && i < classes; i++ {
 		t := targets[i%len(targets)]
@@ -524,4 +577,29 @@ func parseStart(src *dataflow.Node, g *dataflow.Graph) int {
 		}
 	}
 	return -1
+}
+
+const puntWhy = "handed to the host"
+
+// puntCases makes up to n frames of the classes that reach the device's
+// ends marked [host] (its punt among them), round-robin over them.
+func puntCases(em *embed.Embedding, fs *frames, space *predicate.Space, n int, rnd *rand.Rand) []Case {
+	ps := em.Device.PredicatesIn(space)
+	var ends []*dataflow.Node
+	for _, s := range em.Device.Nodes {
+		if s.Host && s.Kind == dataflow.FNode && s.Op.Terminal() {
+			ends = append(ends, s)
+		}
+	}
+	var out []Case
+	for i := 0; len(ends) > 0 && i < n; i++ {
+		end := ends[i%len(ends)]
+		c, ok := space.Sample(ps.Reaching(end), rnd)
+		if !ok {
+			continue
+		}
+		frame, meta := fs.build(lpg.RxEntry, c, rnd)
+		out = append(out, Case{Source: lpg.RxEntry, Frame: frame, Meta: meta, Why: fmt.Sprintf("%s at %s, class %s", puntWhy, end.Name, c)})
+	}
+	return out
 }

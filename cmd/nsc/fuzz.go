@@ -19,6 +19,7 @@ func runFuzz(e *env, args []string) error {
 	packets := fs.Int("packets", 200, "frames per model made from its predicates, besides the fixed corpus")
 	targets := fs.String("targets", "go,xdp", "targets held to the interpreter: go, xdp (xdp needs root and clang)")
 	out := fs.String("o", "", "write each failing model (.nsc and .tables) into this directory")
+	batch := fs.Int("batch", 50, "models per build of the generated Go")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -29,14 +30,14 @@ func runFuzz(e *env, args []string) error {
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
 	}
-	var ts []string
+	ts := []string{} // none: the embeddings alone
 	for _, t := range strings.Split(*targets, ",") {
 		switch t = strings.TrimSpace(t); t {
 		case "go", "xdp":
 			ts = append(ts, t)
-		case "":
+		case "", "none":
 		default:
-			return usagef("unknown target %q (go, xdp)", t)
+			return usagef("unknown target %q (go, xdp, none)", t)
 		}
 	}
 	if *out != "" {
@@ -45,7 +46,7 @@ func runFuzz(e *env, args []string) error {
 		}
 	}
 	fmt.Fprintf(e.stderr, "nsc fuzz: seed %d, models %d from %d, targets %s\n", *seed, *models, *start, strings.Join(ts, ","))
-	rep, err := fuzz.Run(fuzz.Options{Models: *models, Seed: *seed, Start: *start, Packets: *packets, Targets: ts, Dir: *out,
+	rep, err := fuzz.Run(fuzz.Options{Models: *models, Seed: *seed, Start: *start, Packets: *packets, Targets: ts, Dir: *out, Batch: *batch,
 		Log: func(format string, args ...any) { fmt.Fprintf(e.stderr, "nsc fuzz: "+format+"\n", args...) }})
 	if err != nil {
 		return err

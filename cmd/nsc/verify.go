@@ -73,10 +73,23 @@ func runVerify(e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "%s into %s: %d packets (%d from predicate classes, %d lacking what a claim says%s, %d random or malformed), %d mismatches\n",
 		em.LPG.Name, em.PRG.Name, res.Cases, res.Classes, claimed, seqs, res.Cases-res.Classes-claimed-res.Sequences, len(res.Mismatches))
 	if em.Device != nil {
-		fmt.Fprintf(e.stdout, "  split: %s runs %d of the embedded graph's %d nodes; %d packets went on to the host (at %s or an emit marked [host])\n",
-			em.PRG.Name, len(em.Device.Nodes)-1, len(em.Graph.Nodes), res.Hosted, embed.PuntNode)
+		fmt.Fprintf(e.stdout, "  split: %s runs %d of the embedded graph's %d nodes; %d packets went on to the host (at %s or an emit marked [host]; %d made from the classes it hands over)\n",
+			em.PRG.Name, len(em.Device.Nodes)-1, len(em.Graph.Nodes), res.Hosted, embed.PuntNode, res.ForHost)
+		if res.Hosted == 0 {
+			fmt.Fprintf(e.stderr, "nsc verify: warning: no packet reached the host part of the split, so it is untested; the classes it takes need table entries (--tables) or frames (--frames)\n")
+		}
 	}
 	writeClaims(e, res.Claims)
+	for i, u := range res.Unreached {
+		if i == 0 {
+			fmt.Fprintf(e.stdout, "  %d LPG nodes not covered:\n", len(res.Unreached))
+		}
+		if i == 10 {
+			fmt.Fprintf(e.stdout, "    ... and %d more\n", len(res.Unreached)-10)
+			break
+		}
+		fmt.Fprintf(e.stdout, "    %s: %s\n", u.Node, u.Why)
+	}
 	if len(res.Mismatches) == 0 {
 		return nil
 	}
