@@ -350,6 +350,9 @@ func TestSyncServer(t *testing.T) {
 	c := startCP(t, cfg)
 	lc := client(t, c)
 	res, _ := lbSession(t, lc, c.admin)
+	if _, err := lc.AddSenders(as(c.admin), &pb.AddSendersRequest{LbId: res.LbId, SenderAddresses: []string{"127.0.0.1", "::1"}}); err != nil {
+		t.Fatal(err)
+	}
 	if res.SyncIpv4Address != "127.0.0.1" || res.SyncIpv6Address != "::1" {
 		t.Errorf("sync addresses %q, %q", res.SyncIpv4Address, res.SyncIpv6Address)
 	}

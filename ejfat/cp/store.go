@@ -9,8 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -131,8 +131,9 @@ type Store struct {
 	ckpt     *sql.DB // the checkpointer's connection
 	states   chan stateWrite
 	done     chan struct{} // closed when the state writer has stopped
-	stop     chan struct{} // closed to stop the checkpointer
+	stop     chan struct{} // closed to stop the checkpointer (housekeep)
 	ckptDone chan struct{}
+	lock     *os.File // the flock on the database (dblock.go)
 
 	mu       sync.RWMutex
 	res      map[int64]*Reservation // the active (not freed) ones
@@ -141,6 +142,8 @@ type Store struct {
 	sync     map[int64][]SyncSample
 	tokens   map[int64]*Token
 	byHash   map[[32]byte]int64
+	tokenTree
+	walGuard
 }
 
 // Open opens (creating or migrating) the database at path and loads it.
@@ -149,52 +152,40 @@ func Open(path string) (*Store, error) {
 		"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
 	// Commits do not checkpoint (the checkpoint's fsyncs would stall the
 	// calls waiting on them); checkpoint() does, on its own connection.
+	lock, err := lockDB(path)
+	if err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("sqlite", dsn+"&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
+		lock.Close()
 		return nil, err
 	}
 	// One connection: SQLite has one writer anyway, and this way no call
 	// ever sees SQLITE_BUSY.
 	db.SetMaxOpenConns(1)
 	s := &Store{db: db, states: make(chan stateWrite, 1024), done: make(chan struct{}), stop: make(chan struct{}),
-		ckptDone: make(chan struct{})}
+		ckptDone: make(chan struct{}), lock: lock, walGuard: walGuard{wal: path + "-wal", unflushed: map[int64]int{}}}
 	if err := s.migrate(); err != nil {
 		db.Close()
+		lock.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := s.load(); err != nil {
 		db.Close()
+		lock.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	s.setLimits(Limits{})
 	if s.ckpt, err = sql.Open("sqlite", dsn); err != nil {
 		db.Close()
+		lock.Close()
 		return nil, err
 	}
 	s.ckpt.SetMaxOpenConns(1)
 	go s.writeStates()
-	go s.checkpoint()
+	go s.housekeep()
 	return s, nil
-}
-
-// checkpointEvery is how often the WAL is copied into the database.
-const checkpointEvery = time.Second
-
-// checkpoint copies the WAL into the database every checkpointEvery until
-// Close, without blocking writers (PASSIVE).
-func (s *Store) checkpoint() {
-	t := time.NewTicker(checkpointEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			s.ckptDone <- struct{}{}
-			return
-		case <-t.C:
-			if _, err := s.ckpt.Exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
-				log.Printf("nsc cp: checkpoint: %v", err)
-			}
-		}
-	}
 }
 
 // Close stops the state writer (after it wrote what it was given) and
@@ -204,7 +195,7 @@ func (s *Store) Close() error {
 	<-s.done
 	close(s.stop)
 	<-s.ckptDone
-	return errors.Join(s.ckpt.Close(), s.db.Close())
+	return errors.Join(s.ckpt.Close(), s.db.Close(), s.lock.Close())
 }
 
 // SchemaVersion is the number of migrations applied.
@@ -441,6 +432,7 @@ func (s *Store) loadSync() error {
 }
 
 func (s *Store) loadTokens() error {
+	hashes := map[int64][]byte{}
 	err := s.each(`SELECT id, hash, name, COALESCE(parent, 0), created FROM tokens`, func(rows *sql.Rows) error {
 		var t Token
 		var hash []byte
@@ -449,10 +441,12 @@ func (s *Store) loadTokens() error {
 			return err
 		}
 		t.Created = fromMS(created)
-		s.tokens[t.ID] = &t
-		s.byHash[[32]byte(hash)] = t.ID
+		s.tokens[t.ID], hashes[t.ID] = &t, hash
 		return nil
 	})
+	if err == nil {
+		err = s.indexTokens(hashes)
+	}
 	if err != nil {
 		return err
 	}
@@ -490,16 +484,22 @@ func decodeCalendar(b []byte) []int64 {
 
 // CreateToken stores a new token and returns it with its secret.
 func (s *Store) CreateToken(name string, parent int64, perms []Permission, now time.Time) (Token, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.tokenRoom(parent); err != nil {
+		return Token{}, "", err
+	}
 	var t Token
 	var secret string
-	err := s.change(func(tx *sql.Tx) (err error) {
+	err := s.tx(func(tx *sql.Tx) (err error) {
 		t, secret, err = insertToken(tx, name, parent, perms, now)
 		return err
-	}, func() error {
-		s.addToken(t, secret)
-		return nil
 	})
-	return t, secret, err
+	if err != nil {
+		return Token{}, "", err
+	}
+	s.addToken(t, secret)
+	return t, secret, nil
 }
 
 func insertToken(tx *sql.Tx, name string, parent int64, perms []Permission, now time.Time) (Token, string, error) {
@@ -527,7 +527,7 @@ func insertToken(tx *sql.Tx, name string, parent int64, perms []Permission, now 
 // addToken records t in memory; s.mu is held.
 func (s *Store) addToken(t Token, secret string) {
 	s.tokens[t.ID] = &t
-	s.byHash[sha256.Sum256([]byte(secret))] = t.ID
+	s.linkToken(&t, sha256.Sum256([]byte(secret)))
 }
 
 // Authenticate returns the token whose secret this is.
@@ -598,36 +598,20 @@ func (s *Store) IsAncestorOrSelf(a, b int64) bool {
 	return false
 }
 
-// Revoke deletes token id and, by cascade, all its descendants.
+// Revoke deletes token id and all its descendants, in one transaction.
 func (s *Store) Revoke(id int64) error {
-	return s.change(func(tx *sql.Tx) error {
-		return execOne(tx, `DELETE FROM tokens WHERE id = ?`, id)
-	}, func() error {
+	s.mu.RLock()
+	ids := s.subtree(id)
+	s.mu.RUnlock()
+	if len(ids) == 0 {
+		return ErrNotFound
+	}
+	// A token made under id meanwhile goes by cascade, and from memory
+	// with the subtree forget finds then.
+	return s.change(func(tx *sql.Tx) error { return deleteTokens(tx, ids) }, func() error {
 		s.forget(id)
 		return nil
 	})
-}
-
-// forget drops token id and its descendants from memory; s.mu is held.
-// Token 0 (none) has no descendants: parentless tokens are roots.
-func (s *Store) forget(id int64) {
-	if id == 0 {
-		return
-	}
-	gone := map[int64]bool{id: true}
-	// Parents have smaller IDs than their children: one pass in ID order
-	// finds every descendant.
-	for _, tid := range slices.Sorted(maps.Keys(s.tokens)) {
-		if gone[s.tokens[tid].Parent] {
-			gone[tid] = true
-		}
-	}
-	for h, tid := range s.byHash {
-		if gone[tid] {
-			delete(s.byHash, h)
-			delete(s.tokens, tid)
-		}
-	}
 }
 
 // --- reservations ---
@@ -650,6 +634,9 @@ func (s *Store) Reserve(r Reservation, instances int, parent int64, level Permis
 	}
 	if r.Instance < 0 {
 		return Reservation{}, "", ErrNoInstance
+	}
+	if err := s.tokenRoom(parent); err != nil {
+		return Reservation{}, "", err
 	}
 	var tok Token
 	var secret string
@@ -747,6 +734,7 @@ func (s *Store) Free(id int64, now time.Time) error {
 func (s *Store) resetMemory(id int64, sync, epochs, sessions bool) {
 	if sync {
 		delete(s.sync, id)
+		delete(s.unflushed, id)
 	}
 	if epochs {
 		delete(s.epochs, id)
@@ -835,6 +823,9 @@ func (s *Store) Register(x Session, parent int64, level Permission) (Session, st
 	defer s.mu.Unlock()
 	if s.res[x.Reservation] == nil {
 		return Session{}, "", ErrNotFound
+	}
+	if err := s.sessionRoom(x.Reservation, parent); err != nil {
+		return Session{}, "", err
 	}
 	demands, err := json.Marshal(x.Demands)
 	if err != nil {
@@ -1054,19 +1045,18 @@ func (s *Store) Epochs(id int64) []Epoch {
 	return out
 }
 
-// AddSync stores a sync sample for reservation id.
+// AddSync records a sync sample for reservation id: in memory at once,
+// for the boundaries, and in the database at the next flush (walguard.go).
 func (s *Store) AddSync(id int64, x SyncSample) error {
-	return s.change(func(tx *sql.Tx) error {
-		return insertForActive(tx, `INSERT INTO sync_samples SELECT ?, ?, ?, ?, ?, ?`, id, ms(x.Time), x.Source,
-			int64(x.Event), x.Rate, x.SenderTime)
-	}, func() error {
-		if s.res[id] == nil {
-			return ErrNotFound
-		}
-		xs := append(s.sync[id], x)
-		s.sync[id] = xs[max(0, len(xs)-syncWindow):]
-		return nil
-	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.res[id] == nil {
+		return ErrNotFound
+	}
+	xs := append(s.sync[id], x)
+	s.sync[id] = xs[max(0, len(xs)-syncWindow):]
+	s.unflushed[id] = min(s.unflushed[id]+1, syncWindow)
+	return nil
 }
 
 // Sync returns reservation id's last sync samples, oldest first.
