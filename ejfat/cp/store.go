@@ -112,6 +112,12 @@ END;
 CREATE TRIGGER reservation_token AFTER UPDATE OF freed ON reservations WHEN NEW.freed IS NOT NULL BEGIN
 	DELETE FROM tokens WHERE id = NEW.token;
 END;
+`, `
+-- Deleting a token looks up its children and permissions (the cascades),
+-- deleting a reservation its sessions: without these, each a table scan.
+CREATE INDEX tokens_by_parent ON tokens(parent);
+CREATE INDEX token_permissions_by_token ON token_permissions(token);
+CREATE INDEX sessions_by_reservation ON sessions(reservation);
 `}
 
 // liveEpochs is how many epochs a reservation keeps: the data plane holds

@@ -1,0 +1,296 @@
+package cp_test
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dragonet-go/nsc/ejfat/cp"
+	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
+	"github.com/dragonet-go/nsc/ejfat/cp/pb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+)
+
+// sendUDPFrom sends each datagram to addr from local address from.
+func sendUDPFrom(t *testing.T, from, addr string, datagrams ...[]byte) {
+	t.Helper()
+	raddr, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialUDP("udp", &net.UDPAddr{IP: net.ParseIP(from)}, raddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, b := range datagrams {
+		if _, err := conn.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// metricLine waits for /metrics to hold line and returns whether it did.
+func metricLine(t *testing.T, c *testCP, line string) bool {
+	t.Helper()
+	for range 300 {
+		if strings.Contains(get200(t, "http://"+c.http+"/metrics"), line+"\n") {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// syncedLB reserves an LB whose one sender is 127.0.0.2, registers two
+// ready sessions (weights 1 and 3) and feeds it five sync messages from
+// the sender, 1000 events/s over 2 s of the clock. It returns the LB id,
+// its sync address, the sessions' ids and the newest event number.
+func syncedLB(t *testing.T, clk *clock, c *testCP, lc pb.LoadBalancerClient) (int64, string, []string, uint64) {
+	t.Helper()
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t", SenderAddresses: []string{"127.0.0.2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lb int64
+	fmt.Sscan(res.LbId, &lb)
+	ids := cptest.Register(t, lc, as(res.Token), res.LbId, []int{20000, 20001}, 1, 3)
+	sync := fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort)
+	for i := range 5 {
+		sendUDPFrom(t, "127.0.0.2", sync, cptest.SyncMessage(1, uint64(i*500), 1000, clk.Now()))
+		for deadline := time.Now().Add(5 * time.Second); len(c.store.Sync(lb)) <= i && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		if i < 4 {
+			clk.Add(500 * time.Millisecond)
+		}
+	}
+	if n := len(c.store.Sync(lb)); n != 5 {
+		t.Fatalf("%d sync samples from the sender stored, want 5", n)
+	}
+	return lb, sync, ids, 2000
+}
+
+// ready sends the sessions' states: ready those with ids in readyIDs.
+func ready(t *testing.T, lc pb.LoadBalancerClient, c *testCP, lb int64, ids []string, readyIDs ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := lc.SendState(as(c.admin), &pb.SendStateRequest{LbId: fmt.Sprint(lb), SessionId: id,
+			IsReady: slices.Contains(readyIDs, id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSpoofedSyncIgnored: sync messages from an address that is not one
+// of the reservation's senders — one claiming event 2^64−1 at 2^32−1 Hz,
+// the probe's calendar freezer, among them — are counted (reason
+// "sender") and dropped: the samples stored are the sender's alone, and
+// the epoch's boundary is the one its samples predict (newest event 2000
+// + 2 s of events at 1000/s), not 2^64−1.
+func TestSpoofedSyncIgnored(t *testing.T) {
+	clk, c, lc := clockedCP(t)
+	lb, sync, ids, newest := syncedLB(t, clk, c, lc)
+	before := c.store.Sync(lb)
+	spoofs := [][]byte{cptest.SyncMessage(1, math.MaxUint64, math.MaxUint32, clk.Now()),
+		cptest.SyncMessage(2, 1<<63, 1, clk.Now()), cptest.SyncMessage(1, 0, 0, clk.Now())}
+	sendUDPFrom(t, "127.0.0.1", sync, spoofs...)
+	if !metricLine(t, c, `nsc_cp_sync_dropped_total{instance="0",reason="sender"} 3`) {
+		t.Fatal(`/metrics does not count 3 sync datagrams dropped for reason "sender"`)
+	}
+	if after := c.store.Sync(lb); !slices.Equal(after, before) {
+		t.Errorf("sync samples changed by spoofed datagrams:\n%v\n%v", before, after)
+	}
+	ready(t, lc, c, lb, ids, ids...)
+	c.Tick()
+	es := c.store.Epochs(lb)
+	if len(es) != 1 {
+		t.Fatalf("%d epochs, want 1", len(es))
+	}
+	if lo := newest + 2000; es[0].Boundary < lo || es[0].Boundary > lo+100 {
+		t.Errorf("boundary %d, want about %d, as the sender's samples alone predict", es[0].Boundary, lo)
+	}
+}
+
+// TestExtremeSyncKeepsEpochsGoing: the allowed sender itself sends event
+// 2^64−1 at 2^32−1 Hz, then numbers from 0 again, and again 2^64−1: each
+// of 20 calendar changes still starts an epoch, each boundary above the
+// last, none past cp.MaxBoundary + 20 — none wrapped to 0 or saturated at
+// 2^64−1, which would leave no boundary above it.
+func TestExtremeSyncKeepsEpochsGoing(t *testing.T) {
+	clk, c, lc := clockedCP(t)
+	lb, sync, ids, _ := syncedLB(t, clk, c, lc)
+	ready(t, lc, c, lb, ids, ids...)
+	c.Tick()
+	prev := c.store.Epochs(lb)[0]
+	for i := range 20 {
+		var event uint64 = math.MaxUint64
+		if i%3 == 1 {
+			event = uint64(i)
+		}
+		clk.Add(time.Second)
+		sendUDPFrom(t, "127.0.0.2", sync, cptest.SyncMessage(1, event, math.MaxUint32, clk.Now()))
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if xs := c.store.Sync(lb); xs[len(xs)-1].Time.Equal(clk.Now()) {
+				break
+			}
+		}
+		ready(t, lc, c, lb, ids, ids[:1+i%2]...) // a calendar change each time
+		c.Tick()
+		es := c.store.Epochs(lb)
+		e := es[len(es)-1]
+		switch {
+		case e.Number != prev.Number+1:
+			t.Fatalf("change %d (event %d): epoch %d after %d, want a new one", i, event, e.Number, prev.Number)
+		case e.Boundary <= prev.Boundary:
+			t.Fatalf("change %d (event %d): boundary %d not above the last, %d", i, event, e.Boundary, prev.Boundary)
+		case e.Boundary > cp.MaxBoundary+20:
+			t.Fatalf("change %d (event %d): boundary %d past 2^63 + 20", i, event, e.Boundary)
+		}
+		prev = e
+	}
+	t.Logf("epoch %d, boundary %d = 2^63 + %d", prev.Number, prev.Boundary, prev.Boundary-cp.MaxBoundary)
+}
+
+// TestHugeNamesRefused: five worker names of 1 MB each (the probe's) are
+// refused with INVALID_ARGUMENT, as are a 1 MB LB name and token name and
+// a name of 257 bytes; names of 256 bytes are taken. Overview, Status
+// and /metrics then stay small.
+func TestHugeNamesRefused(t *testing.T) {
+	c := startCP(t, cpConfig())
+	lc := client(t, c)
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: strings.Repeat("l", cp.MaxString)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb := strings.Repeat("x", 1<<20)
+	reg := func(name string) error {
+		_, err := lc.Register(as(res.Token), &pb.RegisterRequest{LbId: res.LbId, Name: name, Weight: 1, IpAddress: "127.0.0.1", UdpPort: 20000})
+		return err
+	}
+	for i := range 5 {
+		wantCode(t, fmt.Sprintf("worker name %d of 1 MB", i), reg(mb), codes.InvalidArgument)
+	}
+	wantCode(t, "a worker name of 257 bytes", reg(strings.Repeat("w", cp.MaxString+1)), codes.InvalidArgument)
+	for range 4 {
+		if err := reg(strings.Repeat("w", cp.MaxString)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: mb})
+	wantCode(t, "an LB name of 1 MB", err, codes.InvalidArgument)
+	_, err = lc.CreateToken(as(c.admin), &pb.CreateTokenRequest{Name: mb})
+	wantCode(t, "a token name of 1 MB", err, codes.InvalidArgument)
+	_, err = lc.AddSenders(as(c.admin), &pb.AddSendersRequest{LbId: res.LbId, SenderAddresses: make([]string, cp.MaxList+1)})
+	wantCode(t, "1025 sender addresses", err, codes.InvalidArgument)
+	ov, err := lc.Overview(as(c.admin), &pb.OverviewRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := lc.LoadBalancerStatus(as(c.admin), &pb.LoadBalancerStatusRequest{LbId: res.LbId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := get200(t, "http://"+c.http+"/metrics")
+	t.Logf("Overview %d bytes, Status %d bytes, /metrics %d bytes (an LB, 4 workers, names of 256 bytes)", proto.Size(ov), proto.Size(st), len(metrics))
+	if len(st.Workers) != 4 || proto.Size(ov) > 8<<10 || proto.Size(st) > 8<<10 || len(metrics) > 64<<10 {
+		t.Errorf("%d workers; Overview %d bytes, Status %d, /metrics %d: want 4 and at most 8 KB, 8 KB, 64 KB",
+			len(st.Workers), proto.Size(ov), proto.Size(st), len(metrics))
+	}
+}
+
+// TestMemberAddressesValidated: Register refuses member addresses that
+// cannot receive unicast with INVALID_ARGUMENT, and takes unicast ones.
+func TestMemberAddressesValidated(t *testing.T) {
+	c := startCP(t, cpConfig())
+	lc := client(t, c)
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := func(ip string) error {
+		_, err := lc.Register(as(res.Token), &pb.RegisterRequest{LbId: res.LbId, Name: "w", Weight: 1, IpAddress: ip, UdpPort: 20000})
+		return err
+	}
+	for _, ip := range []string{"0.0.0.0", "0.1.2.3", "255.255.255.255", "224.0.0.1", "239.255.255.250", "240.0.0.1",
+		"::", "ff02::1", "ff0e::1", "::ffff:0.0.0.0", "::ffff:224.0.0.1", "10.0.0.256", ""} {
+		wantCode(t, "member address "+ip, reg(ip), codes.InvalidArgument)
+	}
+	for _, ip := range []string{"127.0.0.1", "10.1.2.3", "192.0.2.255", "fd00::1", "2001:db8::1", "::1"} {
+		if err := reg(ip); err != nil {
+			t.Errorf("member address %s: %v", ip, err)
+		}
+	}
+}
+
+// TestRestartAfterOutageKeepsSessions: a CP down for 10 minutes (its
+// --delete-timeout is 1 minute) restarts with its sessions; they are
+// deleted only after a minute more of silence with the CP up.
+func TestRestartAfterOutageKeepsSessions(t *testing.T) {
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	cfg := cpConfig()
+	cfg.Now, cfg.DeleteTimeout = clk.Now, time.Minute
+	dir := t.TempDir()
+	c := startCPAt(t, cfg, dir)
+	lc := client(t, c)
+	res, reg := lbSession(t, lc, c.admin)
+	if _, err := lc.SendState(as(reg.Token), &pb.SendStateRequest{LbId: res.LbId, SessionId: reg.SessionId, IsReady: true}); err != nil {
+		t.Fatal(err)
+	}
+	c.stop()
+	clk.Add(10 * time.Minute)
+	c = startCPAt(t, cfg, dir)
+	lc = client(t, c)
+	c.Tick()
+	st, err := lc.LoadBalancerStatus(as(c.admin), &pb.LoadBalancerStatusRequest{LbId: res.LbId})
+	if err != nil || len(st.Workers) != 1 {
+		t.Fatalf("after a 10 min outage: %v, %v; want the session kept", st.GetWorkers(), err)
+	}
+	clk.Add(59 * time.Second)
+	c.Tick()
+	if st, _ := lc.LoadBalancerStatus(as(c.admin), &pb.LoadBalancerStatusRequest{LbId: res.LbId}); len(st.GetWorkers()) != 1 {
+		t.Fatalf("59 s after the restart: %d sessions, want 1", len(st.GetWorkers()))
+	}
+	clk.Add(2 * time.Second)
+	c.Tick()
+	if st, _ := lc.LoadBalancerStatus(as(c.admin), &pb.LoadBalancerStatusRequest{LbId: res.LbId}); len(st.GetWorkers()) != 0 {
+		t.Errorf("61 s after the restart, silent: %d sessions, want 0", len(st.GetWorkers()))
+	}
+}
+
+// TestSecondOpenRefused: a database open in one Store cannot be opened
+// by another, which names the holder; once closed it can.
+func TestSecondOpenRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cp.db")
+	a, err := cp.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Announce("gRPC on 127.0.0.1:1"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := cp.Open(path)
+	host, _ := os.Hostname()
+	want := fmt.Sprintf("in use by another nsc cp (pid %d on host %s, gRPC on 127.0.0.1:1)", os.Getpid(), host)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		if b != nil {
+			b.Close()
+		}
+		t.Fatalf("second Open: %v; want an error saying %q", err, want)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err = cp.Open(path)
+	if err != nil {
+		t.Fatalf("Open after the first closed: %v", err)
+	}
+	b.Close()
+}
