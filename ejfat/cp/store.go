@@ -118,6 +118,8 @@ END;
 CREATE INDEX tokens_by_parent ON tokens(parent);
 CREATE INDEX token_permissions_by_token ON token_permissions(token);
 CREATE INDEX sessions_by_reservation ON sessions(reservation);
+-- A revoked token (with its descendants) grants nothing; its rows go later.
+ALTER TABLE tokens ADD COLUMN revoked INTEGER NOT NULL DEFAULT 0;
 `}
 
 // liveEpochs is how many epochs a reservation keeps: the data plane holds
@@ -439,19 +441,24 @@ func (s *Store) loadSync() error {
 
 func (s *Store) loadTokens() error {
 	hashes := map[int64][]byte{}
-	err := s.each(`SELECT id, hash, name, COALESCE(parent, 0), created FROM tokens`, func(rows *sql.Rows) error {
+	var revoked []int64
+	err := s.each(`SELECT id, hash, name, COALESCE(parent, 0), created, revoked FROM tokens`, func(rows *sql.Rows) error {
 		var t Token
 		var hash []byte
 		var created int64
-		if err := rows.Scan(&t.ID, &hash, &t.Name, &t.Parent, &created); err != nil {
+		var gone bool
+		if err := rows.Scan(&t.ID, &hash, &t.Name, &t.Parent, &created, &gone); err != nil {
 			return err
 		}
 		t.Created = fromMS(created)
 		s.tokens[t.ID], hashes[t.ID] = &t, hash
+		if gone {
+			revoked = append(revoked, t.ID)
+		}
 		return nil
 	})
 	if err == nil {
-		err = s.indexTokens(hashes)
+		err = s.indexTokens(hashes, revoked)
 	}
 	if err != nil {
 		return err
@@ -604,18 +611,16 @@ func (s *Store) IsAncestorOrSelf(a, b int64) bool {
 	return false
 }
 
-// Revoke deletes token id and all its descendants, in one transaction.
+// Revoke revokes token id and all its descendants in one transaction
+// that marks it revoked: at once, whatever the subtree's size. Its rows
+// are deleted later, a few at a time (collectRevoked), so as not to
+// hold the database for long.
 func (s *Store) Revoke(id int64) error {
-	s.mu.RLock()
-	ids := s.subtree(id)
-	s.mu.RUnlock()
-	if len(ids) == 0 {
-		return ErrNotFound
-	}
-	// A token made under id meanwhile goes by cascade, and from memory
-	// with the subtree forget finds then.
-	return s.change(func(tx *sql.Tx) error { return deleteTokens(tx, ids) }, func() error {
+	return s.change(func(tx *sql.Tx) error {
+		return execOne(tx, `UPDATE tokens SET revoked = 1 WHERE id = ?`, id)
+	}, func() error {
 		s.forget(id)
+		s.revoking = append(s.revoking, id)
 		return nil
 	})
 }

@@ -17,6 +17,11 @@ type tokenTree struct {
 	desc   map[int64]int            // descendants by token; absent: none
 	hashes map[int64][32]byte
 	limits Limits
+	// Tokens revoked (gone from memory) whose subtrees are still in the
+	// database, for collectRevoked, and the first one's tokens not yet
+	// deleted, deepest first (collectRevoked's own).
+	revoking []int64
+	doomed   []int64
 }
 
 // setLimits sets the limits (zero fields: the defaults).
@@ -104,28 +109,70 @@ func (s *Store) forget(id int64) {
 	}
 }
 
-// deleteTokens deletes tokens ids (a subtree, each after its parent) in
-// tx, deepest first, so that no delete cascades further than one
-// token's permissions: SQLite bounds how deep cascades go (1000), and
-// the tree may be deeper.
-func deleteTokens(tx *sql.Tx, ids []int64) error {
-	stmt, err := tx.Prepare(`DELETE FROM tokens WHERE id = ?`)
+// revokeChunk is how many tokens collectRevoked deletes per transaction:
+// about 10 ms of the database's time here.
+const revokeChunk = 250
+
+// collectRevoked deletes up to revokeChunk tokens of the first revoked
+// subtree still in the database, deepest first — so that no delete
+// cascades, and a crash leaves no token whose parent is gone. Only
+// housekeep calls it; it holds the lock only to read and update
+// revoking, so calls go on while it deletes.
+func (s *Store) collectRevoked() error {
+	s.mu.Lock()
+	if len(s.revoking) == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	root := s.revoking[0]
+	s.mu.Unlock()
+	if s.doomed == nil {
+		// A revoked subtree does not grow: its tokens no longer
+		// authenticate, so none makes a child.
+		err := s.each(`WITH RECURSIVE sub(id, depth) AS (SELECT ?, 0
+			UNION ALL SELECT t.id, sub.depth + 1 FROM tokens t JOIN sub ON t.parent = sub.id)
+			SELECT id FROM sub ORDER BY depth DESC`, func(rows *sql.Rows) error {
+			var id int64
+			err := rows.Scan(&id)
+			s.doomed = append(s.doomed, id)
+			return err
+		}, root)
+		if err != nil {
+			s.doomed = nil
+			return err
+		}
+	}
+	chunk := s.doomed[:min(revokeChunk, len(s.doomed))]
+	err := s.tx(func(tx *sql.Tx) error {
+		stmt, err := tx.Prepare(`DELETE FROM tokens WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, id := range chunk {
+			if _, err := stmt.Exec(id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	defer stmt.Close()
-	for _, id := range slices.Backward(ids) {
-		if _, err := stmt.Exec(id); err != nil {
-			return err
-		}
+	if s.doomed = s.doomed[len(chunk):]; len(s.doomed) == 0 {
+		s.doomed = nil
+		s.mu.Lock()
+		s.revoking = s.revoking[1:]
+		s.mu.Unlock()
 	}
 	return nil
 }
 
 // indexTokens checks the loaded tokens — a 32-byte hash each, parents
 // that exist, no cycles — and indexes them, in time linear in their
-// number; s.mu need not be held (Open).
-func (s *Store) indexTokens(hashes map[int64][]byte) error {
+// number, but for the revoked ones and their descendants, which it
+// leaves to collectRevoked; s.mu need not be held (Open).
+func (s *Store) indexTokens(hashes map[int64][]byte, revoked []int64) error {
 	s.kids, s.desc, s.hashes = map[int64]map[int64]bool{}, map[int64]int{}, map[int64][32]byte{}
 	for _, id := range slices.Sorted(maps.Keys(s.tokens)) {
 		t := s.tokens[id]
@@ -155,6 +202,10 @@ func (s *Store) indexTokens(hashes map[int64][]byte) error {
 		if p := s.tokens[id].Parent; p != 0 {
 			s.desc[p] += s.desc[id] + 1
 		}
+	}
+	for _, id := range revoked {
+		s.forget(id) // nothing if under a token forgotten before
+		s.revoking = append(s.revoking, id)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func tokenForest(t *testing.T, dir string) int64 {
 	add := func(parent int64) int64 {
 		id++
 		h := sha256.Sum256(fmt.Append(nil, "forest", id))
-		if _, err := tx.Exec(`INSERT INTO tokens VALUES (?, ?, ?, ?, 0)`, id, h[:], fmt.Sprint("t", id), parent); err != nil {
+		if _, err := tx.Exec(`INSERT INTO tokens (id, hash, name, parent, created) VALUES (?, ?, ?, ?, 0)`, id, h[:], fmt.Sprint("t", id), parent); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tx.Exec(`INSERT INTO token_permissions VALUES (?, ?, '1', ?)`, id, pb.ResourceType_LOAD_BALANCER, pb.PermissionType_READ_ONLY); err != nil {
@@ -64,13 +64,15 @@ func tokenForest(t *testing.T, dir string) int64 {
 }
 
 // TestRevokeTenThousand revokes a token with 10,000 descendants while 8
-// sessions send their state every 10 ms: the revocation takes one
-// transaction, every token of the subtree is gone from the database and
-// from memory, and the SendState calls go on. It reports how long the
-// revocation took and the SendState latencies during it (issue 24: under
-// 0.5 s, p99 under 100 ms; 1.6 s for 4,000 before). The times are
-// reported, not asserted, but for a bound 20 times the issue's: the
-// machine running the tests is shared.
+// sessions send their state every 10 ms. The revocation is one small
+// transaction (the token marked revoked); the subtree's rows are deleted
+// after, 500 a transaction. Every token of the subtree stops working at
+// once, the CP restarted halfway through the deletion keeps them
+// revoked, and in the end no row of them is left. It reports how long
+// the revocation and the deletion took and the SendState latencies
+// meanwhile (issue 24: revocation under 0.5 s, p99 under 100 ms; 1.6 s
+// for 4,000 before). Times are asserted only against bounds ten times the
+// issue's: the machine running the tests is shared.
 func TestRevokeTenThousand(t *testing.T) {
 	dir := t.TempDir()
 	root := tokenForest(t, dir)
@@ -82,6 +84,24 @@ func TestRevokeTenThousand(t *testing.T) {
 	}
 	ctx := as(res.Token)
 	ids := cptest.Register(t, lc, ctx, res.LbId, []int{20000, 20001, 20002, 20003, 20004, 20005, 20006, 20007}, 1, 1, 1, 1, 1, 1, 1, 1)
+	db, err := sql.Open("sqlite", filepath.Join(dir, "cp.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	left := func() (n int) {
+		db.QueryRow(`SELECT COUNT(*) FROM tokens WHERE id BETWEEN ? AND ?`, root, root+10_000).Scan(&n)
+		return n
+	}
+	gone := func(when string) {
+		t.Helper()
+		for _, id := range []int64{root, root + 1, root + 2, root + 10_000} {
+			if _, err := lc.ListTokenPermissions(as(c.admin), &pb.ListTokenPermissionsRequest{Target: &pb.TokenSelector{
+				TokenSelector: &pb.TokenSelector_Id{Id: uint32(id)}}}); err == nil {
+				t.Errorf("%s: token %d is still there", when, id)
+			}
+		}
+	}
 	type call struct {
 		start time.Time
 		took  time.Duration
@@ -111,21 +131,28 @@ func TestRevokeTenThousand(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(time.Second) // the latencies before, to compare
 	start := time.Now()
 	_, err = lc.RevokeToken(as(c.admin), &pb.RevokeTokenRequest{Target: &pb.TokenSelector{TokenSelector: &pb.TokenSelector_Id{Id: uint32(root)}}})
 	took := time.Since(start)
-	time.Sleep(500 * time.Millisecond)
-	close(stop)
-	wg.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var during, all []time.Duration
+	gone("after the revocation")
+	for deadline := time.Now().Add(30 * time.Second); left() > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	deleted := time.Since(start)
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	var during, before []time.Duration
 	for _, x := range calls {
-		all = append(all, x.took)
-		if x.start.Before(start.Add(took)) && x.start.Add(x.took).After(start) {
+		switch {
+		case x.start.Before(start.Add(deleted)) && x.start.Add(x.took).After(start):
 			during = append(during, x.took)
+		case x.start.Add(x.took).Before(start):
+			before = append(before, x.took)
 		}
 	}
 	p := func(xs []time.Duration, q float64) time.Duration {
@@ -135,16 +162,31 @@ func TestRevokeTenThousand(t *testing.T) {
 		slices.Sort(xs)
 		return xs[min(len(xs)-1, int(q*float64(len(xs))))]
 	}
-	t.Logf("revoked 10,001 tokens in %v; SendState during it: %d calls, p50 %v, p99 %v, max %v; over the run: %d calls, p50 %v, p99 %v",
-		took, len(during), p(during, 0.5), p(during, 0.99), p(during, 1), len(all), p(all, 0.5), p(all, 0.99))
-	if took > 10*time.Second || p(during, 0.99) > 2*time.Second {
-		t.Errorf("revoking took %v, SendState p99 %v during it: want well under 10 s and 2 s", took, p(during, 0.99))
+	t.Logf("revoked 10,001 tokens in %v, their rows deleted after %v; SendState meanwhile: %d calls, p50 %v, p99 %v, max %v; in the second before: %d calls, p50 %v, p99 %v, max %v",
+		took, deleted, len(during), p(during, 0.5), p(during, 0.99), p(during, 1), len(before), p(before, 0.5), p(before, 0.99), p(before, 1))
+	if n := left(); n != 0 {
+		t.Errorf("%d tokens of the subtree left in the database", n)
 	}
-	for _, id := range []int64{root, root + 1, root + 2, root + 10_000} {
-		if _, err := lc.ListTokenPermissions(as(c.admin), &pb.ListTokenPermissionsRequest{Target: &pb.TokenSelector{
-			TokenSelector: &pb.TokenSelector_Id{Id: uint32(id)}}}); err == nil {
-			t.Errorf("token %d is still there", id)
-		}
+	if took > 5*time.Second || p(during, 0.99) > time.Second {
+		t.Errorf("revoking took %v, SendState p99 %v meanwhile: want well under 5 s and 1 s", took, p(during, 0.99))
+	}
+	var perms int
+	db.QueryRow(`SELECT COUNT(*) FROM token_permissions WHERE token BETWEEN ? AND ?`, root, root+10_000).Scan(&perms)
+	if perms != 0 {
+		t.Errorf("%d permissions of the subtree left in the database", perms)
+	}
+}
+
+// TestRevokedStayRevokedAcrossRestart: a CP stopped just after revoking
+// a token with 10,000 descendants (their rows mostly still there)
+// restarts without them and deletes the rest.
+func TestRevokedStayRevokedAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	root := tokenForest(t, dir)
+	c := startCPAt(t, cpConfig(), dir)
+	lc := client(t, c)
+	if _, err := lc.RevokeToken(as(c.admin), &pb.RevokeTokenRequest{Target: &pb.TokenSelector{TokenSelector: &pb.TokenSelector_Id{Id: uint32(root)}}}); err != nil {
+		t.Fatal(err)
 	}
 	c.stop()
 	db, err := sql.Open("sqlite", filepath.Join(dir, "cp.db"))
@@ -152,11 +194,24 @@ func TestRevokeTenThousand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var n, perms int
-	db.QueryRow(`SELECT COUNT(*) FROM tokens WHERE id >= ?`, root).Scan(&n)
-	db.QueryRow(`SELECT COUNT(*) FROM token_permissions WHERE token >= ?`, root).Scan(&perms)
-	if n != 0 || perms != 0 {
-		t.Errorf("%d tokens and %d permissions of the subtree left in the database", n, perms)
+	left := func() (n int) {
+		db.QueryRow(`SELECT COUNT(*) FROM tokens WHERE id BETWEEN ? AND ?`, root, root+10_000).Scan(&n)
+		return n
+	}
+	t.Logf("%d rows of the subtree left at the stop", left())
+	c = startCPAt(t, cpConfig(), dir)
+	lc = client(t, c)
+	for _, id := range []int64{root, root + 1, root + 10_000} {
+		if _, err := lc.ListTokenPermissions(as(c.admin), &pb.ListTokenPermissionsRequest{Target: &pb.TokenSelector{
+			TokenSelector: &pb.TokenSelector_Id{Id: uint32(id)}}}); err == nil {
+			t.Errorf("token %d is back after the restart", id)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); left() > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := left(); n != 0 {
+		t.Errorf("%d tokens of the subtree left in the database", n)
 	}
 }
 

@@ -25,8 +25,9 @@ const (
 
 var walLimit int64 = 64 << 20 // a variable, for tests
 
-// housekeep flushes sync samples every syncFlushEvery and checkpoints the
-// WAL every checkpointEvery until Close, then flushes once more.
+// housekeep flushes sync samples and deletes a chunk of revoked tokens
+// every syncFlushEvery and checkpoints the WAL every checkpointEvery
+// until Close, then flushes once more.
 func (s *Store) housekeep() {
 	flush := time.NewTicker(syncFlushEvery)
 	defer flush.Stop()
@@ -40,6 +41,7 @@ func (s *Store) housekeep() {
 			return
 		case <-flush.C:
 			s.logErr("write sync samples", s.flushSync())
+			s.logErr("delete revoked tokens", s.collectRevoked())
 		case <-ckpt.C:
 			s.logErr("checkpoint", s.checkpoint())
 		}
