@@ -2,6 +2,7 @@ package cp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -90,6 +91,11 @@ func New(store *Store, cfg Config) (*CP, error) {
 	prog, err := newProgrammer(&cfg.Programming)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range store.Reservations() {
+		if r.Instance < 0 || r.Instance >= cfg.Instances {
+			return nil, fmt.Errorf("LB %d is on instance %d; this CP serves instances 0 to %d", r.ID, r.Instance, cfg.Instances-1)
+		}
 	}
 	c := &CP{cfg: cfg, store: store, prog: prog, started: cfg.Now()}
 	store.setLimits(cfg.Limits)

@@ -414,9 +414,13 @@ func (s *Store) loadEpochs() error {
 			// SQLite integers are signed: the uint64s are stored bit for bit.
 			e.Number, e.Boundary, e.Created = uint64(number), uint64(boundary), fromMS(created)
 			e.Calendar = decodeCalendar(cal)
-			if s.res[id] != nil {
-				s.epochs[id] = append(s.epochs[id], e)
+			if s.res[id] == nil {
+				return nil
 			}
+			if err := checkEpoch(id, s.epochs[id], e, len(cal)); err != nil {
+				return err
+			}
+			s.epochs[id] = append(s.epochs[id], e)
 			return nil
 		})
 }
