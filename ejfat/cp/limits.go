@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 	"google.golang.org/grpc"
@@ -132,6 +133,15 @@ func memberAddr(s string) error {
 		return errors.New("broadcast")
 	case a.Is4() && a.As4()[0] >= 240:
 		return errors.New("in 240.0.0.0/4 (reserved)")
+	}
+	return nil
+}
+
+// senderRoom says whether LB id may have addrs as senders too; the
+// Store's mu is held.
+func (s *Store) senderRoom(id int64, addrs []string) error {
+	if n := len(sortedUnique(append(slices.Clone(s.res[id].Senders), addrs...))); n > s.limits.Senders {
+		return limitf("LB %d would have %d senders, more than %d", id, n, s.limits.Senders)
 	}
 	return nil
 }

@@ -774,7 +774,12 @@ func (s *Store) SetUntil(id int64, until time.Time) error {
 
 // AddSenders adds sender addresses to reservation id.
 func (s *Store) AddSenders(id int64, addrs []string) error {
-	return s.updateReservation(id, func(tx *sql.Tx) error { return insertSenders(tx, id, addrs) },
+	return s.updateReservation(id, func(tx *sql.Tx) error {
+		if err := s.senderRoom(id, addrs); err != nil {
+			return err
+		}
+		return insertSenders(tx, id, addrs)
+	},
 		func(r *Reservation) { r.Senders = sortedUnique(append(r.Senders, addrs...)) })
 }
 

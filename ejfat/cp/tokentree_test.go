@@ -282,4 +282,20 @@ func TestTokenAndSessionLimits(t *testing.T) {
 	if _, err := reg(); err != nil {
 		t.Errorf("a session after one left: %v", err)
 	}
+	// Senders per LB: 1024.
+	addrs := func(from, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("10.0.%d.%d", (from+i)/256, (from+i)%256))
+		}
+		return out
+	}
+	if _, err := lc.AddSenders(as(res.Token), &pb.AddSendersRequest{LbId: res.LbId, SenderAddresses: addrs(0, 1000)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = lc.AddSenders(as(res.Token), &pb.AddSendersRequest{LbId: res.LbId, SenderAddresses: addrs(990, 35)})
+	wantCode(t, "senders 1,025", err, codes.ResourceExhausted)
+	if _, err := lc.AddSenders(as(res.Token), &pb.AddSendersRequest{LbId: res.LbId, SenderAddresses: addrs(990, 34)}); err != nil {
+		t.Errorf("senders 1,024: %v", err)
+	}
 }
