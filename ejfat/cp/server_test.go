@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -438,14 +437,5 @@ func TestMetricsAndDashboard(t *testing.T) {
 // sendUDP sends each datagram to addr.
 func sendUDP(t *testing.T, addr string, datagrams ...[]byte) {
 	t.Helper()
-	conn, err := net.Dial("udp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, b := range datagrams {
-		if _, err := conn.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sendUDPFrom(t, "", addr, datagrams...)
 }
