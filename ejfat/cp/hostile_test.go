@@ -578,3 +578,31 @@ func TestTokenAndSessionLimits(t *testing.T) {
 		t.Errorf("senders 1,024: %v", err)
 	}
 }
+
+// TestFreeRevokesLater: freeing an LB revokes the token Reserve made and
+// its children at once, as revoking does, and their rows go after.
+func TestFreeRevokesLater(t *testing.T) {
+	dir := t.TempDir()
+	c := startCPAt(t, cpConfig(), dir)
+	lc := client(t, c)
+	res, reg := lbSession(t, lc, c.admin)
+	child, err := lc.CreateToken(as(reg.Token), &pb.CreateTokenRequest{Name: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.FreeLoadBalancer(as(c.admin), &pb.FreeLoadBalancerRequest{LbId: res.LbId}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{res.Token, reg.Token, child.Token} {
+		_, err := lc.ListTokenPermissions(as(tok), &pb.ListTokenPermissionsRequest{})
+		wantCode(t, "a token of the freed LB", err, codes.Unauthenticated)
+	}
+	db := openDB(t, dir)
+	n := -1
+	for deadline := time.Now().Add(10 * time.Second); n != 1 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		db.QueryRow(`SELECT COUNT(*) FROM tokens`).Scan(&n)
+	}
+	if n != 1 {
+		t.Errorf("%d tokens in the database, want the admin's alone", n)
+	}
+}

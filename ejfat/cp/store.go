@@ -118,8 +118,18 @@ END;
 CREATE INDEX tokens_by_parent ON tokens(parent);
 CREATE INDEX token_permissions_by_token ON token_permissions(token);
 CREATE INDEX sessions_by_reservation ON sessions(reservation);
--- A revoked token (with its descendants) grants nothing; its rows go later.
+-- A revoked token (with its descendants) grants nothing; its rows go
+-- later, a few at a time: deleting a large subtree at once holds the
+-- database for long.
 ALTER TABLE tokens ADD COLUMN revoked INTEGER NOT NULL DEFAULT 0;
+DROP TRIGGER session_token;
+CREATE TRIGGER session_token AFTER DELETE ON sessions BEGIN
+	UPDATE tokens SET revoked = 1 WHERE id = OLD.token;
+END;
+DROP TRIGGER reservation_token;
+CREATE TRIGGER reservation_token AFTER UPDATE OF freed ON reservations WHEN NEW.freed IS NOT NULL BEGIN
+	UPDATE tokens SET revoked = 1 WHERE id = NEW.token;
+END;
 `}
 
 // liveEpochs is how many epochs a reservation keeps: the data plane holds
@@ -623,8 +633,7 @@ func (s *Store) Revoke(id int64) error {
 	return s.change(func(tx *sql.Tx) error {
 		return execOne(tx, `UPDATE tokens SET revoked = 1 WHERE id = ?`, id)
 	}, func() error {
-		s.forget(id)
-		s.revoking = append(s.revoking, id)
+		s.dropToken(id)
 		return nil
 	})
 }
@@ -738,7 +747,7 @@ func (s *Store) Free(id int64, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.forget(s.res[id].Token)
+	s.dropToken(s.res[id].Token)
 	delete(s.res, id)
 	s.resetMemory(id, true, true, true)
 	return nil
@@ -757,7 +766,7 @@ func (s *Store) resetMemory(id int64, sync, epochs, sessions bool) {
 	if sessions {
 		for sid, x := range s.sessions {
 			if x.Reservation == id {
-				s.forget(x.Token)
+				s.dropToken(x.Token)
 				delete(s.sessions, sid)
 			}
 		}
@@ -908,7 +917,7 @@ func (s *Store) Deregister(id int64) error {
 	if _, err := s.db.Exec(`DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return err
 	}
-	s.forget(s.sessions[id].Token)
+	s.dropToken(s.sessions[id].Token)
 	delete(s.sessions, id)
 	return nil
 }

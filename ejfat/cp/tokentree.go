@@ -72,6 +72,15 @@ func (s *Store) tokenRoom(parent int64) error {
 	return nil
 }
 
+// dropToken forgets token id and its descendants, revoked in the
+// database, and leaves their rows to collectRevoked; s.mu is held.
+func (s *Store) dropToken(id int64) {
+	if _, ok := s.tokens[id]; ok {
+		s.forget(id)
+		s.revoking = append(s.revoking, id)
+	}
+}
+
 // subtree is token id and its descendants, each after its parent (id 0:
 // the roots and theirs, after 0); s.mu is held (read).
 func (s *Store) subtree(id int64) []int64 {
@@ -204,8 +213,7 @@ func (s *Store) indexTokens(hashes map[int64][]byte, revoked []int64) error {
 		}
 	}
 	for _, id := range revoked {
-		s.forget(id) // nothing if under a token forgotten before
-		s.revoking = append(s.revoking, id)
+		s.dropToken(id) // nothing if under a token dropped before
 	}
 	return nil
 }
