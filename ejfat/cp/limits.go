@@ -33,6 +33,13 @@ type Limits struct {
 	Senders          int // sender addresses per LB; default MaxList
 }
 
+// DefaultLimits are the limits a zero Limits takes.
+func DefaultLimits() Limits {
+	var l Limits
+	l.defaults()
+	return l
+}
+
 func (l *Limits) defaults() {
 	def := func(v *int, d int) {
 		if *v == 0 {

@@ -168,12 +168,12 @@ type Store struct {
 func Open(path string) (*Store, error) {
 	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) +
 		"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
-	// Commits do not checkpoint (the checkpoint's fsyncs would stall the
-	// calls waiting on them); checkpoint() does, on its own connection.
 	lock, err := lockDB(path)
 	if err != nil {
 		return nil, err
 	}
+	// Commits do not checkpoint (the checkpoint's fsyncs would stall the
+	// calls waiting on them); checkpoint() does, on its own connection.
 	db, err := sql.Open("sqlite", dsn+"&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		lock.Close()
