@@ -606,3 +606,51 @@ func TestFreeRevokesLater(t *testing.T) {
 		t.Errorf("%d tokens in the database, want the admin's alone", n)
 	}
 }
+
+// TestRepliesBoundedAtLimits fills an LB to every default limit — 512
+// sessions named with 256 bytes, each demanding 64 slot ranges, 1024
+// senders — and measures its Status, the Overview and /metrics: the
+// Overview of 8 such LBs (the default instances) must fit gRPC's default
+// 4 MB, which five 1 MB names broke before.
+func TestRepliesBoundedAtLimits(t *testing.T) {
+	c := startCP(t, cpConfig())
+	lc := client(t, c)
+	var senders []string
+	for i := range cp.MaxList {
+		senders = append(senders, fmt.Sprintf("2001:db8::%x:%x", i, i))
+	}
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: strings.Repeat("l", cp.MaxString), SenderAddresses: senders})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var demands []*pb.SlotRange
+	for i := range cp.MaxSlotRanges {
+		demands = append(demands, &pb.SlotRange{Index: int32(i * 8), Length: 8})
+	}
+	n := cp.DefaultLimits().Sessions
+	for i := range n {
+		name := fmt.Sprintf("%0*d", cp.MaxString, i)
+		if _, err := lc.Register(as(res.Token), &pb.RegisterRequest{LbId: res.LbId, Name: name, Weight: 1,
+			IpAddress: "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", UdpPort: 20000, SlotDemands: demands}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = lc.Register(as(res.Token), &pb.RegisterRequest{LbId: res.LbId, Name: "w", Weight: 1, IpAddress: "127.0.0.1", UdpPort: 20000,
+		SlotDemands: append(demands, demands[0])})
+	wantCode(t, "65 slot ranges", err, codes.InvalidArgument)
+	c.Tick()
+	st, err := lc.LoadBalancerStatus(as(c.admin), &pb.LoadBalancerStatusRequest{LbId: res.LbId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov, err := lc.Overview(as(c.admin), &pb.OverviewRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := get200(t, "http://"+c.http+"/metrics")
+	t.Logf("an LB at every limit: Status %d bytes, Overview %d bytes (8 such LBs: %d), /metrics %d bytes",
+		proto.Size(st), proto.Size(ov), 8*proto.Size(ov), len(metrics))
+	if len(st.Workers) != n || 8*proto.Size(ov) >= 4<<20 {
+		t.Errorf("%d workers, want %d; the Overview of 8 such LBs %d bytes, want under 4 MB", len(st.Workers), n, 8*proto.Size(ov))
+	}
+}

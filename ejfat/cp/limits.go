@@ -18,10 +18,13 @@ import (
 // Bounds on what one request may carry, so that what the CP keeps — and
 // so every reply and /metrics — stays bounded: names, addresses, ids and
 // selectors are short, and lists (sender addresses, slot ranges,
-// permissions, selectors) are not long.
+// permissions, selectors) are not long. At the default Limits, the
+// Status of an LB filled to every limit is about a tenth of gRPC's
+// default 4 MB (TestRepliesBoundedAtLimits), so an Overview of 8 fits.
 const (
-	MaxString = 256  // bytes of any string in a request
-	MaxList   = 1024 // entries of any repeated field in a request
+	MaxString     = 256  // bytes of any string in a request
+	MaxList       = 1024 // entries of any repeated field in a request
+	MaxSlotRanges = 64   // entries of a list of slot ranges (a session's demands)
 )
 
 // Limits bound what clients may make. Zero fields take the defaults.
@@ -88,9 +91,12 @@ func bounded(m protoreflect.Message, path string) error {
 		case fd.IsMap():
 			err = fmt.Errorf("%s: a map", name) // no request has one
 		case fd.IsList():
-			l := v.List()
-			if l.Len() > MaxList {
-				err = fmt.Errorf("%s: %d entries, at most %d", name, l.Len(), MaxList)
+			l, most := v.List(), MaxList
+			if fd.Message() != nil && fd.Message().Name() == "SlotRange" {
+				most = MaxSlotRanges
+			}
+			if l.Len() > most {
+				err = fmt.Errorf("%s: %d entries, at most %d", name, l.Len(), most)
 				break
 			}
 			for i := 0; i < l.Len() && err == nil; i++ {
