@@ -49,6 +49,11 @@ func (f *cpFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&f.cfg.DeleteTimeout, "delete-timeout", 60*time.Second, "a session without SendState this long is deleted")
 	fs.DurationVar(&f.cfg.EpochInterval, "epoch-interval", time.Second, "how often new epochs are considered")
 	fs.DurationVar(&f.cfg.Retention, "retention", 10*time.Minute, "how long session states and sync samples are kept")
+	lim := cp.DefaultLimits()
+	fs.IntVar(&f.cfg.Limits.Sessions, "max-sessions", lim.Sessions, "sessions per LB")
+	fs.IntVar(&f.cfg.Limits.TokenChildren, "max-token-children", lim.TokenChildren, "child tokens per token")
+	fs.IntVar(&f.cfg.Limits.TokenDescendants, "max-token-descendants", lim.TokenDescendants, "descendant tokens per token but the admin token")
+	fs.IntVar(&f.cfg.Limits.TokenDepth, "max-token-depth", lim.TokenDepth, "how far below the admin token a token may be")
 	f.epochs = cp.NewCalendars()
 	f.cfg.Epocher = f.epochs
 	fs.DurationVar(&f.epochs.Lead, "epoch-lead", cp.DefaultLead, "an epoch's boundary is predicted for this long after it is made (the data plane's install time)")
@@ -88,6 +93,8 @@ func cpOptions(e *env, args []string) (*cpFlags, error) {
 		return nil, usagef("data ports %d..%d: want 1 <= min <= max <= 65535", f.dataPortMin, f.dataPortMax)
 	case f.cfg.Instances < 1:
 		return nil, usagef("--instances %d: want at least 1", f.cfg.Instances)
+	case min(f.cfg.Limits.Sessions, f.cfg.Limits.TokenChildren, f.cfg.Limits.TokenDescendants, f.cfg.Limits.TokenDepth) < 1:
+		return nil, usagef("--max-sessions, --max-token-children, --max-token-descendants and --max-token-depth: want at least 1")
 	case f.lb.feed && f.http == "":
 		return nil, usagef("--lb-feed needs --http")
 	}
@@ -161,13 +168,14 @@ func runCP(e *env, args []string) error {
 		}
 		opts = append(opts, grpc.Creds(creds))
 	}
-	return serveCP(e, c, f, opts, golb)
+	return serveCP(e, c, store, f, opts, golb)
 }
 
 // serveCP serves until SIGINT or SIGTERM, then stops accepting calls,
 // finishes those in flight, and returns (the caller closes the database).
-// It runs golb, the in-process LB (if not nil), alongside.
-func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, golb *cp.GoLB) error {
+// It runs golb, the in-process LB (if not nil), alongside. The HTTP
+// server (metrics, dashboard, tables) uses TLS when gRPC does.
+func serveCP(e *env, c *cp.CP, store *cp.Store, f *cpFlags, opts []grpc.ServerOption, golb *cp.GoLB) error {
 	gl, err := net.Listen("tcp", f.grpc)
 	if err != nil {
 		return err
@@ -185,7 +193,13 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, golb *cp.Go
 			return err
 		}
 		where += ", HTTP on " + hl.Addr().String()
-		go func() { errs <- ignoreClosed(hs.Serve(hl)) }()
+		go func() {
+			if f.tlsCert != "" {
+				errs <- ignoreClosed(hs.ServeTLS(hl, f.tlsCert, f.tlsKey))
+			} else {
+				errs <- ignoreClosed(hs.Serve(hl))
+			}
+		}()
 	}
 	if f.lb.xdpDev != "" {
 		where += fmt.Sprintf(", %s XDP on %s", f.lb.model, f.lb.xdpDev)
@@ -208,6 +222,9 @@ func serveCP(e *env, c *cp.CP, f *cpFlags, opts []grpc.ServerOption, golb *cp.Go
 	runDone := make(chan struct{})
 	go func() { c.Run(ctx); close(runDone) }()
 	go func() { errs <- gs.Serve(gl) }()
+	if err := store.Announce(where); err != nil {
+		fmt.Fprintf(e.stderr, "nsc cp: the database's lock file: %v\n", err)
+	}
 	fmt.Fprintf(e.stdout, "nsc cp: %s\n", where)
 	select {
 	case <-ctx.Done():

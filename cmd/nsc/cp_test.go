@@ -353,6 +353,7 @@ func TestCPDataPlaneFlags(t *testing.T) {
 		{[]string{"--xdp-dev", "eth0", "--lb-tables", "t", "--xdp-mode", "fast"}, `unknown --xdp-mode "fast"`},
 		{[]string{"--lb-feed"}, "--lb-feed needs --http"},
 		{[]string{"--xdp-pinned", "/sys/fs/bpf/lb", "--xdp-mode", "generic"}, "--xdp-pinned takes the program"},
+		{[]string{"--max-token-depth", "0"}, "--max-token-depth: want at least 1"},
 	} {
 		args := append([]string{"--grpc", "127.0.0.1:1", "--db", "x.db", "--admin-token-file", "a"}, c.args...)
 		if _, err := cpOptions(&env{os.Stdout, os.Stderr}, args); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -72,7 +72,7 @@ func TestCPXDPPinnedKillUnderLoad(t *testing.T) {
 	cpp := startCP()
 	admin := adminToken(t, dir)
 	lc := cpClient(t, grpcAddr)
-	res, err := lc.ReserveLoadBalancer(bearer(admin), &pb.ReserveLoadBalancerRequest{Name: "kill", SenderAddresses: []string{nw.hostIP}})
+	res, err := lc.ReserveLoadBalancer(bearer(admin), &pb.ReserveLoadBalancerRequest{Name: "kill", SenderAddresses: []string{nw.hostIP, nw.syncIP}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func systemDemo(e *env, dir string, events int, xdp bool) error {
 	}
 	defer cl.Close()
 	ctx := context.Background()
-	res, err := cl.Reserve(ctx, "demo", time.Time{}, []string{nw.hostIP})
+	res, err := cl.Reserve(ctx, "demo", time.Time{}, []string{nw.hostIP, nw.syncIP})
 	if err != nil {
 		return err
 	}

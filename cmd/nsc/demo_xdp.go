@@ -19,6 +19,7 @@ type demoNet struct {
 	lb      string   // the LB's data address, IP:port
 	cpIP    string   // the address the CP serves gRPC and sync on
 	hostIP  string   // the receivers' and senders' address
+	syncIP  string   // the address the senders' sync messages come from (a reserved sender too)
 	netns   string   // their network namespace; "" for the demo's own
 	lbFlags []string // nsc cp's data-plane flags (with --lb-tables)
 	tables  string   // the LB's entries the CP does not write
@@ -34,7 +35,7 @@ func loopbackNet() (*demoNet, error) {
 	}
 	ip := binary.BigEndian.Uint32(lbIP.To4())
 	lb := fmt.Sprintf("%s:%d", lbIP, lbPort)
-	return &demoNet{lb: lb, cpIP: "127.0.0.1", hostIP: "127.0.0.1", lbFlags: []string{"--lb-listen", lb}, mtu: "9000", cleanup: func() {},
+	return &demoNet{lb: lb, cpIP: "127.0.0.1", hostIP: "127.0.0.1", syncIP: "127.0.0.1", lbFlags: []string{"--lb-listen", lb}, mtu: "9000", cleanup: func() {},
 		tables: fmt.Sprintf("table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0\n"+
 			"table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0\n", ip, ip)}, nil
 }
@@ -58,7 +59,7 @@ func xdpNet() (*demoNet, error) {
 	id := os.Getpid() % 100000
 	netns := fmt.Sprintf("nsc-demo%d", id)
 	data, ctl := fmt.Sprintf("nscd%da", id), fmt.Sprintf("nscc%da", id)
-	n := &demoNet{lb: fmt.Sprintf("10.201.0.1:%d", lbPort), cpIP: "10.202.0.1", hostIP: "10.201.0.2", netns: netns, mtu: "1500"}
+	n := &demoNet{lb: fmt.Sprintf("10.201.0.1:%d", lbPort), cpIP: "10.202.0.1", hostIP: "10.201.0.2", syncIP: "10.202.0.2", netns: netns, mtu: "1500"}
 	n.cleanup = func() {
 		exec.Command("ip", "link", "del", data).Run()
 		exec.Command("ip", "link", "del", ctl).Run()

@@ -34,7 +34,8 @@ func runLB(e *env, args []string) error {
 	duration := fs.Duration("duration", 0, "stop after this long (default: at SIGINT or SIGTERM)")
 	fromCP := &cpTables{}
 	fs.StringVar(&fromCP.addr, "cp", "", "HOST:PORT of an nsc cp's --http (run with --lb-feed): forward by the tables it writes as well as --tables, following their changes")
-	fs.StringVar(&fromCP.token, "token", "", "with --cp: the CP's admin token")
+	fs.StringVar(&fromCP.token, "token", "", "with --cp: a token of the CP holding READ_ONLY on ALL (a feed token, or the admin token)")
+	fs.StringVar(&fromCP.ca, "tls-ca", "", "with --cp: the CA certificate of a CP serving TLS (--tls-cert): fetch the tables over HTTPS")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -42,8 +43,11 @@ func runLB(e *env, args []string) error {
 	if len(files) > 0 || *listen == "" || *tables == "" {
 		return usagef("--tables and --listen are required")
 	}
-	if (fromCP.addr == "") != (fromCP.token == "") {
-		return usagef("--cp and --token go together")
+	if (fromCP.addr == "") != (fromCP.token == "") || (fromCP.ca != "" && fromCP.addr == "") {
+		return usagef("--cp and --token go together, and --tls-ca with them")
+	}
+	if err := fromCP.dial(); err != nil {
+		return err
 	}
 	cfg := lbnet.Config{
 		New:         func(ts []*packet.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket(*lb, ts) },

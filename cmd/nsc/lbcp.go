@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 )
@@ -20,11 +23,33 @@ const cpRetry = 250 * time.Millisecond
 // new version, has the LB load its --tables and the CP's entries anew;
 // while the CP cannot be reached the LB keeps the tables it has.
 type cpTables struct {
-	addr, token string
+	addr, token, ca string
+	url             string       // of the tables: https:// with a CA
+	client          *http.Client // trusting the CA
 
 	mu     sync.Mutex
 	script []byte
 	etag   string
+}
+
+// dial readies the client: HTTPS trusting only the CA in file c.ca when
+// one is given, else HTTP.
+func (c *cpTables) dial() error {
+	c.url, c.client = "http://"+c.addr+"/tables", http.DefaultClient
+	if c.ca == "" {
+		return nil
+	}
+	pem, err := os.ReadFile(c.ca)
+	if err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return fmt.Errorf("--tls-ca %s: no PEM certificate", c.ca)
+	}
+	c.url = "https://" + c.addr + "/tables"
+	c.client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
+	return nil
 }
 
 // entries are the CP's entries held.
@@ -39,7 +64,7 @@ func (c *cpTables) entries() []byte {
 func (c *cpTables) poll(ctx context.Context, wait time.Duration) (script []byte, etag string, changed bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait+10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+c.addr+"/tables?wait="+wait.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, "GET", c.url+"?wait="+wait.String(), nil)
 	if err != nil {
 		return nil, "", false, err
 	}
@@ -49,7 +74,7 @@ func (c *cpTables) poll(ctx context.Context, wait time.Duration) (script []byte,
 		req.Header.Set("If-None-Match", c.etag)
 	}
 	c.mu.Unlock()
-	res, err := http.DefaultClient.Do(req)
+	res, err := c.client.Do(req)
 	if err != nil {
 		return nil, "", false, err
 	}

@@ -2,6 +2,7 @@ package cp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ type Config struct {
 	DeleteTimeout time.Duration // and is deleted after this long; default 60 s
 	EpochInterval time.Duration // how often epochs are considered; default 1 s
 	Retention     time.Duration // states and sync samples kept this long; default 10 min
+	Limits        Limits        // what clients may make (limits.go)
 
 	Epocher     Epocher
 	Programming Programming // the data plane; none when its DataPlane is nil
@@ -54,6 +56,7 @@ func (cfg *Config) defaults() {
 	if cfg.Epocher == nil {
 		cfg.Epocher = NewCalendars()
 	}
+	cfg.Limits.defaults()
 	if cfg.DataPortMin == 0 {
 		cfg.DataPortMin, cfg.DataPortMax = 19522, 19522
 	}
@@ -71,6 +74,7 @@ type CP struct {
 	mu      sync.Mutex // serializes housekeeping and Free/Reset with epochs
 	pruned  time.Time  // when Tick last pruned
 	prog    programmer // guarded by mu
+	started time.Time  // when New made the CP: sessions are not timed out for the time before
 }
 
 // New makes a CP over store and opens its sync servers.
@@ -88,7 +92,13 @@ func New(store *Store, cfg Config) (*CP, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CP{cfg: cfg, store: store, prog: prog}
+	for _, r := range store.Reservations() {
+		if r.Instance < 0 || r.Instance >= cfg.Instances {
+			return nil, fmt.Errorf("LB %d is on instance %d; this CP serves instances 0 to %d", r.ID, r.Instance, cfg.Instances-1)
+		}
+	}
+	c := &CP{cfg: cfg, store: store, prog: prog, started: cfg.Now()}
+	store.setLimits(cfg.Limits)
 	c.metrics = newMetrics(c)
 	if err := c.listenSync(); err != nil {
 		return nil, err
@@ -98,7 +108,7 @@ func New(store *Store, cfg Config) (*CP, error) {
 
 // GRPCServer returns a gRPC server with the service registered, opts added.
 func (c *CP) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
-	s := grpc.NewServer(append(opts, grpc.UnaryInterceptor(c.interceptor))...)
+	s := grpc.NewServer(append(opts, grpc.ChainUnaryInterceptor(c.interceptor, c.checkRequest))...)
 	pb.RegisterLoadBalancerServer(s, c)
 	return s
 }

@@ -1,6 +1,7 @@
 package cp
 
 import (
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -143,9 +144,16 @@ func toMembers(cal []int64, sessions []Session) *calendar.Calendar {
 	return out
 }
 
+// MaxBoundary is the largest boundary predicted from sync samples: a
+// sender's samples (a bug, an event number near 2^64−1, a huge rate) can
+// push the boundaries no further, so that epochs can always go on, each
+// boundary above the last, with 2^63 numbers to spare.
+const MaxBoundary = 1 << 63
+
 // boundary predicts the next epoch's first event number from the sync
-// samples (senders told apart by source id), above the current epoch's
-// boundary so that epochs stay ordered; without samples, just above it.
+// samples (senders told apart by source id), at most MaxBoundary, and
+// above the current epoch's boundary so that epochs stay ordered;
+// without samples, just above it.
 func (c *Calendars) boundary(in EpochInput) uint64 {
 	p := calendar.Predictor{Lead: c.Lead, Guard: c.Guard, Slack: c.Slack}
 	for _, s := range in.Sync {
@@ -156,7 +164,8 @@ func (c *Calendars) boundary(in EpochInput) uint64 {
 	if err != nil {
 		b = 0
 	}
-	if in.Current != nil {
+	b = min(b, MaxBoundary)
+	if in.Current != nil && in.Current.Boundary < math.MaxUint64 {
 		b = max(b, in.Current.Boundary+1)
 	}
 	return b

@@ -25,7 +25,7 @@ func counts(cal []int64) map[int64]int {
 // events the sync messages report.
 func TestCalendarsThroughServer(t *testing.T) {
 	clk, c, lc := clockedCP(t)
-	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t"})
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t", SenderAddresses: []string{"127.0.0.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,17 @@ func (c *CP) ready(x Session, now time.Time) bool {
 	return x.State != nil && x.State.Ready && now.Sub(x.State.Time) <= c.cfg.ReadyTimeout
 }
 
+// silentSince is when session x last reported, or registered, but not
+// before the CP started: the time the CP was down does not count, so a
+// CP that restarts after an outage longer than DeleteTimeout keeps its
+// sessions (each has DeleteTimeout from the start to report).
+func (c *CP) silentSince(x Session) time.Time {
+	if t := x.LastSeen(); t.After(c.started) {
+		return t
+	}
+	return c.started
+}
+
 // pruneEvery is how often old samples are deleted.
 const pruneEvery = time.Minute
 
@@ -49,7 +60,7 @@ func (c *CP) Tick() {
 		var ready []Session
 		for _, x := range c.store.Sessions(r.ID) {
 			switch {
-			case now.Sub(x.LastSeen()) > c.cfg.DeleteTimeout:
+			case now.Sub(c.silentSince(x)) > c.cfg.DeleteTimeout:
 				c.logErr("delete silent session", c.store.Deregister(x.ID))
 			case c.ready(x, now):
 				ready = append(ready, x)
@@ -86,6 +97,9 @@ func (c *CP) nextEpoch(r Reservation, ready []Session, now time.Time) error {
 	}
 	if in.Current != nil && slices.Equal(cal, in.Current.Calendar) {
 		return nil
+	}
+	if in.Current != nil && boundary <= in.Current.Boundary {
+		return fmt.Errorf("LB %d: the epocher's boundary %d is not above the current one, %d", r.ID, boundary, in.Current.Boundary)
 	}
 	if in.Current == nil && !slices.ContainsFunc(cal, func(s int64) bool { return s != 0 }) {
 		// No epoch yet and no one to send to: the first epoch waits for a

@@ -7,3 +7,11 @@ func SetMaxSamples(n int) (restore func()) {
 	maxSamples = n
 	return func() { maxSamples = old }
 }
+
+// SetWALLimit lowers the WAL size past which a checkpoint truncates it;
+// the returned function restores it.
+func SetWALLimit(n int64) (restore func()) {
+	old := walLimit
+	walLimit = n
+	return func() { walLimit = old }
+}

@@ -87,17 +87,18 @@ func (f *TableFeed) current() ([]byte, string, bool, <-chan struct{}) {
 	return f.script, f.etag, f.ready, f.changed
 }
 
-// serveTables answers GET /tables for a bearer of UPDATE on ALL (the
-// admin token).
+// serveTables answers GET /tables for a bearer of READ_ONLY on ALL: a
+// feed token (the tables show every LB's members and senders), or the
+// admin token.
 func (c *CP) serveTables(w http.ResponseWriter, r *http.Request) {
 	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	tok, known := c.store.Authenticate(strings.TrimSpace(secret))
 	switch {
 	case !ok || !known:
-		http.Error(w, "want Authorization: Bearer <admin token>", http.StatusUnauthorized)
+		http.Error(w, "want Authorization: Bearer <token holding READ_ONLY on ALL>", http.StatusUnauthorized)
 		return
-	case !c.holds(tok, Permission{Resource: pb.ResourceType_ALL, Level: pb.PermissionType_UPDATE}):
-		http.Error(w, "the token does not hold UPDATE on ALL", http.StatusForbidden)
+	case !c.holds(tok, Permission{Resource: pb.ResourceType_ALL, Level: pb.PermissionType_READ_ONLY}):
+		http.Error(w, "the token does not hold READ_ONLY on ALL", http.StatusForbidden)
 		return
 	}
 	var wait time.Duration

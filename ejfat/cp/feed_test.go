@@ -13,8 +13,9 @@ import (
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// TestTableFeed serves a CP's tables on GET /tables: refused without the
-// admin token (401) or with a lesser one (403), 503 until the CP has
+// TestTableFeed serves a CP's tables on GET /tables: refused without a
+// token (401) or with one not holding READ_ONLY on ALL (403), served to a
+// feed token holding it, 503 until the CP has
 // programmed, then the script of its entries with an ETag; a long poll
 // with that ETag returns when a session's first epoch changes the tables,
 // with a script that parses into the model's tables and sends every slot
@@ -64,6 +65,14 @@ func TestTableFeed(t *testing.T) {
 	}
 	if code, _, _ := get(res.Token, "", ""); code != http.StatusForbidden {
 		t.Errorf("a reservation's token: %d, want 403", code)
+	}
+	feed, err := lc.CreateToken(as(c.admin), &pb.CreateTokenRequest{Name: "feed",
+		Permissions: []*pb.TokenPermission{perm(pb.ResourceType_ALL, "", pb.PermissionType_READ_ONLY)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := get(feed.Token, "", ""); code != http.StatusOK {
+		t.Errorf("a feed token (READ_ONLY on ALL): %d, want 200", code)
 	}
 	reg, err := lc.Register(as(res.Token), &pb.RegisterRequest{LbId: res.LbId, Name: "r", Weight: 1, IpAddress: "10.1.2.3", UdpPort: 17000})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,12 +22,18 @@ type testCP struct {
 	store      *cp.Store
 	grpc, http string // addresses
 	admin      string // the admin token
+	stop       func() // stops it (at the test's end if not before)
 }
 
 // startCP runs a CP over a new database until the test ends.
 func startCP(t testing.TB, cfg cp.Config) *testCP {
 	t.Helper()
-	dir := t.TempDir()
+	return startCPAt(t, cfg, t.TempDir())
+}
+
+// startCPAt runs a CP over the database in dir (cp.db, admin), new or not.
+func startCPAt(t testing.TB, cfg cp.Config, dir string) *testCP {
+	t.Helper()
 	store, err := cp.Open(filepath.Join(dir, "cp.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -57,14 +64,15 @@ func startCP(t testing.TB, cfg cp.Config) *testCP {
 	go func() { c.Run(ctx); close(done) }()
 	go gs.Serve(gl)
 	go hs.Serve(hl)
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		gs.GracefulStop()
 		hs.Close()
 		cancel()
 		<-done
 		store.Close()
 	})
-	return &testCP{CP: c, store: store, grpc: gl.Addr().String(), http: hl.Addr().String(), admin: admin}
+	t.Cleanup(stop)
+	return &testCP{CP: c, store: store, grpc: gl.Addr().String(), http: hl.Addr().String(), admin: admin, stop: stop}
 }
 
 // dial connects to a CP's gRPC address.

@@ -22,7 +22,7 @@ func storeErr(err error) error {
 		return nil
 	case errors.Is(err, ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, ErrNoInstance):
+	case errors.Is(err, ErrNoInstance), errors.Is(err, ErrLimit):
 		return status.Error(codes.ResourceExhausted, err.Error())
 	}
 	return status.Error(codes.Internal, err.Error())

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -350,6 +349,9 @@ func TestSyncServer(t *testing.T) {
 	c := startCP(t, cfg)
 	lc := client(t, c)
 	res, _ := lbSession(t, lc, c.admin)
+	if _, err := lc.AddSenders(as(c.admin), &pb.AddSendersRequest{LbId: res.LbId, SenderAddresses: []string{"127.0.0.1", "::1"}}); err != nil {
+		t.Fatal(err)
+	}
 	if res.SyncIpv4Address != "127.0.0.1" || res.SyncIpv6Address != "::1" {
 		t.Errorf("sync addresses %q, %q", res.SyncIpv4Address, res.SyncIpv6Address)
 	}
@@ -435,14 +437,5 @@ func TestMetricsAndDashboard(t *testing.T) {
 // sendUDP sends each datagram to addr.
 func sendUDP(t *testing.T, addr string, datagrams ...[]byte) {
 	t.Helper()
-	conn, err := net.Dial("udp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, b := range datagrams {
-		if _, err := conn.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sendUDPFrom(t, "", addr, datagrams...)
 }

@@ -9,8 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -112,6 +112,24 @@ END;
 CREATE TRIGGER reservation_token AFTER UPDATE OF freed ON reservations WHEN NEW.freed IS NOT NULL BEGIN
 	DELETE FROM tokens WHERE id = NEW.token;
 END;
+`, `
+-- Deleting a token looks up its children and permissions (the cascades),
+-- deleting a reservation its sessions: without these, each a table scan.
+CREATE INDEX tokens_by_parent ON tokens(parent);
+CREATE INDEX token_permissions_by_token ON token_permissions(token);
+CREATE INDEX sessions_by_reservation ON sessions(reservation);
+-- A revoked token (with its descendants) grants nothing; its rows go
+-- later, a few at a time: deleting a large subtree at once holds the
+-- database for long.
+ALTER TABLE tokens ADD COLUMN revoked INTEGER NOT NULL DEFAULT 0;
+DROP TRIGGER session_token;
+CREATE TRIGGER session_token AFTER DELETE ON sessions BEGIN
+	UPDATE tokens SET revoked = 1 WHERE id = OLD.token;
+END;
+DROP TRIGGER reservation_token;
+CREATE TRIGGER reservation_token AFTER UPDATE OF freed ON reservations WHEN NEW.freed IS NOT NULL BEGIN
+	UPDATE tokens SET revoked = 1 WHERE id = NEW.token;
+END;
 `}
 
 // liveEpochs is how many epochs a reservation keeps: the data plane holds
@@ -131,8 +149,9 @@ type Store struct {
 	ckpt     *sql.DB // the checkpointer's connection
 	states   chan stateWrite
 	done     chan struct{} // closed when the state writer has stopped
-	stop     chan struct{} // closed to stop the checkpointer
+	stop     chan struct{} // closed to stop the checkpointer (housekeep)
 	ckptDone chan struct{}
+	lock     *os.File // the flock on the database (dblock.go)
 
 	mu       sync.RWMutex
 	res      map[int64]*Reservation // the active (not freed) ones
@@ -141,60 +160,50 @@ type Store struct {
 	sync     map[int64][]SyncSample
 	tokens   map[int64]*Token
 	byHash   map[[32]byte]int64
+	tokenTree
+	walGuard
 }
 
 // Open opens (creating or migrating) the database at path and loads it.
 func Open(path string) (*Store, error) {
 	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) +
 		"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
+	lock, err := lockDB(path)
+	if err != nil {
+		return nil, err
+	}
 	// Commits do not checkpoint (the checkpoint's fsyncs would stall the
 	// calls waiting on them); checkpoint() does, on its own connection.
 	db, err := sql.Open("sqlite", dsn+"&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
+		lock.Close()
 		return nil, err
 	}
 	// One connection: SQLite has one writer anyway, and this way no call
 	// ever sees SQLITE_BUSY.
 	db.SetMaxOpenConns(1)
 	s := &Store{db: db, states: make(chan stateWrite, 1024), done: make(chan struct{}), stop: make(chan struct{}),
-		ckptDone: make(chan struct{})}
+		ckptDone: make(chan struct{}), lock: lock, walGuard: walGuard{wal: path + "-wal", unflushed: map[int64]int{}}}
 	if err := s.migrate(); err != nil {
 		db.Close()
+		lock.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := s.load(); err != nil {
 		db.Close()
+		lock.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	s.setLimits(Limits{})
 	if s.ckpt, err = sql.Open("sqlite", dsn); err != nil {
 		db.Close()
+		lock.Close()
 		return nil, err
 	}
 	s.ckpt.SetMaxOpenConns(1)
 	go s.writeStates()
-	go s.checkpoint()
+	go s.housekeep()
 	return s, nil
-}
-
-// checkpointEvery is how often the WAL is copied into the database.
-const checkpointEvery = time.Second
-
-// checkpoint copies the WAL into the database every checkpointEvery until
-// Close, without blocking writers (PASSIVE).
-func (s *Store) checkpoint() {
-	t := time.NewTicker(checkpointEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			s.ckptDone <- struct{}{}
-			return
-		case <-t.C:
-			if _, err := s.ckpt.Exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
-				log.Printf("nsc cp: checkpoint: %v", err)
-			}
-		}
-	}
 }
 
 // Close stops the state writer (after it wrote what it was given) and
@@ -204,7 +213,7 @@ func (s *Store) Close() error {
 	<-s.done
 	close(s.stop)
 	<-s.ckptDone
-	return errors.Join(s.ckpt.Close(), s.db.Close())
+	return errors.Join(s.ckpt.Close(), s.db.Close(), s.lock.Close())
 }
 
 // SchemaVersion is the number of migrations applied.
@@ -415,9 +424,13 @@ func (s *Store) loadEpochs() error {
 			// SQLite integers are signed: the uint64s are stored bit for bit.
 			e.Number, e.Boundary, e.Created = uint64(number), uint64(boundary), fromMS(created)
 			e.Calendar = decodeCalendar(cal)
-			if s.res[id] != nil {
-				s.epochs[id] = append(s.epochs[id], e)
+			if s.res[id] == nil {
+				return nil
 			}
+			if err := checkEpoch(id, s.epochs[id], e, len(cal)); err != nil {
+				return err
+			}
+			s.epochs[id] = append(s.epochs[id], e)
 			return nil
 		})
 }
@@ -441,18 +454,26 @@ func (s *Store) loadSync() error {
 }
 
 func (s *Store) loadTokens() error {
-	err := s.each(`SELECT id, hash, name, COALESCE(parent, 0), created FROM tokens`, func(rows *sql.Rows) error {
+	hashes := map[int64][]byte{}
+	var revoked []int64
+	err := s.each(`SELECT id, hash, name, COALESCE(parent, 0), created, revoked FROM tokens`, func(rows *sql.Rows) error {
 		var t Token
 		var hash []byte
 		var created int64
-		if err := rows.Scan(&t.ID, &hash, &t.Name, &t.Parent, &created); err != nil {
+		var gone bool
+		if err := rows.Scan(&t.ID, &hash, &t.Name, &t.Parent, &created, &gone); err != nil {
 			return err
 		}
 		t.Created = fromMS(created)
-		s.tokens[t.ID] = &t
-		s.byHash[[32]byte(hash)] = t.ID
+		s.tokens[t.ID], hashes[t.ID] = &t, hash
+		if gone {
+			revoked = append(revoked, t.ID)
+		}
 		return nil
 	})
+	if err == nil {
+		err = s.indexTokens(hashes, revoked)
+	}
 	if err != nil {
 		return err
 	}
@@ -490,16 +511,22 @@ func decodeCalendar(b []byte) []int64 {
 
 // CreateToken stores a new token and returns it with its secret.
 func (s *Store) CreateToken(name string, parent int64, perms []Permission, now time.Time) (Token, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.tokenRoom(parent); err != nil {
+		return Token{}, "", err
+	}
 	var t Token
 	var secret string
-	err := s.change(func(tx *sql.Tx) (err error) {
+	err := s.tx(func(tx *sql.Tx) (err error) {
 		t, secret, err = insertToken(tx, name, parent, perms, now)
 		return err
-	}, func() error {
-		s.addToken(t, secret)
-		return nil
 	})
-	return t, secret, err
+	if err != nil {
+		return Token{}, "", err
+	}
+	s.addToken(t, secret)
+	return t, secret, nil
 }
 
 func insertToken(tx *sql.Tx, name string, parent int64, perms []Permission, now time.Time) (Token, string, error) {
@@ -527,7 +554,7 @@ func insertToken(tx *sql.Tx, name string, parent int64, perms []Permission, now 
 // addToken records t in memory; s.mu is held.
 func (s *Store) addToken(t Token, secret string) {
 	s.tokens[t.ID] = &t
-	s.byHash[sha256.Sum256([]byte(secret))] = t.ID
+	s.linkToken(&t, sha256.Sum256([]byte(secret)))
 }
 
 // Authenticate returns the token whose secret this is.
@@ -598,36 +625,17 @@ func (s *Store) IsAncestorOrSelf(a, b int64) bool {
 	return false
 }
 
-// Revoke deletes token id and, by cascade, all its descendants.
+// Revoke revokes token id and all its descendants in one transaction
+// that marks it revoked: at once, whatever the subtree's size. Its rows
+// are deleted later, a few at a time (collectRevoked), so as not to
+// hold the database for long.
 func (s *Store) Revoke(id int64) error {
 	return s.change(func(tx *sql.Tx) error {
-		return execOne(tx, `DELETE FROM tokens WHERE id = ?`, id)
+		return execOne(tx, `UPDATE tokens SET revoked = 1 WHERE id = ?`, id)
 	}, func() error {
-		s.forget(id)
+		s.dropToken(id)
 		return nil
 	})
-}
-
-// forget drops token id and its descendants from memory; s.mu is held.
-// Token 0 (none) has no descendants: parentless tokens are roots.
-func (s *Store) forget(id int64) {
-	if id == 0 {
-		return
-	}
-	gone := map[int64]bool{id: true}
-	// Parents have smaller IDs than their children: one pass in ID order
-	// finds every descendant.
-	for _, tid := range slices.Sorted(maps.Keys(s.tokens)) {
-		if gone[s.tokens[tid].Parent] {
-			gone[tid] = true
-		}
-	}
-	for h, tid := range s.byHash {
-		if gone[tid] {
-			delete(s.byHash, h)
-			delete(s.tokens, tid)
-		}
-	}
 }
 
 // --- reservations ---
@@ -650,6 +658,9 @@ func (s *Store) Reserve(r Reservation, instances int, parent int64, level Permis
 	}
 	if r.Instance < 0 {
 		return Reservation{}, "", ErrNoInstance
+	}
+	if err := s.tokenRoom(parent); err != nil {
+		return Reservation{}, "", err
 	}
 	var tok Token
 	var secret string
@@ -736,7 +747,7 @@ func (s *Store) Free(id int64, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.forget(s.res[id].Token)
+	s.dropToken(s.res[id].Token)
 	delete(s.res, id)
 	s.resetMemory(id, true, true, true)
 	return nil
@@ -747,6 +758,7 @@ func (s *Store) Free(id int64, now time.Time) error {
 func (s *Store) resetMemory(id int64, sync, epochs, sessions bool) {
 	if sync {
 		delete(s.sync, id)
+		delete(s.unflushed, id)
 	}
 	if epochs {
 		delete(s.epochs, id)
@@ -754,7 +766,7 @@ func (s *Store) resetMemory(id int64, sync, epochs, sessions bool) {
 	if sessions {
 		for sid, x := range s.sessions {
 			if x.Reservation == id {
-				s.forget(x.Token)
+				s.dropToken(x.Token)
 				delete(s.sessions, sid)
 			}
 		}
@@ -771,7 +783,12 @@ func (s *Store) SetUntil(id int64, until time.Time) error {
 
 // AddSenders adds sender addresses to reservation id.
 func (s *Store) AddSenders(id int64, addrs []string) error {
-	return s.updateReservation(id, func(tx *sql.Tx) error { return insertSenders(tx, id, addrs) },
+	return s.updateReservation(id, func(tx *sql.Tx) error {
+		if err := s.senderRoom(id, addrs); err != nil {
+			return err
+		}
+		return insertSenders(tx, id, addrs)
+	},
 		func(r *Reservation) { r.Senders = sortedUnique(append(r.Senders, addrs...)) })
 }
 
@@ -836,6 +853,9 @@ func (s *Store) Register(x Session, parent int64, level Permission) (Session, st
 	if s.res[x.Reservation] == nil {
 		return Session{}, "", ErrNotFound
 	}
+	if err := s.sessionRoom(x.Reservation, parent); err != nil {
+		return Session{}, "", err
+	}
 	demands, err := json.Marshal(x.Demands)
 	if err != nil {
 		return Session{}, "", err
@@ -897,7 +917,7 @@ func (s *Store) Deregister(id int64) error {
 	if _, err := s.db.Exec(`DELETE FROM sessions WHERE id = ?`, id); err != nil {
 		return err
 	}
-	s.forget(s.sessions[id].Token)
+	s.dropToken(s.sessions[id].Token)
 	delete(s.sessions, id)
 	return nil
 }
@@ -1054,19 +1074,18 @@ func (s *Store) Epochs(id int64) []Epoch {
 	return out
 }
 
-// AddSync stores a sync sample for reservation id.
+// AddSync records a sync sample for reservation id: in memory at once,
+// for the boundaries, and in the database at the next flush (walguard.go).
 func (s *Store) AddSync(id int64, x SyncSample) error {
-	return s.change(func(tx *sql.Tx) error {
-		return insertForActive(tx, `INSERT INTO sync_samples SELECT ?, ?, ?, ?, ?, ?`, id, ms(x.Time), x.Source,
-			int64(x.Event), x.Rate, x.SenderTime)
-	}, func() error {
-		if s.res[id] == nil {
-			return ErrNotFound
-		}
-		xs := append(s.sync[id], x)
-		s.sync[id] = xs[max(0, len(xs)-syncWindow):]
-		return nil
-	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.res[id] == nil {
+		return ErrNotFound
+	}
+	xs := append(s.sync[id], x)
+	s.sync[id] = xs[max(0, len(xs)-syncWindow):]
+	s.unflushed[id] = min(s.unflushed[id]+1, syncWindow)
+	return nil
 }
 
 // Sync returns reservation id's last sync samples, oldest first.

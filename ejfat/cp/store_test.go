@@ -205,6 +205,9 @@ func TestStorePrune(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := s.flushSync(); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Prune(now.Add(7 * time.Second)); err != nil {
 		t.Fatal(err)
 	}

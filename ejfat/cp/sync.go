@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 )
 
@@ -17,6 +18,7 @@ const (
 	badMagic   = "magic"
 	badVersion = "version"
 	unreserved = "unreserved" // well-formed, but the instance has no reservation
+	notSender  = "sender"     // well-formed, but not from one of the reservation's senders
 )
 
 // parseSync decodes a sync message (ejfat-reassembly.md §2): "LC",
@@ -90,7 +92,7 @@ func (c *CP) serveSync(i int, conn *net.UDPConn) {
 	buf := make([]byte, 2048) // larger than a sync message, to see oversized ones
 	inst := strconv.Itoa(i)
 	for {
-		n, err := conn.Read(buf)
+		n, from, err := conn.ReadFromUDPAddrPort(buf)
 		if errors.Is(err, net.ErrClosed) {
 			return
 		}
@@ -100,7 +102,7 @@ func (c *CP) serveSync(i int, conn *net.UDPConn) {
 		x, bad := parseSync(buf[:n])
 		if bad == "" {
 			x.Time = c.cfg.Now()
-			bad = c.storeSync(i, x)
+			bad = c.storeSync(i, x, from.Addr())
 		}
 		if bad != "" {
 			c.metrics.syncDropped.WithLabelValues(inst, bad).Inc()
@@ -108,14 +110,13 @@ func (c *CP) serveSync(i int, conn *net.UDPConn) {
 	}
 }
 
-// storeSync stores x for instance i's reservation.
-func (c *CP) storeSync(i int, x SyncSample) string {
-	for _, r := range c.store.Reservations() {
-		if r.Instance == i && !r.Expired(x.Time) {
-			c.logErr("store sync sample", c.store.AddSync(r.ID, x))
-			c.metrics.syncSamples.WithLabelValues(lbLabel(r.ID)).Inc()
-			return ""
-		}
+// storeSync stores x, from address from, for instance i's reservation.
+func (c *CP) storeSync(i int, x SyncSample, from netip.Addr) string {
+	id, bad := c.store.syncTarget(i, from, x.Time)
+	if bad != "" {
+		return bad
 	}
-	return unreserved
+	c.logErr("store sync sample", c.store.AddSync(id, x))
+	c.metrics.syncSamples.WithLabelValues(lbLabel(id)).Inc()
+	return ""
 }
