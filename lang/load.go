@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -54,6 +55,46 @@ type Loader struct {
 	Library  fs.FS
 }
 
+// MaxModelBytes bounds a model file: a model is text a person writes.
+const MaxModelBytes = 8 << 20
+
+// ReadModel reads a model file from disk: a regular file of at most
+// MaxModelBytes (not a device, a FIFO or a directory, which could feed the
+// parser without end).
+func ReadModel(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file but %s", fileKind(st.Mode()))}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxModelBytes+1))
+	if err == nil && len(b) > MaxModelBytes {
+		err = &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d MiB, the most a model file may hold", MaxModelBytes>>20)}
+	}
+	return b, err
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
 // DefaultSize is a table's size when the model gives none.
 const DefaultSize = 1024
 
@@ -77,7 +118,7 @@ func syntaxError(err error) error {
 // Load reads the files (and what they include) as one model.
 func (ld Loader) Load(files ...string) (*Model, error) {
 	if ld.ReadFile == nil {
-		ld.ReadFile = os.ReadFile
+		ld.ReadFile = ReadModel
 	}
 	l := &loader{Loader: ld, seen: map[string]bool{}, same: map[[sha256.Size]byte]bool{}}
 	for _, f := range files {

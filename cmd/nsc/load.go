@@ -19,7 +19,7 @@ import (
 // (`dragonet/offload.nsc` or `models/dragonet/offload.nsc`) when the path
 // is not on disk.
 func readFile(name string) ([]byte, error) {
-	b, err := os.ReadFile(name)
+	b, err := lang.ReadModel(name)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return b, err
 	}
