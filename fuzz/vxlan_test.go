@@ -43,7 +43,7 @@ func vxlanFrames(t *testing.T) (frames [][]byte, want []string) {
 		&layers.ICMPv4{TypeCode: layers.CreateICMPv4TypeCode(8, 0)})
 	full := outer(4789, &layers.VXLAN{ValidIDFlag: true, VNI: 5}, nil)
 	frames = append(frames,
-		outer(4790, &layers.VXLAN{ValidIDFlag: true, VNI: 1}, inner), // another UDP port
+		outer(4790, &layers.VXLAN{ValidIDFlag: true, VNI: 1}, inner),  // another UDP port
 		outer(4789, &layers.VXLAN{ValidIDFlag: false, VNI: 1}, inner), // I flag clear
 		icmp,
 		badCsum,
