@@ -263,6 +263,19 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 	op := n.Op
 	schema := ps.g.Schema
 	switch op.Kind {
+	case packet.OpParse:
+		if !ExtractedSinceParse(n) && predicate.Implies(ps.in[n], ps.parsed(op.Header)) {
+			return p // the headers found are those found before
+		}
+		// A header extracted since the last parse is gone, others may
+		// have moved: what was known of the wire headers no longer holds.
+		cond := ps.Condition(n, port)
+		for _, h := range schema.Headers {
+			if !h.Metadata {
+				p = ps.forgetHeader(p, h.ID, true).ForgetValid(h.Name)
+			}
+		}
+		return ps.forgetParsed(p).And(cond)
 	case packet.OpExtract:
 		// A header already there stays as it is (true); one that is not
 		// comes from the frame with any contents (true) or does not fit.
@@ -501,3 +514,33 @@ var cmpOps = map[packet.ExprKind]string{
 }
 
 var flipped = map[string]string{"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+// ExtractedSinceParse reports whether some path into n runs an extract
+// after the last parse (or source) on it: parsing again at n then forgets
+// a header, which the predicates of a frame parsed from its start do not
+// otherwise say.
+func ExtractedSinceParse(n *Node) bool {
+	seen := map[*Node]bool{}
+	todo := []*Node{n}
+	for len(todo) > 0 {
+		x := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, e := range x.In {
+			from := e.From.Node
+			if seen[from] {
+				continue
+			}
+			seen[from] = true
+			if from.Kind == FNode {
+				switch from.Op.Kind {
+				case packet.OpExtract:
+					return true
+				case packet.OpParse, packet.OpInput:
+					continue
+				}
+			}
+			todo = append(todo, from)
+		}
+	}
+	return false
+}

@@ -107,7 +107,7 @@ func (b *builder) fold(e *enode, n *dataflow.Node, live *eport, ps *dataflow.Pre
 		case packet.OpParse:
 			// Parsing again forgets a header extracted since the last
 			// parse; the predicates do not say so.
-			if extractedSinceParse(n) {
+			if dataflow.ExtractedSinceParse(n) {
 				return false
 			}
 		case packet.OpInput:
@@ -323,34 +323,6 @@ func (b *builder) copyRemoved(n *dataflow.Node, sink string) bool {
 	for _, e := range b.copies[n] {
 		if e.sink == sink {
 			return e.removed && len(b.notes[n][sink]) > 0 && !strings.HasPrefix(b.notes[n][sink][len(b.notes[n][sink])-1], "port ")
-		}
-	}
-	return false
-}
-
-// extractedSinceParse reports whether some path into n runs an extract
-// after the last parse (or source) on it.
-func extractedSinceParse(n *dataflow.Node) bool {
-	seen := map[*dataflow.Node]bool{}
-	todo := []*dataflow.Node{n}
-	for len(todo) > 0 {
-		x := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		for _, e := range x.In {
-			from := e.From.Node
-			if seen[from] {
-				continue
-			}
-			seen[from] = true
-			if from.Kind == dataflow.FNode {
-				switch from.Op.Kind {
-				case packet.OpExtract:
-					return true
-				case packet.OpParse, packet.OpInput:
-					continue
-				}
-			}
-			todo = append(todo, from)
 		}
 	}
 	return false

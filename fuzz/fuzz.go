@@ -37,6 +37,9 @@ type Options struct {
 	Dir string
 	// Batch is how many models one go build takes (default 50).
 	Batch int
+	// Shrink is how long to spend shrinking each failing model (default
+	// a minute).
+	Shrink time.Duration
 	// Log, if set, gets progress lines.
 	Log func(format string, args ...any)
 }
@@ -71,6 +74,9 @@ func Run(opt Options) (*Report, error) {
 	}
 	if opt.Batch == 0 {
 		opt.Batch = 50
+	}
+	if opt.Shrink == 0 {
+		opt.Shrink = time.Minute
 	}
 	if opt.Targets == nil {
 		opt.Targets = []string{"go", "xdp"}
@@ -163,10 +169,27 @@ func Run(opt Options) (*Report, error) {
 	}
 	for name, m := range failed {
 		rep.Failed = append(rep.Failed, name)
-		if opt.Dir != "" {
-			if err := save(opt.Dir, m); err != nil {
+		if opt.Dir == "" {
+			continue
+		}
+		if err := save(opt.Dir, m); err != nil {
+			return nil, err
+		}
+		// The first difference, shrunk, as a regression case.
+		for _, d := range rep.Diffs {
+			if d.Model != name || d.Frame == nil {
+				continue
+			}
+			small, frame, err := Shrink(m, d, filepath.Join(dir, "shrink-"+name), opt.Shrink)
+			if err != nil {
+				logf("%s: not shrunk: %v", name, err)
+				break
+			}
+			if err := SaveRegression(filepath.Join(opt.Dir, "regress"), small, frame); err != nil {
 				return nil, err
 			}
+			logf("%s: shrunk to %s", name, filepath.Join(opt.Dir, "regress", name+".nsc"))
+			break
 		}
 	}
 	slices.Sort(rep.Failed)
@@ -174,7 +197,7 @@ func Run(opt Options) (*Report, error) {
 }
 
 // save writes a failing model and its tables where a test or a user can
-// load them (nsc check, nsc sim --tables).
+// load them (nsc check, nsc sim --tables): NAME.nsc and NAME.tables.
 func save(dir string, m Model) error {
 	if err := os.WriteFile(filepath.Join(dir, m.Name+".nsc"), []byte(m.Source), 0o644); err != nil {
 		return err

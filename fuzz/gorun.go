@@ -20,8 +20,11 @@ import (
 // run here, the generated code's in a program built from all the cases at
 // once (one go build for a batch).
 type GoCase struct {
-	Name   string
-	Graph  *dataflow.Graph
+	Name  string
+	Graph *dataflow.Graph
+	// Ref is the graph the interpreter runs (nil: Graph); a test gives
+	// another to see a difference caught.
+	Ref    *dataflow.Graph
 	Tables string
 	Frames [][]byte
 }
@@ -101,11 +104,15 @@ func RunGo(dir string, cases []GoCase) (diffs []Diff, refused map[string]string,
 	}
 	got := parseDriver(out)
 	for i, c := range built {
-		ts, err := loadTables(c.Graph, c.Name, c.Tables)
+		ref := c.Graph
+		if c.Ref != nil {
+			ref = c.Ref
+		}
+		ts, err := loadTables(ref, c.Name, c.Tables)
 		if err != nil {
 			return nil, nil, err
 		}
-		m, err := sim.New(c.Graph, ts)
+		m, err := sim.New(ref, ts)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -165,3 +165,5 @@ func TestVerifyCatchesLostJoin(t *testing.T) {
 		t.Logf("%d of 2000 packets differ with the join's parse dropped", n)
 	}
 }
+
+func embedOf(l, p *dataflow.Graph) (*embed.Embedding, error) { return embed.Embed(l, p) }

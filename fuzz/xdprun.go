@@ -17,8 +17,10 @@ import (
 // XDPCase is one embedding into an XDP PRG to compile, load and run in
 // the kernel (BPF_PROG_TEST_RUN).
 type XDPCase struct {
-	Name   string
-	Graph  *dataflow.Graph
+	Name  string
+	Graph *dataflow.Graph
+	// Ref is the graph the interpreter runs (nil: Graph).
+	Ref    *dataflow.Graph
 	Limits map[string]int
 	Tables string
 	Frames [][]byte
@@ -74,10 +76,14 @@ func runXDP(obj string, c XDPCase) ([]Diff, error) {
 	if err := r.SetTables(ts); err != nil {
 		return nil, err
 	}
-	if ts, err = loadTables(c.Graph, c.Name, c.Tables); err != nil {
+	ref := c.Graph
+	if c.Ref != nil {
+		ref = c.Ref
+	}
+	if ts, err = loadTables(ref, c.Name, c.Tables); err != nil {
 		return nil, err
 	}
-	m, err := sim.New(c.Graph, ts)
+	m, err := sim.New(ref, ts)
 	if err != nil {
 		return nil, err
 	}

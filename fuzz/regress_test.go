@@ -1,0 +1,68 @@
+package fuzz
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestRegressions runs every case under testdata/regress (models nsc fuzz
+// found a difference on, shrunk) through every check: the LPG alone
+// against each embedding, the generated Go and XDP against the
+// interpreter, on the model's frames and the fixed corpus.
+func TestRegressions(t *testing.T) {
+	files, err := filepath.Glob("testdata/regress/*.nsc")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no regression cases: %v", err)
+	}
+	var goCases []GoCase
+	var xdpCases []XDPCase
+	for _, f := range files {
+		m, frames, err := LoadRegression(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Prepare(m, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Frames = append(p.Frames, frames...)
+		ds, err := p.CheckEmbeddings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			t.Error(d)
+		}
+		if em := p.Embeddings["Host"]; em != nil {
+			goCases = append(goCases, GoCase{Name: m.Name, Graph: em.Graph, Tables: m.Tables, Frames: p.Frames})
+		}
+		if em := p.Embeddings["XDP"]; em != nil {
+			xdpCases = append(xdpCases, XDPCase{Name: m.Name, Graph: em.Graph, Limits: em.PRG.Limits, Tables: m.Tables, Frames: p.Frames})
+		}
+	}
+	ds, refused, err := RunGo(t.TempDir(), goCases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range append(ds, refusedDiffs("go", refused)...) {
+		t.Error(d)
+	}
+	if why := xdpUnavailable(); why != "" {
+		t.Skipf("xdp: %s", why)
+	}
+	ds, refused, err = RunXDP(t.TempDir(), xdpCases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range append(ds, refusedDiffs("xdp", refused)...) {
+		t.Error(d)
+	}
+}
+
+func refusedDiffs(target string, refused map[string]string) []Diff {
+	var out []Diff
+	for name, why := range refused {
+		out = append(out, Diff{Model: name, Check: target, Want: "compiles", Got: why})
+	}
+	return out
+}
