@@ -264,8 +264,8 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 	schema := ps.g.Schema
 	switch op.Kind {
 	case packet.OpParse:
-		if !ExtractedSinceParse(n) && predicate.Implies(ps.in[n], ps.parsed(op.Header)) {
-			return p // the headers found are those found before
+		if !ps.changedSinceParse(n) {
+			return p // the same bytes parse into the same headers
 		}
 		// A header extracted since the last parse is gone, others may
 		// have moved: what was known of the wire headers no longer holds.
@@ -515,11 +515,13 @@ var cmpOps = map[packet.ExprKind]string{
 
 var flipped = map[string]string{"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
-// ExtractedSinceParse reports whether some path into n runs an extract
-// after the last parse (or source) on it: parsing again at n then forgets
-// a header, which the predicates of a frame parsed from its start do not
-// otherwise say.
-func ExtractedSinceParse(n *Node) bool {
+// ChangedSinceParse reports whether some path into n, since the last
+// parse (or source) on it, extracts a header, pushes or pops one, or
+// writes a field the parse graph reads: parsing again at n then finds
+// other headers than the predicates of a frame parsed from its start say.
+func (ps *Predicates) ChangedSinceParse(n *Node) bool { return ps.changedSinceParse(n) }
+
+func (ps *Predicates) changedSinceParse(n *Node) bool {
 	seen := map[*Node]bool{}
 	todo := []*Node{n}
 	for len(todo) > 0 {
@@ -532,14 +534,32 @@ func ExtractedSinceParse(n *Node) bool {
 			}
 			seen[from] = true
 			if from.Kind == FNode {
-				switch from.Op.Kind {
-				case packet.OpExtract:
+				switch op := from.Op; op.Kind {
+				case packet.OpExtract, packet.OpPush, packet.OpPop, packet.OpPlace:
 					return true
+				case packet.OpSet:
+					if ps.writesSelector(op.Assign) {
+						return true
+					}
+				case packet.OpLookup:
+					def := ps.g.Schema.Tables[op.Table]
+					if ps.writesSelector(ps.g.Schema.Actions[def.Actions[e.From.Index]].Body) {
+						return true
+					}
 				case packet.OpParse, packet.OpInput:
 					continue
 				}
 			}
 			todo = append(todo, from)
+		}
+	}
+	return false
+}
+
+func (ps *Predicates) writesSelector(as []packet.Assign) bool {
+	for _, a := range as {
+		if !ps.g.Schema.Headers[a.Dst.Header].Metadata && ps.steersParse(a.Dst) {
+			return true
 		}
 	}
 	return false

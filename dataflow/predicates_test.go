@@ -39,8 +39,9 @@ func TestSeed003RxSinks(t *testing.T) {
 	g := testutil.Graph(t, "IPNicRx", "dragonet/nic.nsc")
 	ps := g.Predicates()
 	s := ps.Space
-	// The queue delivers frames that parse from the net header.
-	q := s.Symbol("pred(RxQueue,out)").And(s.Symbol("parsed(net)"))
+	// The queue delivers frames that parse from the net header (which is
+	// then there).
+	q := s.Symbol("pred(RxQueue,out)").And(s.Symbol("parsed(net)"), s.Valid("net"))
 	isP := s.Eq(predicate.Field{Name: "net.prot", Width: 8}, packet.V(2))
 	ok := s.Symbol("csum_ok(p)")
 	for node, want := range map[string]predicate.Pred{
@@ -66,7 +67,7 @@ func TestLPGAndNode(t *testing.T) {
 	g := testutil.Graph(t, "IPStack", "dragonet/stack.nsc")
 	ps := g.Predicates()
 	s := ps.Space
-	base := s.Symbol("pred(RxQueue,out)").And(s.Symbol("parsed(net)"))
+	base := s.Symbol("pred(RxQueue,out)").And(s.Symbol("parsed(net)"), s.Valid("net"))
 	isP := s.Eq(predicate.Field{Name: "net.prot", Width: 8}, packet.V(2))
 	ok := s.Symbol("csum_ok(p)")
 	valid := g.Node("RxValid")

@@ -107,7 +107,7 @@ func (b *builder) fold(e *enode, n *dataflow.Node, live *eport, ps *dataflow.Pre
 		case packet.OpParse:
 			// Parsing again forgets a header extracted since the last
 			// parse; the predicates do not say so.
-			if dataflow.ExtractedSinceParse(n) {
+			if ps.ChangedSinceParse(n) {
 				return false
 			}
 		case packet.OpInput:
