@@ -19,6 +19,10 @@ type Model struct {
 	PRGs []string
 	// Ports are the UDP destination ports the model's own headers follow.
 	Ports []int
+	// Liar is the PRG among PRGs that claims a fact its hardware does not
+	// establish ("" if none): verify must catch the lie wherever the
+	// embedder relied on it.
+	Liar string
 }
 
 // field is a fixed-width field the generator may read or write.
@@ -87,7 +91,12 @@ func Generate(seed uint64, i int) Model {
 	g.tablesDecl()
 	g.lpg()
 	g.line(hostPRG)
-	return Model{Name: name, Source: g.b.String(), LPG: "G", Tables: g.tab.String(), PRGs: []string{"Host", "XDP"}, Ports: g.ports}
+	prgs := []string{"Host", "XDP", "Nic"}
+	liar := g.nic()
+	if liar != "" {
+		prgs = append(prgs, liar)
+	}
+	return Model{Name: name, Source: g.b.String(), LPG: "G", Tables: g.tab.String(), PRGs: prgs, Ports: g.ports, Liar: liar}
 }
 
 // hostPRG hands whole frames to software both ways: every LPG node runs
@@ -335,4 +344,47 @@ func prefixMask(plen, width int) (hi, lo uint64) {
 		}
 	}
 	return hi, lo
+}
+
+// nic writes a NIC of random hardware checks: a parser, the IPv4 and the
+// UDP checksum checks, each there or not, sinks that say what was
+// checked (a claim: pred "csum_ok(…)") only behind the check's true port;
+// and half the time a second NIC, the liar, whose sink claims the UDP
+// checksum good without checking it. It returns the liar's name or "".
+func (g *gen) nic() string {
+	ip, udp := g.chance(0.7), g.chance(0.7)
+	g.line("prg Nic {")
+	g.line("    cluster Rx {")
+	g.line("        node Wire [hardware] { op input  port out -> Parse }")
+	g.line("        node Parse [hardware] { op parse ethernet  port true -> V4  port false -> Other }")
+	g.line("        node V4 [hardware] { op test valid(ipv4)  port true -> %s  port false -> Other }", map[bool]string{true: "IPCS", false: "IsUDP"}[ip])
+	if ip {
+		g.line("        node IPCS [hardware] { op checksum verify ipv4  port true -> IsUDP pred \"csum_ok(ipv4)\"  port false -> IPBad }")
+		g.line("        node IPBad [software, sink] { op nop  port out }")
+	}
+	if udp {
+		g.line("        node IsUDP [hardware] { op test valid(udp)  port true -> L4CS  port false -> IPGood }")
+		g.line("        node L4CS [hardware] { op checksum verify udp  port true -> L4Good pred \"csum_ok(udp)\"  port false -> L4Bad }")
+		g.line("        node L4Good [software, sink] { op nop  port out }")
+		g.line("        node L4Bad [software, sink] { op nop  port out }")
+	} else {
+		g.line("        node IsUDP [hardware] { op nop  port out -> IPGood }")
+	}
+	g.line("        node IPGood [software, sink] { op nop  port out }")
+	g.line("        node Other [software, sink] { op nop  port out }")
+	g.line("    }")
+	g.line("}")
+	if g.chance(0.5) {
+		return ""
+	}
+	g.line("prg Liar {")
+	g.line("    cluster Rx {")
+	g.line("        node Wire [hardware] { op input  port out -> Parse }")
+	g.line("        node Parse [hardware] { op parse ethernet  port true -> IsUDP  port false -> Other }")
+	g.line("        node IsUDP [hardware] { op test valid(ipv4) && valid(udp)  port true -> Lied pred \"csum_ok(udp)\"  port false -> Other }")
+	g.line("        node Lied [software, sink] { op nop  port out }")
+	g.line("        node Other [software, sink] { op nop  port out }")
+	g.line("    }")
+	g.line("}")
+	return "Liar"
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strings"
 	"testing/fstest"
 
 	"github.com/dragonet-go/nsc/dataflow"
@@ -143,9 +144,25 @@ func (p *Prepared) CheckEmbeddings() ([]Diff, error) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Embeddings)) {
 		em := p.Embeddings[name]
-		res, err := verify.RunTables(em, func() ([]*packet.Table, error) { return tables(em.Graph, p.Model) }, cases, nil)
+		// Besides the shared frames, those that lack each fact this PRG
+		// claims: where a lie would show.
+		all := slices.Clone(cases)
+		for _, c := range verify.Generate(em, 200, uint64(len(p.Frames))) {
+			if c.Claim != "" && c.Source == "RxQueue" {
+				all = append(all, c)
+			}
+		}
+		res, err := verify.RunTables(em, func() ([]*packet.Table, error) { return tables(em.Graph, p.Model) }, all, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: verify %s: %w", p.Model.Name, name, err)
+		}
+		if name == p.Model.Liar {
+			// Differences are what a lie looks like; the lie must show
+			// wherever the embedder trusted it.
+			if relied := p.reliedOnLie(em); relied != "" && len(res.Mismatches) == 0 {
+				diffs = append(diffs, Diff{Model: p.Model.Name, Check: "liar " + name, Want: "verify catches the lie " + relied, Got: "no mismatch"})
+			}
+			continue
 		}
 		for _, mm := range res.Mismatches {
 			diffs = append(diffs, Diff{Model: p.Model.Name, Check: "lpg/embedded " + name, Frame: mm.Case.Frame,
@@ -153,4 +170,28 @@ func (p *Prepared) CheckEmbeddings() ([]Diff, error) {
 		}
 	}
 	return diffs, nil
+}
+
+// reliedOnLie names an LPG node the embedder placed differently behind
+// the liar than behind the same NIC without its claim (the lie was
+// trusted there), or "" when the claim changed nothing.
+func (p *Prepared) reliedOnLie(em *embed.Embedding) string {
+	honest := p.Model
+	honest.Source = strings.Replace(honest.Source, `Lied pred "csum_ok(udp)"`, "Lied", 1)
+	lm, err := Load(honest)
+	if err != nil {
+		return ""
+	}
+	l, _ := lm.Graph(p.Model.LPG)
+	h, _ := lm.Graph(p.Model.Liar)
+	hem, err := embed.Embed(l, h)
+	if err != nil {
+		return ""
+	}
+	for i, pl := range em.Placements {
+		if hp := hem.Placements[i]; hp.Kind != pl.Kind || hp.Reason != pl.Reason {
+			return pl.Node
+		}
+	}
+	return ""
 }
