@@ -17,7 +17,7 @@ type Config struct {
 	DataIPv6    string
 	DataPortMin uint32
 	DataPortMax uint32
-	SyncIPv4    string // where senders send sync messages; the sync servers listen here
+	SyncIPv4    string // where senders send sync messages; the sync servers listen here (default 127.0.0.1)
 	SyncIPv6    string // and here too, when set
 	SyncPort    int    // instance i's sync server listens on SyncPort+i; 0: any free port each
 
@@ -54,6 +54,9 @@ func (cfg *Config) defaults() {
 	if cfg.Epocher == nil {
 		cfg.Epocher = NewCalendars()
 	}
+	if cfg.SyncIPv4 == "" {
+		cfg.SyncIPv4 = "127.0.0.1"
+	}
 	if cfg.DataPortMin == 0 {
 		cfg.DataPortMin, cfg.DataPortMax = 19522, 19522
 	}
@@ -64,6 +67,7 @@ func (cfg *Config) defaults() {
 type CP struct {
 	pb.UnimplementedLoadBalancerServer
 	cfg     Config
+	addrs   replyAddrs
 	store   *Store
 	metrics *metrics
 	sync    []syncConn // per instance, IPv4 and maybe IPv6
@@ -88,7 +92,7 @@ func New(store *Store, cfg Config) (*CP, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CP{cfg: cfg, store: store, prog: prog}
+	c := &CP{cfg: cfg, addrs: addrsOf(&cfg), store: store, prog: prog}
 	c.metrics = newMetrics(c)
 	if err := c.listenSync(); err != nil {
 		return nil, err

@@ -105,20 +105,15 @@ func ts(t time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(t)
 }
 
-// reply describes reservation r as Reserve and GetLoadBalancer answer.
+// reply describes reservation r as Reserve and GetLoadBalancer answer:
+// both data addresses whatever r's ipFamily, as udplbd2 does.
 func (c *CP) reply(r Reservation, token string) *pb.ReserveLoadBalancerReply {
-	rep := &pb.ReserveLoadBalancerReply{
+	a := c.addrs
+	return &pb.ReserveLoadBalancerReply{
 		Token: token, LbId: strconv.FormatInt(r.ID, 10), FpgaLbId: uint32(r.Instance), Strategy: r.Strategy,
-		SyncIpv4Address: c.cfg.SyncIPv4, SyncIpv6Address: c.cfg.SyncIPv6, SyncUdpPort: c.syncPort(r.Instance),
-		DataMinPort: c.cfg.DataPortMin, DataMaxPort: c.cfg.DataPortMax,
+		SyncIpv4Address: a.sync4, SyncIpv6Address: a.sync6, SyncUdpPort: c.syncPort(r.Instance),
+		DataIpv4Address: a.data4, DataIpv6Address: a.data6, DataMinPort: c.cfg.DataPortMin, DataMaxPort: c.cfg.DataPortMax,
 	}
-	if r.IPFamily != pb.IpFamily_IPV6 {
-		rep.DataIpv4Address = c.cfg.DataIPv4
-	}
-	if r.IPFamily != pb.IpFamily_IPV4 {
-		rep.DataIpv6Address = c.cfg.DataIPv6
-	}
-	return rep
 }
 
 // ReserveLoadBalancer reserves a free LB instance.
