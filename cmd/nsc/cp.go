@@ -45,6 +45,8 @@ func (f *cpFlags) define(fs *flag.FlagSet) {
 	fs.UintVar(&f.dataPortMax, "data-port-max", 19522, "the LB's last data port")
 	fs.StringVar(&f.cfg.SyncIPv4, "sync-ipv4", "127.0.0.1", "address the sync servers listen on and hand out")
 	fs.StringVar(&f.cfg.SyncIPv6, "sync-ipv6", "", "IPv6 address the sync servers also listen on and hand out (default: --sync-ipv4's, IPv4-mapped)")
+	fs.BoolVar(&f.cfg.DenyLoopback, "deny-loopback", false, "refuse receivers registering loopback addresses (udplbd2's allow_loopback: false)")
+	fs.BoolVar(&f.cfg.DenyPrivate, "deny-private", false, "refuse receivers registering private addresses (udplbd2's allow_private: false)")
 	fs.IntVar(&f.cfg.SyncPort, "sync-port", 0, "instance i's sync server listens on this port + i (0: any free port)")
 	fs.DurationVar(&f.cfg.ReadyTimeout, "ready-timeout", 2*time.Second, "a session without SendState this long is not ready")
 	fs.DurationVar(&f.cfg.DeleteTimeout, "delete-timeout", 60*time.Second, "a session without SendState this long is deleted")
@@ -93,6 +95,7 @@ func cpOptions(e *env, args []string) (*cpFlags, error) {
 		return nil, usagef("--lb-feed needs --http")
 	}
 	f.cfg.DataPortMin, f.cfg.DataPortMax = uint32(f.dataPortMin), uint32(f.dataPortMax)
+	f.cfg.TLS = f.tlsCert != ""
 	if err := f.lb.check(); err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func runLBCtl(e *env, args []string) error {
 	until := fs.Duration("until", 0, "reserve: how long the reservation lasts (0: no expiry)")
 	var senders, perms multiFlag
 	fs.Var(&senders, "sender", "reserve: a sender address allowed through the LB (repeat)")
-	fs.Var(&perms, "perm", "token: a permission TYPE:ID:PERMISSION, e.g. LOAD_BALANCER:1:UPDATE (repeat)")
+	fs.Var(&perms, "perm", "token: a permission TYPE:ID:PERMISSION, e.g. RESERVATION:1:UPDATE (repeat; LOAD_BALANCER names an LB instance)")
 	name := fs.String("name", "", "register: the receiver's name")
 	ip := fs.String("ip", "", "register: the receiver's address")
 	port := fs.Uint("port", 0, "register: the receiver's first UDP port")

@@ -1,6 +1,9 @@
 package cp
 
-import "net/netip"
+import (
+	"net/netip"
+	"slices"
+)
 
 // replyAddrs are the data and sync addresses replies hand out. None is
 // ever empty: E2SAR parses all four unconditionally (lbadm --overview
@@ -42,4 +45,33 @@ func mapped(v4 string) string {
 		return v4
 	}
 	return netip.AddrFrom16(ip.As16()).String()
+}
+
+// privateNets are udplbd2's private ranges (is_private_ip): RFC 1918,
+// shared (RFC 6598), link-local, documentation and benchmarking IPv4;
+// unique-local, link-local and documentation IPv6.
+var privateNets = []netip.Prefix{
+	netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
+	netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("fc00::/7"),
+	netip.MustParsePrefix("fe80::/10"), netip.MustParsePrefix("2001:db8::/32"),
+}
+
+// memberPolicy refuses a receiver address the CP is configured to refuse
+// (udplbd2's allow_loopback and allow_private, both off here by default).
+func (c *CP) memberPolicy(addr string) error {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return invalid("Invalid IP address %q", addr)
+	}
+	ip = ip.Unmap()
+	if c.cfg.DenyLoopback && ip.IsLoopback() {
+		return invalid("Registration from loopback addresses is not allowed (%s)", addr)
+	}
+	if c.cfg.DenyPrivate && slices.ContainsFunc(privateNets, func(p netip.Prefix) bool { return p.Contains(ip) }) {
+		return invalid("Registration from private IP addresses is not allowed (%s)", addr)
+	}
+	return nil
 }

@@ -20,6 +20,12 @@ type Config struct {
 	SyncIPv4    string // where senders send sync messages; the sync servers listen here (default 127.0.0.1)
 	SyncIPv6    string // and here too, when set
 	SyncPort    int    // instance i's sync server listens on SyncPort+i; 0: any free port each
+	TLS         bool   // the gRPC server uses TLS: ejfatUris are ejfats://
+
+	// Receivers refused at Register (udplbd2's allow_loopback and
+	// allow_private, the other way round: nsc allows both by default).
+	DenyLoopback bool
+	DenyPrivate  bool // RFC 1918, shared, link-local, documentation, ULA
 
 	ReadyTimeout  time.Duration // a session without SendState this long is not ready; default 2 s
 	DeleteTimeout time.Duration // and is deleted after this long; default 60 s
