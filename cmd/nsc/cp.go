@@ -96,6 +96,7 @@ func cpOptions(e *env, args []string) (*cpFlags, error) {
 	}
 	f.cfg.DataPortMin, f.cfg.DataPortMax = uint32(f.dataPortMin), uint32(f.dataPortMax)
 	f.cfg.TLS = f.tlsCert != ""
+	f.cfg.GRPCAddr = f.grpc
 	if err := f.lb.check(); err != nil {
 		return nil, err
 	}

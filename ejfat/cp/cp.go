@@ -21,6 +21,10 @@ type Config struct {
 	SyncIPv6    string // and here too, when set
 	SyncPort    int    // instance i's sync server listens on SyncPort+i; 0: any free port each
 	TLS         bool   // the gRPC server uses TLS: ejfatUris are ejfats://
+	// GRPCAddr is the gRPC server's address (host:port): this CP's name
+	// in chain graphs, and the host of ejfatUris when a call has no
+	// :authority.
+	GRPCAddr string
 
 	// Receivers refused at Register (udplbd2's allow_loopback and
 	// allow_private, the other way round: nsc allows both by default).
@@ -130,6 +134,7 @@ func (c *CP) Run(ctx context.Context) {
 	for _, s := range c.sync {
 		c.wg.Go(func() { c.serveSync(s.instance, s.conn) })
 	}
+	c.wg.Go(func() { c.reportUpstream(ctx) })
 	t := time.NewTicker(c.cfg.EpochInterval)
 	defer t.Stop()
 	for {

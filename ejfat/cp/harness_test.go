@@ -38,11 +38,12 @@ func startCP(t testing.TB, cfg cp.Config) *testCP {
 	if cfg.SyncIPv4 == "" {
 		cfg.SyncIPv4 = "127.0.0.1"
 	}
-	c, err := cp.New(store, cfg)
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	cfg.GRPCAddr = gl.Addr().String()
+	c, err := cp.New(store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,7 +168,7 @@ func (c *CP) ejfatURI(ctx context.Context, token string, lb *pb.ReserveLoadBalan
 	if c.cfg.TLS {
 		u = "ejfats://"
 	}
-	u += token + "@" + authority(ctx)
+	u += token + "@" + c.authority(ctx)
 	if lb == nil {
 		return u + "/"
 	}
@@ -179,12 +179,12 @@ func (c *CP) ejfatURI(ctx context.Context, token string, lb *pb.ReserveLoadBalan
 }
 
 // authority is the host:port a call was made to.
-func authority(ctx context.Context) string {
+func (c *CP) authority(ctx context.Context) string {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if a := md.Get(":authority"); len(a) > 0 {
 		return a[0]
 	}
-	return "localhost"
+	return c.cfg.GRPCAddr
 }
 
 // reservable are the LB instances the caller may reserve: all with
@@ -319,6 +319,13 @@ func (c *CP) FreeLoadBalancer(ctx context.Context, req *pb.FreeLoadBalancerReque
 	}
 	if err := c.require(ctx, resPerm(req.LbId, pb.PermissionType_UPDATE)); err != nil {
 		return nil, err
+	}
+	chains, err := c.store.Chains(id)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	for _, ch := range chains {
+		c.unchain(ch)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -118,6 +118,20 @@ ALTER TABLE session_states ADD COLUMN reported INTEGER NOT NULL DEFAULT 0;
 -- LOAD_BALANCER now names an LB instance, as in udplbd2; every one stored
 -- so far named a reservation.
 UPDATE token_permissions SET resource_type = 2 WHERE resource_type = 1;
+-- Reservations registered as receivers upstream (ChainLoadBalancer).
+CREATE TABLE upstream_chains (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	reservation INTEGER NOT NULL REFERENCES reservations(id) ON DELETE CASCADE,
+	upstream TEXT NOT NULL, -- host:port
+	tls INTEGER NOT NULL,
+	upstream_lb TEXT NOT NULL,
+	upstream_token TEXT NOT NULL,
+	session_token TEXT NOT NULL,
+	session_id TEXT NOT NULL,
+	data4 TEXT NOT NULL,
+	data6 TEXT NOT NULL,
+	created INTEGER NOT NULL
+);
 `}
 
 // liveEpochs is how many epochs a reservation keeps: the data plane holds
