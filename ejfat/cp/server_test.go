@@ -437,10 +437,20 @@ func TestMetricsAndDashboard(t *testing.T) {
 	}
 	page := get200(t, "http://"+c.http+"/")
 	for _, want := range []string{"instance 0: LB " + res.LbId + " t (dynamic)", "instance 1: free",
-		"<td>w</td><td>127.0.0.1:20000</td>", "width:75px", "<h3>epoch 1 from event 0</h3><svg"} {
+		"<td>w</td><td>127.0.0.1:20000</td>", "width:75px", "<h3>epoch 1 from event "} {
 		if !strings.Contains(page, want) {
 			t.Errorf("dashboard lacks %q", want)
 		}
+	}
+	// Without sync messages the boundary is the wall clock's µs (1 MHz
+	// from the reservation, as udplbd2) lead and guard ahead.
+	var boundary int64
+	if _, after, ok := strings.Cut(page, "<h3>epoch 1 from event "); ok {
+		fmt.Sscan(after, &boundary)
+	}
+	ahead := (cp.DefaultLead + cp.DefaultGuard).Microseconds()
+	if now := time.Now().UnixMicro(); boundary < now+ahead-60e6 || boundary > now+ahead {
+		t.Errorf("first boundary %d, want the µs clock (%d) %d µs ahead, or less by the test's time", boundary, now, ahead)
 	}
 	// The calendar picture: 512 slots, every one the session's color.
 	if n := strings.Count(page, `fill="#4477aa"><title>slot `); n != 512 {
