@@ -94,28 +94,28 @@ func (c *CP) holds(tok Token, need Permission) bool {
 
 // lbOf names a session's reservation ("": none).
 func (c *CP) lbOf(session string) string {
-	id, err := strconv.ParseInt(session, 10, 64)
-	if err != nil {
-		return ""
+	if x, ok := lookup(session, c.store.Session); ok {
+		return strconv.FormatInt(x.Reservation, 10)
 	}
-	x, ok := c.store.Session(id)
-	if !ok {
-		return ""
-	}
-	return strconv.FormatInt(x.Reservation, 10)
+	return ""
 }
 
 // instanceOf names an active reservation's LB instance ("": none).
 func (c *CP) instanceOf(lbID string) string {
-	id, err := strconv.ParseInt(lbID, 10, 64)
+	if r, ok := lookup(lbID, c.store.Reservation); ok {
+		return strconv.Itoa(r.Instance)
+	}
+	return ""
+}
+
+// lookup gets what a decimal id names.
+func lookup[T any](id string, get func(int64) (T, bool)) (T, bool) {
+	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
-		return ""
+		var zero T
+		return zero, false
 	}
-	r, ok := c.store.Reservation(id)
-	if !ok {
-		return ""
-	}
-	return strconv.Itoa(r.Instance)
+	return get(n)
 }
 
 // require fails with PERMISSION_DENIED unless the caller holds need.
