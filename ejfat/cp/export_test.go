@@ -7,3 +7,7 @@ func SetMaxSamples(n int) (restore func()) {
 	maxSamples = n
 	return func() { maxSamples = old }
 }
+
+// Migrations are the schema migrations, for tests that build an old
+// database.
+var Migrations = migrations
