@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -38,12 +39,14 @@ func (f *cpFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file for gRPC (with --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "TLS key file for gRPC")
 	fs.IntVar(&f.cfg.Instances, "instances", 8, "LB instances (virtual LBs) served")
-	fs.StringVar(&f.cfg.DataIPv4, "data-ipv4", "", "the LB's IPv4 data address, handed out at reservation")
-	fs.StringVar(&f.cfg.DataIPv6, "data-ipv6", "", "the LB's IPv6 data address")
+	fs.StringVar(&f.cfg.DataIPv4, "data-ipv4", "", "the LB's IPv4 data address, handed out at reservation (default: --lb-listen's, else --sync-ipv4)")
+	fs.StringVar(&f.cfg.DataIPv6, "data-ipv6", "", "the LB's IPv6 data address (default: the IPv4 one, IPv4-mapped)")
 	fs.UintVar(&f.dataPortMin, "data-port-min", 19522, "the LB's first data port")
 	fs.UintVar(&f.dataPortMax, "data-port-max", 19522, "the LB's last data port")
 	fs.StringVar(&f.cfg.SyncIPv4, "sync-ipv4", "127.0.0.1", "address the sync servers listen on and hand out")
-	fs.StringVar(&f.cfg.SyncIPv6, "sync-ipv6", "", "IPv6 sync address handed out")
+	fs.StringVar(&f.cfg.SyncIPv6, "sync-ipv6", "", "IPv6 address the sync servers also listen on and hand out (default: --sync-ipv4's, IPv4-mapped)")
+	fs.BoolVar(&f.cfg.DenyLoopback, "deny-loopback", false, "refuse receivers registering loopback addresses (udplbd2's allow_loopback: false)")
+	fs.BoolVar(&f.cfg.DenyPrivate, "deny-private", false, "refuse receivers registering private addresses (udplbd2's allow_private: false)")
 	fs.IntVar(&f.cfg.SyncPort, "sync-port", 0, "instance i's sync server listens on this port + i (0: any free port)")
 	fs.DurationVar(&f.cfg.ReadyTimeout, "ready-timeout", 2*time.Second, "a session without SendState this long is not ready")
 	fs.DurationVar(&f.cfg.DeleteTimeout, "delete-timeout", 60*time.Second, "a session without SendState this long is deleted")
@@ -99,7 +102,34 @@ func cpOptions(e *env, args []string) (*cpFlags, error) {
 		return nil, usagef("--lb-feed needs --http")
 	}
 	f.cfg.DataPortMin, f.cfg.DataPortMax = uint32(f.dataPortMin), uint32(f.dataPortMax)
-	return f, f.lb.check()
+	f.cfg.TLS = f.tlsCert != ""
+	f.cfg.GRPCAddr = f.grpc
+	if err := f.lb.check(); err != nil {
+		return nil, err
+	}
+	f.dataFromLB(fs)
+	return f, nil
+}
+
+// dataFromLB makes the in-process LB's address (--lb-listen) the data
+// address and port handed out when they are not given.
+func (f *cpFlags) dataFromLB(fs *flag.FlagSet) {
+	lb, err := netip.ParseAddrPort(f.lb.listen)
+	if err != nil || lb.Addr().IsUnspecified() {
+		return
+	}
+	if f.cfg.DataIPv4 == "" && f.cfg.DataIPv6 == "" {
+		if ip := lb.Addr().Unmap(); ip.Is4() {
+			f.cfg.DataIPv4 = ip.String()
+		} else {
+			f.cfg.DataIPv6 = ip.String()
+		}
+	}
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == "data-port-min" || fl.Name == "data-port-max" })
+	if !set {
+		f.cfg.DataPortMin, f.cfg.DataPortMax = uint32(lb.Port()), uint32(lb.Port())
+	}
 }
 
 // readConfig sets fs's flags from file's `name value` (or `name = value`)

@@ -202,6 +202,31 @@ func TestCPConfigFile(t *testing.T) {
 	}
 }
 
+// TestCPDataAddressFromLB: without --data-ipv4/--data-port-*, the data
+// address and port handed out are the in-process LB's (--lb-listen).
+func TestCPDataAddressFromLB(t *testing.T) {
+	base := []string{"--grpc", "127.0.0.1:1", "--db", "x.db", "--admin-token-file", "a", "--lb-listen", "127.0.0.1:40000",
+		"--lb-tables", "t"}
+	for _, c := range []struct {
+		args     []string
+		ip       string
+		min, max uint32
+	}{
+		{nil, "127.0.0.1", 40000, 40000},
+		{[]string{"--data-ipv4", "10.232.0.1"}, "10.232.0.1", 40000, 40000},
+		{[]string{"--data-port-min", "5000", "--data-port-max", "5001"}, "127.0.0.1", 5000, 5001},
+	} {
+		f, err := cpOptions(&env{os.Stdout, os.Stderr}, append(base, c.args...))
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if f.cfg.DataIPv4 != c.ip || f.cfg.DataPortMin != c.min || f.cfg.DataPortMax != c.max {
+			t.Errorf("%q: data %s %d..%d, want %s %d..%d", c.args, f.cfg.DataIPv4, f.cfg.DataPortMin, f.cfg.DataPortMax,
+				c.ip, c.min, c.max)
+		}
+	}
+}
+
 var cpLoad = flag.Duration("cp-load", 3*time.Second, "how long TestCPSendStateLoad runs")
 
 // TestCPSendStateLoad drives a real `nsc cp` with 8 instances × 64

@@ -43,6 +43,20 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
 		t.Fatal(err)
 	}
 	ctx := bearer(res.Token)
+	// A sender at 1000 events/s, synced every 100 ms, before the sessions
+	// register: they are ready from Register (as in udplbd2), so the
+	// first epoch is made at once, from these samples.
+	sync, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sync.Close()
+	for i := range 3 {
+		if _, err := sync.Write(cptest.SyncMessage(1, uint64(5000+100*i), 1000, time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	members := []*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
 	ids := cptest.Register(t, lc, ctx, res.LbId, []int{members[0].Port(), members[1].Port()}, 1, 3)
 	ready := func(r0, r1 bool) {
@@ -96,18 +110,6 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
 		if wrong > 0 {
 			t.Errorf("%s: %d of %d events wrong", what, wrong, hi-lo)
 		}
-	}
-	// A sender at 1000 events/s, synced every 100 ms.
-	sync, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sync.Close()
-	for i := range 3 {
-		if _, err := sync.Write(cptest.SyncMessage(1, uint64(5000+100*i), 1000, time.Now())); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	ready(true, true)
 	e1, b1, cal := calendar(128)

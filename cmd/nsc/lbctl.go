@@ -23,10 +23,10 @@ func runLBCtl(e *env, args []string) error {
 	token := fs.String("token", "", "the bearer token (else --token-file, else $NSC_TOKEN)")
 	tokenFile := fs.String("token-file", "", "a file holding the bearer token")
 	ca := fs.String("tls-ca", "", "CA certificate of a control plane serving TLS")
-	until := fs.Duration("until", 0, "reserve: how long the reservation lasts (0: no expiry)")
+	until := fs.Duration("until", 0, "reserve: how long the reservation lasts (0: the CP's default, a year)")
 	var senders, perms multiFlag
 	fs.Var(&senders, "sender", "reserve: a sender address allowed through the LB (repeat)")
-	fs.Var(&perms, "perm", "token: a permission TYPE:ID:PERMISSION, e.g. LOAD_BALANCER:1:UPDATE (repeat)")
+	fs.Var(&perms, "perm", "token: a permission TYPE:ID:PERMISSION, e.g. RESERVATION:1:UPDATE (repeat; LOAD_BALANCER names an LB instance)")
 	name := fs.String("name", "", "register: the receiver's name")
 	ip := fs.String("ip", "", "register: the receiver's address")
 	port := fs.Uint("port", 0, "register: the receiver's first UDP port")

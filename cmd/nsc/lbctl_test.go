@@ -57,15 +57,16 @@ func TestLBCtl(t *testing.T) {
 	if len(st.Workers) != 1 || st.Workers[0].Name != "r1" || st.Workers[0].FillPercent != 0.25 || st.Workers[0].UdpPort != 19000 {
 		t.Errorf("status workers %+v", st.Workers)
 	}
-	if code, out, stderr = ctl(admin, "token", "child", "--perm", "LOAD_BALANCER:"+res.LbId+":READ_ONLY"); code != 0 || strings.TrimSpace(out) == "" {
+	if code, out, stderr = ctl(admin, "token", "child", "--perm", "RESERVATION:"+res.LbId+":READ_ONLY"); code != 0 || strings.TrimSpace(out) == "" {
 		t.Errorf("token: exit %d: %s %s", code, out, stderr)
 	}
-	// A fill outside 0..1 is the server's InvalidArgument; a bad token its
-	// Unauthenticated; both exit non-zero and say so.
+	// A fill outside 0..1 is the server's InvalidArgument; an unknown
+	// token holds nothing, so its call is PermissionDenied (as udplbd2);
+	// both exit non-zero and say so.
 	if code, _, stderr = ctl(reg.Token, "send-state", res.LbId, reg.SessionId, "--fill", "1.5"); code == 0 || !strings.Contains(stderr, "InvalidArgument") {
 		t.Errorf("fill 1.5: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr = ctl("nope", "overview"); code == 0 || !strings.Contains(stderr, "Unauthenticated") {
+	if code, _, stderr = ctl("nope", "overview"); code == 0 || !strings.Contains(stderr, "PermissionDenied") {
 		t.Errorf("bad token: exit %d: %s", code, stderr)
 	}
 	for _, args := range [][]string{{"free"}, {"fly"}, {"token", "x", "--perm", "LB:1:READ"}, {"register", res.LbId, "--port-range", "15"}} {

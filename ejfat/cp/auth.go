@@ -20,10 +20,10 @@ func caller(ctx context.Context) Token {
 	return t
 }
 
-// interceptor authenticates every call but Version and counts the calls
+// interceptor takes the bearer token of every call and counts the calls
 // that fail, by method and code.
 func (c *CP) interceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	resp, err := c.authenticated(ctx, req, info, handler)
+	resp, err := c.authenticated(ctx, req, handler)
 	if err != nil {
 		method := info.FullMethod[strings.LastIndexByte(info.FullMethod, '/')+1:]
 		c.metrics.rejected.WithLabelValues(method, status.Code(err).String()).Inc()
@@ -31,45 +31,53 @@ func (c *CP) interceptor(ctx context.Context, req any, info *grpc.UnaryServerInf
 	return resp, err
 }
 
-func (c *CP) authenticated(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if info.FullMethod == pb.LoadBalancer_Version_FullMethodName {
-		return handler(ctx, req)
-	}
+// authenticated calls handler as the call's token. As udplbd2: a call
+// without authorization metadata is UNAUTHENTICATED and one not
+// "Bearer <token>" INVALID_ARGUMENT; an unknown token is no error here but
+// holds nothing (its ID is 0), so what it asks is PERMISSION_DENIED, or
+// NOT_FOUND for the token calls.
+func (c *CP) authenticated(ctx context.Context, req any, handler grpc.UnaryHandler) (any, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get("authorization")
 	if len(vals) == 0 {
-		return nil, status.Error(codes.Unauthenticated, "no authorization metadata (want: Bearer <token>)")
+		return nil, status.Error(codes.Unauthenticated, "Missing authorization token")
 	}
 	secret, ok := strings.CutPrefix(vals[0], "Bearer ")
 	if !ok {
-		return nil, status.Error(codes.Unauthenticated, "authorization is not \"Bearer <token>\"")
+		return nil, status.Error(codes.InvalidArgument, "Invalid token format: missing Bearer prefix")
 	}
-	tok, ok := c.store.Authenticate(strings.TrimSpace(secret))
-	if !ok {
-		return nil, status.Error(codes.Unauthenticated, "unknown token")
-	}
+	tok, _ := c.store.Authenticate(strings.TrimSpace(secret))
 	return handler(context.WithValue(ctx, callerKey{}, tok), req)
 }
 
-// covers says whether holding p grants need. A higher level implies the
-// lower ones; ALL covers every resource; an LB (or its reservation, the
-// same ID) covers its sessions; lbOf names a session's LB.
-func covers(p, need Permission, lbOf func(session string) string) bool {
-	if p.Level < need.Level {
+// implies says whether holding level has grants need, as udplbd2:
+// UPDATE grants all; RESERVE and REGISTER grant themselves and READ_ONLY.
+func implies(has, need pb.PermissionType) bool {
+	return has == pb.PermissionType_UPDATE || has == need || need == pb.PermissionType_READ_ONLY
+}
+
+// covers says whether holding p grants need. ALL covers every resource; a
+// LOAD_BALANCER (an LB instance, its fpgaLbId) its reservations and their
+// sessions; a RESERVATION (its lbId) its sessions.
+func (c *CP) covers(p, need Permission) bool {
+	if !implies(p.Level, need.Level) {
+		return false
+	}
+	if p.Resource == pb.ResourceType_ALL || p.Resource == need.Resource && p.ID == need.ID {
+		return true
+	}
+	res := need.ID
+	switch {
+	case need.Resource == pb.ResourceType_SESSION && p.Resource != pb.ResourceType_SESSION:
+		res = c.lbOf(need.ID)
+	case need.Resource != pb.ResourceType_RESERVATION:
 		return false
 	}
 	switch p.Resource {
-	case pb.ResourceType_ALL:
-		return true
-	case pb.ResourceType_LOAD_BALANCER, pb.ResourceType_RESERVATION:
-		switch need.Resource {
-		case pb.ResourceType_LOAD_BALANCER, pb.ResourceType_RESERVATION:
-			return p.ID == need.ID
-		case pb.ResourceType_SESSION:
-			return p.ID == lbOf(need.ID)
-		}
-	case pb.ResourceType_SESSION:
-		return need.Resource == pb.ResourceType_SESSION && p.ID == need.ID
+	case pb.ResourceType_RESERVATION:
+		return res != "" && p.ID == res
+	case pb.ResourceType_LOAD_BALANCER:
+		return res != "" && p.ID == c.instanceOf(res)
 	}
 	return false
 }
@@ -77,26 +85,40 @@ func covers(p, need Permission, lbOf func(session string) string) bool {
 // holds says whether tok holds need.
 func (c *CP) holds(tok Token, need Permission) bool {
 	for _, p := range tok.Perms {
-		if covers(p, need, c.lbOf) {
+		if c.covers(p, need) {
 			return true
 		}
 	}
 	return false
 }
 
+// lbOf names a session's reservation ("": none).
 func (c *CP) lbOf(session string) string {
-	id, err := strconv.ParseInt(session, 10, 64)
-	if err != nil {
-		return ""
+	if x, ok := lookup(session, c.store.Session); ok {
+		return strconv.FormatInt(x.Reservation, 10)
 	}
-	x, ok := c.store.Session(id)
-	if !ok {
-		return ""
-	}
-	return strconv.FormatInt(x.Reservation, 10)
+	return ""
 }
 
-// require fails with PermissionDenied unless the caller holds need.
+// instanceOf names an active reservation's LB instance ("": none).
+func (c *CP) instanceOf(lbID string) string {
+	if r, ok := lookup(lbID, c.store.Reservation); ok {
+		return strconv.Itoa(r.Instance)
+	}
+	return ""
+}
+
+// lookup gets what a decimal id names.
+func lookup[T any](id string, get func(int64) (T, bool)) (T, bool) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		var zero T
+		return zero, false
+	}
+	return get(n)
+}
+
+// require fails with PERMISSION_DENIED unless the caller holds need.
 func (c *CP) require(ctx context.Context, need Permission) error {
 	if c.holds(caller(ctx), need) {
 		return nil
@@ -105,5 +127,5 @@ func (c *CP) require(ctx context.Context, need Permission) error {
 	if need.Resource != pb.ResourceType_ALL {
 		what += " " + need.ID
 	}
-	return status.Errorf(codes.PermissionDenied, "the token does not hold %s on %s", need.Level, what)
+	return status.Errorf(codes.PermissionDenied, "Permission denied: the token does not hold %s on %s", need.Level, what)
 }

@@ -18,9 +18,19 @@ type Config struct {
 	DataIPv6    string
 	DataPortMin uint32
 	DataPortMax uint32
-	SyncIPv4    string // where senders send sync messages; the sync servers listen here
+	SyncIPv4    string // where senders send sync messages; the sync servers listen here (default 127.0.0.1)
 	SyncIPv6    string // and here too, when set
 	SyncPort    int    // instance i's sync server listens on SyncPort+i; 0: any free port each
+	TLS         bool   // the gRPC server uses TLS: ejfatUris are ejfats://
+	// GRPCAddr is the gRPC server's address (host:port): this CP's name
+	// in chain graphs, and the host of ejfatUris when a call has no
+	// :authority.
+	GRPCAddr string
+
+	// Receivers refused at Register (udplbd2's allow_loopback and
+	// allow_private, the other way round: nsc allows both by default).
+	DenyLoopback bool
+	DenyPrivate  bool // RFC 1918, shared, link-local, documentation, ULA
 
 	ReadyTimeout  time.Duration // a session without SendState this long is not ready; default 2 s
 	DeleteTimeout time.Duration // and is deleted after this long; default 60 s
@@ -57,6 +67,9 @@ func (cfg *Config) defaults() {
 		cfg.Epocher = NewCalendars()
 	}
 	cfg.Limits.defaults()
+	if cfg.SyncIPv4 == "" {
+		cfg.SyncIPv4 = "127.0.0.1"
+	}
 	if cfg.DataPortMin == 0 {
 		cfg.DataPortMin, cfg.DataPortMax = 19522, 19522
 	}
@@ -67,6 +80,7 @@ func (cfg *Config) defaults() {
 type CP struct {
 	pb.UnimplementedLoadBalancerServer
 	cfg     Config
+	addrs   replyAddrs
 	store   *Store
 	metrics *metrics
 	sync    []syncConn // per instance, IPv4 and maybe IPv6
@@ -97,7 +111,7 @@ func New(store *Store, cfg Config) (*CP, error) {
 			return nil, fmt.Errorf("LB %d is on instance %d; this CP serves instances 0 to %d", r.ID, r.Instance, cfg.Instances-1)
 		}
 	}
-	c := &CP{cfg: cfg, store: store, prog: prog, started: cfg.Now()}
+	c := &CP{cfg: cfg, addrs: addrsOf(&cfg), store: store, prog: prog, started: cfg.Now()}
 	store.setLimits(cfg.Limits)
 	c.metrics = newMetrics(c)
 	if err := c.listenSync(); err != nil {
@@ -130,6 +144,7 @@ func (c *CP) Run(ctx context.Context) {
 	for _, s := range c.sync {
 		c.wg.Go(func() { c.serveSync(s.instance, s.conn) })
 	}
+	c.wg.Go(func() { c.reportUpstream(ctx) })
 	t := time.NewTicker(c.cfg.EpochInterval)
 	defer t.Stop()
 	for {

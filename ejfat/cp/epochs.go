@@ -42,6 +42,18 @@ func (c *CP) silentSince(x Session) time.Time {
 	return c.started
 }
 
+// wallClock is the sync sample a reservation without sync messages is
+// predicted from, as udplbd2 seeds one at reservation: event number =
+// the time in µs since the Unix epoch, at 1 MHz. That is E2SAR's
+// convention (its senders number events by their clock's µs), so
+// boundaries land where such senders' events are. Events of a sender
+// numbering from 0 without sync messages fall below every boundary: they
+// go by the newest epoch's calendar (calendar.EpochOf's catch-all), so a
+// new calendar applies to them at once rather than at a boundary.
+func wallClock(t time.Time) SyncSample {
+	return SyncSample{Time: t, Event: uint64(t.UnixMicro()), Rate: 1_000_000, SenderTime: t.UnixNano()}
+}
+
 // pruneEvery is how often old samples are deleted.
 const pruneEvery = time.Minute
 
@@ -85,6 +97,9 @@ func (c *CP) logErr(what string, err error) {
 // calendar differs from the current one.
 func (c *CP) nextEpoch(r Reservation, ready []Session, now time.Time) error {
 	in := EpochInput{Now: now, Strategy: r.Strategy, Sessions: ready, Sync: c.store.Sync(r.ID)}
+	if len(in.Sync) == 0 {
+		in.Sync = []SyncSample{wallClock(r.Created)}
+	}
 	if es := c.store.Epochs(r.ID); len(es) > 0 {
 		in.Current = &es[len(es)-1]
 	}

@@ -15,3 +15,7 @@ func SetWALLimit(n int64) (restore func()) {
 	walLimit = n
 	return func() { walLimit = old }
 }
+
+// Migrations are the schema migrations, for tests that build an old
+// database.
+var Migrations = migrations

@@ -45,11 +45,12 @@ func startCPAt(t testing.TB, cfg cp.Config, dir string) *testCP {
 	if cfg.SyncIPv4 == "" {
 		cfg.SyncIPv4 = "127.0.0.1"
 	}
-	c, err := cp.New(store, cfg)
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	cfg.GRPCAddr = gl.Addr().String()
+	c, err := cp.New(store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

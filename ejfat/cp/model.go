@@ -68,6 +68,7 @@ type SlotRange struct {
 // State is one SendState sample, timed when the CP received it.
 type State struct {
 	Time          time.Time
+	Reported      time.Time // the receiver's timestamp; zero if it sent none
 	Fill          float32
 	Control       float32
 	Ready         bool
@@ -78,6 +79,15 @@ type State struct {
 	EnqueueErr    int64
 	Bytes         int64
 	Packets       int64
+}
+
+// Updated is when the state was taken: the receiver's timestamp, else
+// when the CP received it (WorkerStatus.lastUpdated).
+func (s *State) Updated() time.Time {
+	if s.Reported.IsZero() {
+		return s.Time
+	}
+	return s.Reported
 }
 
 // Epoch is one calendar of a reservation, valid from event number Boundary.

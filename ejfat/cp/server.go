@@ -3,14 +3,17 @@ package cp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/netip"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -22,7 +25,9 @@ func storeErr(err error) error {
 		return nil
 	case errors.Is(err, ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, ErrNoInstance), errors.Is(err, ErrLimit):
+	case errors.Is(err, ErrNoInstance):
+		return status.Error(codes.ResourceExhausted, "All accessible load balancers are currently reserved")
+	case errors.Is(err, ErrLimit):
 		return status.Error(codes.ResourceExhausted, err.Error())
 	}
 	return status.Error(codes.Internal, err.Error())
@@ -32,62 +37,103 @@ func invalid(format string, args ...any) error {
 	return status.Errorf(codes.InvalidArgument, format, args...)
 }
 
-func lbPerm(lbID string, level pb.PermissionType) Permission {
-	return Permission{Resource: pb.ResourceType_LOAD_BALANCER, ID: lbID, Level: level}
+func resPerm(lbID string, level pb.PermissionType) Permission {
+	return Permission{Resource: pb.ResourceType_RESERVATION, ID: lbID, Level: level}
 }
 
-// reservation checks the caller holds level on LB lbID and returns it.
-func (c *CP) reservation(ctx context.Context, lbID string, level pb.PermissionType) (Reservation, error) {
-	if err := c.require(ctx, lbPerm(lbID, level)); err != nil {
-		return Reservation{}, err
-	}
+// reservationID checks lbID is a number, as udplbd2 does before anything
+// else.
+func reservationID(lbID string) (int64, error) {
 	id, err := strconv.ParseInt(lbID, 10, 64)
 	if err != nil {
-		return Reservation{}, invalid("lbId %q is not a number", lbID)
+		return 0, invalid("Invalid load balancer ID %q", lbID)
+	}
+	return id, nil
+}
+
+// reservation checks the caller holds level on reservation lbID and
+// returns it.
+func (c *CP) reservation(ctx context.Context, lbID string, level pb.PermissionType) (Reservation, error) {
+	id, err := reservationID(lbID)
+	if err != nil {
+		return Reservation{}, err
+	}
+	if err := c.require(ctx, resPerm(lbID, level)); err != nil {
+		return Reservation{}, err
 	}
 	r, ok := c.store.Reservation(id)
 	if !ok || r.Expired(c.cfg.Now()) {
-		return Reservation{}, status.Errorf(codes.NotFound, "no load balancer %s", lbID)
+		return Reservation{}, status.Errorf(codes.NotFound, "load balancer %s not found", lbID)
 	}
 	return r, nil
 }
 
-// session checks the caller holds UPDATE on session sessionID of LB lbID
-// (directly, or on the LB named) and returns it. A session that is not on
-// that LB is NotFound.
-func (c *CP) session(ctx context.Context, lbID, sessionID string) (Session, error) {
-	need := Permission{Resource: pb.ResourceType_SESSION, ID: sessionID, Level: pb.PermissionType_UPDATE}
-	if !c.holds(caller(ctx), lbPerm(lbID, pb.PermissionType_UPDATE)) {
-		if err := c.require(ctx, need); err != nil {
-			return Session{}, err
-		}
-	}
+// session checks the caller holds UPDATE on session sessionID (directly
+// or through its reservation or LB) and returns it; found is false when
+// the session is gone. A session that is not on LB lbID is NOT_FOUND.
+func (c *CP) session(ctx context.Context, lbID, sessionID string) (x Session, found bool, err error) {
 	id, err := strconv.ParseInt(sessionID, 10, 64)
 	if err != nil {
-		return Session{}, invalid("sessionId %q is not a number", sessionID)
+		return Session{}, false, invalid("Invalid session ID %q", sessionID)
 	}
+	need := Permission{Resource: pb.ResourceType_SESSION, ID: sessionID, Level: pb.PermissionType_UPDATE}
 	x, ok := c.store.Session(id)
-	if !ok || strconv.FormatInt(x.Reservation, 10) != lbID {
-		return Session{}, status.Errorf(codes.NotFound, "no session %s on load balancer %s", sessionID, lbID)
+	if !ok && c.holds(caller(ctx), resPerm(lbID, pb.PermissionType_UPDATE)) {
+		return Session{}, false, nil // gone, and it was the caller's to end
 	}
-	return x, nil
+	if err := c.require(ctx, need); err != nil {
+		return Session{}, false, err
+	}
+	if ok && strconv.FormatInt(x.Reservation, 10) != lbID {
+		return Session{}, false, status.Errorf(codes.NotFound, "session %s not found on load balancer %s", sessionID, lbID)
+	}
+	return x, ok, nil
 }
 
-// until converts a reservation end: nil or the Unix epoch mean none; a time
-// already past is refused.
+// defaultReservation is how long a reservation lasts when Reserve or
+// ExtendReservation gives no until, as udplbd2.
+const defaultReservation = 365 * 24 * time.Hour
+
+// until converts a reservation end: nil (or the Unix epoch, which older
+// clients send for "none") is a year from now; a time already past is
+// refused.
 func (c *CP) until(ts *timestamppb.Timestamp) (time.Time, error) {
+	now := c.cfg.Now()
 	if ts == nil || (ts.Seconds == 0 && ts.Nanos == 0) {
-		return time.Time{}, nil
+		return now.Add(defaultReservation), nil
 	}
 	if err := ts.CheckValid(); err != nil {
-		return time.Time{}, invalid("until: %v", err)
+		return time.Time{}, invalid("Invalid expiration timestamp: %v", err)
 	}
 	t := ts.AsTime()
-	if !t.After(c.cfg.Now()) {
-		return time.Time{}, invalid("until %s is not in the future", t.Format(time.RFC3339))
+	if !t.After(now) {
+		return time.Time{}, invalid("Expiration time must be in the future (until %s)", t.Format(time.RFC3339))
 	}
 	return t, nil
 }
+
+// validName is udplbd2's rule for reservation, session and token names:
+// empty, or at most 253 bytes of dot-separated labels of 1..63 letters,
+// digits, '-', '_', ':', '/', each beginning and ending with a letter or
+// digit.
+func validName(name string) error {
+	if name == "" {
+		return nil
+	}
+	ok := len(name) <= 253
+	for label := range strings.SplitSeq(name, ".") {
+		ok = ok && label != "" && len(label) <= 63 && alnum(label[0]) && alnum(label[len(label)-1])
+		for i := 0; ok && i < len(label); i++ {
+			ok = alnum(label[i]) || strings.IndexByte("-_:/", label[i]) >= 0
+		}
+	}
+	if !ok {
+		return invalid("Name must contain only alphanumeric characters plus '.' ':' '/' '_' '-', and two periods may not follow each other")
+	}
+	return nil
+}
+
+func alnum(b byte) bool { return '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }
 
 func parseAddrs(addrs []string) error {
 	for _, a := range addrs {
@@ -105,25 +151,64 @@ func ts(t time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(t)
 }
 
-// reply describes reservation r as Reserve and GetLoadBalancer answer.
+// reply describes reservation r as Reserve and GetLoadBalancer answer:
+// both data addresses whatever r's ipFamily, as udplbd2 does.
 func (c *CP) reply(r Reservation, token string) *pb.ReserveLoadBalancerReply {
-	rep := &pb.ReserveLoadBalancerReply{
+	a := c.addrs
+	return &pb.ReserveLoadBalancerReply{
 		Token: token, LbId: strconv.FormatInt(r.ID, 10), FpgaLbId: uint32(r.Instance), Strategy: r.Strategy,
-		SyncIpv4Address: c.cfg.SyncIPv4, SyncIpv6Address: c.cfg.SyncIPv6, SyncUdpPort: c.syncPort(r.Instance),
-		DataMinPort: c.cfg.DataPortMin, DataMaxPort: c.cfg.DataPortMax,
+		SyncIpv4Address: a.sync4, SyncIpv6Address: a.sync6, SyncUdpPort: c.syncPort(r.Instance),
+		DataIpv4Address: a.data4, DataIpv6Address: a.data6, DataMinPort: c.cfg.DataPortMin, DataMaxPort: c.cfg.DataPortMax,
 	}
-	if r.IPFamily != pb.IpFamily_IPV6 {
-		rep.DataIpv4Address = c.cfg.DataIPv4
+}
+
+// ejfatURI is the EJFAT URI of a reservation (lb nil: of a token alone),
+// as udplbd2 writes it: ejfat[s]://token@host:port/lb/id?sync=…&data=…,
+// host:port being the address the client called (its :authority).
+func (c *CP) ejfatURI(ctx context.Context, token string, lb *pb.ReserveLoadBalancerReply) string {
+	u := "ejfat://"
+	if c.cfg.TLS {
+		u = "ejfats://"
 	}
-	if r.IPFamily != pb.IpFamily_IPV4 {
-		rep.DataIpv6Address = c.cfg.DataIPv6
+	u += token + "@" + c.authority(ctx)
+	if lb == nil {
+		return u + "/"
 	}
-	return rep
+	sync := strconv.FormatUint(uint64(lb.SyncUdpPort), 10)
+	data := fmt.Sprintf("%d-%d", lb.DataMinPort, lb.DataMaxPort)
+	return u + "/lb/" + lb.LbId + "?sync=" + lb.SyncIpv4Address + ":" + sync + "&sync=[" + lb.SyncIpv6Address + "]:" + sync +
+		"&data=" + lb.DataIpv4Address + ":" + data + "&data=[" + lb.DataIpv6Address + "]:" + data
+}
+
+// authority is the host:port a call was made to.
+func (c *CP) authority(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if a := md.Get(":authority"); len(a) > 0 {
+		return a[0]
+	}
+	return c.cfg.GRPCAddr
+}
+
+// reservable are the LB instances the caller may reserve: all with
+// RESERVE on ALL, else those it holds RESERVE on as LOAD_BALANCERs.
+func (c *CP) reservable(ctx context.Context) []int {
+	var out []int
+	for i := range c.cfg.Instances {
+		if c.holds(caller(ctx), Permission{Resource: pb.ResourceType_LOAD_BALANCER, ID: strconv.Itoa(i),
+			Level: pb.PermissionType_RESERVE}) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // ReserveLoadBalancer reserves a free LB instance.
 func (c *CP) ReserveLoadBalancer(ctx context.Context, req *pb.ReserveLoadBalancerRequest) (*pb.ReserveLoadBalancerReply, error) {
-	if err := c.require(ctx, Permission{Resource: pb.ResourceType_ALL, Level: pb.PermissionType_RESERVE}); err != nil {
+	instances := c.reservable(ctx)
+	if len(instances) == 0 {
+		return nil, status.Error(codes.PermissionDenied, "No permission to reserve any load balancers")
+	}
+	if err := validName(req.Name); err != nil {
 		return nil, err
 	}
 	strategy := req.Strategy
@@ -146,11 +231,13 @@ func (c *CP) ReserveLoadBalancer(ctx context.Context, req *pb.ReserveLoadBalance
 	}
 	r := Reservation{Name: req.Name, Strategy: strategy, IPFamily: req.IpFamily, Created: c.cfg.Now(), Until: until,
 		Senders: req.SenderAddresses}
-	r, token, err := c.store.Reserve(r, c.cfg.Instances, caller(ctx).ID, lbPerm("", pb.PermissionType_UPDATE))
+	r, token, err := c.store.ReserveOn(r, instances, caller(ctx).ID, resPerm("", pb.PermissionType_UPDATE))
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	return c.reply(r, token), nil
+	rep := c.reply(r, token)
+	rep.EjfatUri = c.ejfatURI(ctx, token, rep)
+	return rep, nil
 }
 
 // GetLoadBalancer describes a reservation (without a token).
@@ -187,10 +274,10 @@ func (c *CP) status(r Reservation) *pb.LoadBalancerStatusReply {
 
 // worker describes session x with its slots in calendar cal.
 func worker(x Session, cal []int64) *pb.WorkerStatus {
-	w := &pb.WorkerStatus{Name: x.Name, IpAddress: x.IP, UdpPort: x.Port, PortRange: x.PortRange,
+	w := &pb.WorkerStatus{SessionId: x.ID, Name: x.Name, IpAddress: x.IP, UdpPort: x.Port, PortRange: x.PortRange,
 		MinFactor: x.MinFactor, MaxFactor: x.MaxFactor, KeepLbHeader: x.KeepLBHeader, SlotDemands: slotRanges(x.Demands)}
 	if st := x.State; st != nil {
-		w.FillPercent, w.ControlSignal, w.LastUpdated = st.Fill, st.Control, timestamppb.New(st.Time)
+		w.FillPercent, w.ControlSignal, w.LastUpdated = st.Fill, st.Control, timestamppb.New(st.Updated())
 		w.TotalEventsRecv, w.TotalEventsReassembled, w.TotalEventsReassemblyErr = st.EventsRecv, st.Reassembled, st.ReassemblyErr
 		w.TotalEventsDequeued, w.TotalEventEnqueueErr = st.Dequeued, st.EnqueueErr
 		w.TotalBytesRecv, w.TotalPacketsRecv = st.Bytes, st.Packets
@@ -225,16 +312,30 @@ func slotRanges(rs []SlotRange) []*pb.SlotRange {
 	return out
 }
 
-// FreeLoadBalancer ends a reservation.
+// FreeLoadBalancer ends a reservation. Freeing one already gone
+// succeeds, as in udplbd2.
 func (c *CP) FreeLoadBalancer(ctx context.Context, req *pb.FreeLoadBalancerRequest) (*pb.FreeLoadBalancerReply, error) {
-	r, err := c.reservation(ctx, req.LbId, pb.PermissionType_RESERVE)
+	id, err := reservationID(req.LbId)
 	if err != nil {
 		return nil, err
+	}
+	if err := c.require(ctx, resPerm(req.LbId, pb.PermissionType_UPDATE)); err != nil {
+		return nil, err
+	}
+	chains, err := c.store.Chains(id)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	for _, ch := range chains {
+		c.unchain(ch)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.program()
-	return &pb.FreeLoadBalancerReply{}, storeErr(c.store.Free(r.ID, c.cfg.Now()))
+	if err := c.store.Free(id, c.cfg.Now()); err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, storeErr(err)
+	}
+	return &pb.FreeLoadBalancerReply{}, nil
 }
 
 // ResetLoadBalancer forgets what the request selects.
@@ -254,7 +355,7 @@ func (c *CP) ResetLoadBalancer(ctx context.Context, req *pb.ResetLoadBalancerReq
 
 // ExtendReservation moves a reservation's end.
 func (c *CP) ExtendReservation(ctx context.Context, req *pb.ExtendReservationRequest) (*pb.ExtendReservationReply, error) {
-	r, err := c.reservation(ctx, req.LbId, pb.PermissionType_RESERVE)
+	r, err := c.reservation(ctx, req.LbId, pb.PermissionType_UPDATE)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +407,13 @@ func (c *CP) Register(ctx context.Context, req *pb.RegisterRequest) (*pb.Registe
 	if err != nil {
 		return nil, err
 	}
+	if err := validName(req.Name); err != nil {
+		return nil, err
+	}
 	if err := checkRegister(req); err != nil {
+		return nil, err
+	}
+	if err := c.memberPolicy(req.IpAddress); err != nil {
 		return nil, err
 	}
 	demands, err := demands(req.SlotDemands)
@@ -321,12 +428,17 @@ func (c *CP) Register(ctx context.Context, req *pb.RegisterRequest) (*pb.Registe
 	if err != nil {
 		return nil, storeErr(err)
 	}
+	// A session is ready from Register until --ready-timeout passes
+	// without a SendState, as in udplbd2 (which stores a ready state).
+	if err := c.store.AddState(x.ID, State{Time: x.Created, Ready: true}); err != nil {
+		return nil, storeErr(err)
+	}
 	return &pb.RegisterReply{Token: token, SessionId: strconv.FormatInt(x.ID, 10)}, nil
 }
 
 func checkRegister(req *pb.RegisterRequest) error {
 	if _, err := netip.ParseAddr(req.IpAddress); err != nil {
-		return invalid("ipAddress %q: %v", req.IpAddress, err)
+		return invalid("Invalid IP address %q: %v", req.IpAddress, err)
 	}
 	if req.PortRange < 0 || req.PortRange > pb.PortRange_PORT_RANGE_16384 {
 		return invalid("portRange %d: want 0..14", req.PortRange)
@@ -377,23 +489,30 @@ func (c *CP) SetSlotDemands(ctx context.Context, req *pb.SetSlotDemandsRequest) 
 	return &pb.SetSlotDemandsReply{}, storeErr(c.store.SetDemands(all))
 }
 
-// Deregister removes a session.
+// Deregister removes a session; deregistering one already gone succeeds,
+// as in udplbd2.
 func (c *CP) Deregister(ctx context.Context, req *pb.DeregisterRequest) (*pb.DeregisterReply, error) {
-	x, err := c.session(ctx, req.LbId, req.SessionId)
-	if err != nil {
-		return nil, err
+	x, found, err := c.session(ctx, req.LbId, req.SessionId)
+	if err != nil || !found {
+		return &pb.DeregisterReply{}, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.program()
-	return &pb.DeregisterReply{}, storeErr(c.store.Deregister(x.ID))
+	if err := c.store.Deregister(x.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, storeErr(err)
+	}
+	return &pb.DeregisterReply{}, nil
 }
 
 // SendState records a receiver's state.
 func (c *CP) SendState(ctx context.Context, req *pb.SendStateRequest) (*pb.SendStateReply, error) {
-	x, err := c.session(ctx, req.LbId, req.SessionId)
+	x, found, err := c.session(ctx, req.LbId, req.SessionId)
 	if err != nil {
 		return nil, err
+	}
+	if !found {
+		return nil, status.Errorf(codes.NotFound, "session %s not found", req.SessionId)
 	}
 	if !(req.FillPercent >= 0 && req.FillPercent <= 1) {
 		return nil, invalid("fillPercent %v outside 0..1", req.FillPercent)
@@ -401,29 +520,49 @@ func (c *CP) SendState(ctx context.Context, req *pb.SendStateRequest) (*pb.SendS
 	if !finite(req.ControlSignal) {
 		return nil, invalid("controlSignal %v is not finite", req.ControlSignal)
 	}
-	st := State{Time: c.cfg.Now(), Fill: req.FillPercent, Control: req.ControlSignal, Ready: req.IsReady,
+	st := State{Time: c.cfg.Now(), Reported: reported(req.Timestamp), Fill: req.FillPercent, Control: req.ControlSignal, Ready: req.IsReady,
 		EventsRecv: req.TotalEventsRecv, Reassembled: req.TotalEventsReassembled, ReassemblyErr: req.TotalEventsReassemblyErr,
 		Dequeued: req.TotalEventsDequeued, EnqueueErr: req.TotalEventEnqueueErr, Bytes: req.TotalBytesRecv, Packets: req.TotalPacketsRecv}
 	return &pb.SendStateReply{}, storeErr(c.store.AddState(x.ID, st))
 }
 
-// Overview describes every reservation.
+// known fails with PERMISSION_DENIED for a token the CP does not know.
+func known(ctx context.Context) error {
+	if caller(ctx).ID == 0 {
+		return status.Error(codes.PermissionDenied, "Permission denied: unknown token")
+	}
+	return nil
+}
+
+// reported is a SendState's timestamp (zero when absent or invalid).
+func reported(t *timestamppb.Timestamp) time.Time {
+	if t.CheckValid() != nil {
+		return time.Time{}
+	}
+	return t.AsTime()
+}
+
+// Overview describes the reservations the caller may read.
 func (c *CP) Overview(ctx context.Context, _ *pb.OverviewRequest) (*pb.OverviewReply, error) {
-	if err := c.require(ctx, Permission{Resource: pb.ResourceType_ALL, Level: pb.PermissionType_READ_ONLY}); err != nil {
+	if err := known(ctx); err != nil {
 		return nil, err
 	}
 	rep := &pb.OverviewReply{}
 	now := c.cfg.Now()
 	for _, r := range c.store.Reservations() {
-		if !r.Expired(now) {
+		read := c.holds(caller(ctx), resPerm(strconv.FormatInt(r.ID, 10), pb.PermissionType_READ_ONLY))
+		if read && !r.Expired(now) {
 			rep.LoadBalancers = append(rep.LoadBalancers, &pb.Overview{Name: r.Name, Reservation: c.reply(r, ""), Status: c.status(r)})
 		}
 	}
 	return rep, nil
 }
 
-// Version reports the build.
-func (c *CP) Version(context.Context, *pb.VersionRequest) (*pb.VersionReply, error) {
+// Version reports the build; any known token may ask, as in udplbd2.
+func (c *CP) Version(ctx context.Context, _ *pb.VersionRequest) (*pb.VersionReply, error) {
+	if err := known(ctx); err != nil {
+		return nil, err
+	}
 	rep := &pb.VersionReply{Commit: c.cfg.Commit, CompatTag: "nsc"}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		rep.Build = bi.GoVersion + " " + bi.Main.Version

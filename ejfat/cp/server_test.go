@@ -67,12 +67,18 @@ func TestAuthentication(t *testing.T) {
 	req := &pb.OverviewRequest{}
 	_, err := lc.Overview(context.Background(), req)
 	wantCode(t, "no token", err, codes.Unauthenticated)
+	// As udplbd2: an unknown token holds nothing, a malformed header is
+	// an invalid argument, and Version needs a token too.
 	_, err = lc.Overview(as("0123"), req)
-	wantCode(t, "unknown token", err, codes.Unauthenticated)
+	wantCode(t, "unknown token", err, codes.PermissionDenied)
 	_, err = lc.Overview(metadata.AppendToOutgoingContext(context.Background(), "authorization", c.admin), req)
-	wantCode(t, "token without Bearer", err, codes.Unauthenticated)
+	wantCode(t, "token without Bearer", err, codes.InvalidArgument)
 	_, err = lc.Version(context.Background(), &pb.VersionRequest{})
-	wantCode(t, "Version without a token", err, codes.OK)
+	wantCode(t, "Version without a token", err, codes.Unauthenticated)
+	_, err = lc.Version(as("0123"), &pb.VersionRequest{})
+	wantCode(t, "Version with an unknown token", err, codes.PermissionDenied)
+	_, err = lc.Version(as(c.admin), &pb.VersionRequest{})
+	wantCode(t, "Version with a token", err, codes.OK)
 	_, err = lc.Overview(as(c.admin), req)
 	wantCode(t, "admin", err, codes.OK)
 }
@@ -90,8 +96,11 @@ func TestPermissions(t *testing.T) {
 	wantCode(t, "status of another LB", err, codes.PermissionDenied)
 	_, err = lc.Register(as(sessTok), &pb.RegisterRequest{LbId: res.LbId, IpAddress: "127.0.0.1", UdpPort: 1, Weight: 1})
 	wantCode(t, "register with a session token", err, codes.PermissionDenied)
-	_, err = lc.Overview(as(lbTok), &pb.OverviewRequest{})
-	wantCode(t, "overview with an LB token", err, codes.PermissionDenied)
+	// Overview lists what the token may read (udplbd2).
+	ov, err := lc.Overview(as(lbTok), &pb.OverviewRequest{})
+	if err != nil || len(ov.LoadBalancers) != 1 || ov.LoadBalancers[0].Reservation.LbId != res.LbId {
+		t.Errorf("overview with an LB token: %v, %v; want its LB alone", ov, err)
+	}
 	_, err = lc.SendState(as(sessTok), &pb.SendStateRequest{LbId: res.LbId, SessionId: reg.SessionId, FillPercent: 0.5})
 	wantCode(t, "send state with the session token", err, codes.OK)
 	_, err = lc.SendState(as(lbTok), &pb.SendStateRequest{LbId: res.LbId, SessionId: reg.SessionId, FillPercent: 0.5})
@@ -151,15 +160,16 @@ func TestTokens(t *testing.T) {
 	c := startCP(t, cpConfig())
 	lc := client(t, c)
 	res, _ := lbSession(t, lc, c.admin)
-	ro := perm(pb.ResourceType_LOAD_BALANCER, res.LbId, pb.PermissionType_READ_ONLY)
+	ro := perm(pb.ResourceType_RESERVATION, res.LbId, pb.PermissionType_READ_ONLY)
 	child, err := lc.CreateToken(as(res.Token), &pb.CreateTokenRequest{Name: "ro", Permissions: []*pb.TokenPermission{ro}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []*pb.TokenPermission{
-		perm(pb.ResourceType_LOAD_BALANCER, res.LbId, pb.PermissionType_REGISTER),
+		perm(pb.ResourceType_RESERVATION, res.LbId, pb.PermissionType_REGISTER),
 		perm(pb.ResourceType_ALL, "", pb.PermissionType_READ_ONLY),
-		perm(pb.ResourceType_LOAD_BALANCER, "999", pb.PermissionType_READ_ONLY),
+		perm(pb.ResourceType_RESERVATION, "999", pb.PermissionType_READ_ONLY),
+		perm(pb.ResourceType_LOAD_BALANCER, "0", pb.PermissionType_READ_ONLY), // the instance of res
 	} {
 		_, err := lc.CreateToken(as(child.Token), &pb.CreateTokenRequest{Permissions: []*pb.TokenPermission{p}})
 		wantCode(t, fmt.Sprintf("read-only child grants %v", p), err, codes.PermissionDenied)
@@ -189,7 +199,7 @@ func TestTokens(t *testing.T) {
 	wantCode(t, "admin revokes the LB token", err, codes.OK)
 	for _, tok := range []string{res.Token, child.Token, grand.Token} {
 		_, err := lc.GetLoadBalancer(as(tok), &pb.GetLoadBalancerRequest{LbId: res.LbId})
-		wantCode(t, "a revoked token", err, codes.Unauthenticated)
+		wantCode(t, "a revoked token", err, codes.PermissionDenied)
 	}
 	_, err = lc.GetLoadBalancer(as(c.admin), &pb.GetLoadBalancerRequest{LbId: res.LbId})
 	wantCode(t, "the admin after revoking a child", err, codes.OK)
@@ -257,8 +267,8 @@ func TestSessionsEpochsTimeseries(t *testing.T) {
 		return st.CurrentEpoch, st.Workers[0].SlotsAssigned
 	}
 	c.Tick()
-	if e, n := slots(); e != 0 || n != 0 {
-		t.Errorf("before any state: epoch %d, %d slots; want none yet (the first epoch waits for a ready session), 0", e, n)
+	if e, n := slots(); e != 1 || n != cp.Slots {
+		t.Errorf("before any state: epoch %d, %d slots; want 1, %d (a session is ready at Register, as in udplbd2)", e, n, cp.Slots)
 	}
 	send(0.1, true)
 	clk.Add(time.Second)
@@ -286,22 +296,28 @@ func TestSessionsEpochsTimeseries(t *testing.T) {
 	for _, s := range ts.Timeseries {
 		got[s.Name] = fmt.Sprint(s.GetFloatSamples().GetData(), s.GetIntegerSamples().GetData())
 	}
-	fill := "/lb/" + lb + "/session/" + reg.SessionId + "/fillPercent"
-	if len(got) != 9 || !strings.Contains(got[fill], "value:0.1") || !strings.Contains(got[fill], "value:0.2") {
+	// 10 session series (3 states: Register's and two SendStates) and
+	// the epochs' boundaries; no sync message came.
+	fill := "/lb/" + lb + "/session/" + reg.SessionId + "/fill_percent"
+	if len(got) != 11 || !strings.Contains(got[fill], "value:0.1") || !strings.Contains(got[fill], "value:0.2") ||
+		got["/lb/"+lb+"/epoch/boundary_event"] == "" {
 		t.Errorf("timeseries: %d series; %s = %s", len(got), fill, got[fill])
 	}
 	one, err := lc.Timeseries(ctx, &pb.TimeseriesRequest{SeriesSelector: []string{fill}})
 	if err != nil || len(one.Timeseries) != 1 {
 		t.Errorf("one series selected: %v, %v", one, err)
 	}
-	_, err = lc.Timeseries(ctx, &pb.TimeseriesRequest{SeriesSelector: []string{"/lb/999/*"}})
-	wantCode(t, "timeseries of another LB", err, codes.PermissionDenied)
-	defer cp.SetMaxSamples(2 * 9)()
-	_, err = lc.Timeseries(ctx, &pb.TimeseriesRequest{SeriesSelector: []string{"/lb/" + lb + "/*"}})
-	wantCode(t, "2 states × 9 series within a bound of 18 samples", err, codes.OK)
-	cp.SetMaxSamples(2*9 - 1)
-	_, err = lc.Timeseries(ctx, &pb.TimeseriesRequest{SeriesSelector: []string{"/lb/" + lb + "/*"}})
-	wantCode(t, "2 states × 9 series over a bound of 17 samples", err, codes.ResourceExhausted)
+	other, err := lc.Timeseries(ctx, &pb.TimeseriesRequest{SeriesSelector: []string{"/lb/999/*"}})
+	if err != nil || len(other.Timeseries) != 0 {
+		t.Errorf("timeseries of another LB: %v, %v; want nothing (unauthorized selectors are dropped)", other, err)
+	}
+	all := &pb.TimeseriesRequest{SeriesSelector: []string{"/lb/" + lb + "/*"}, Since: timestamppb.New(clk.Now().Add(-time.Hour))}
+	defer cp.SetMaxSamples(3*10 + 2)()
+	_, err = lc.Timeseries(ctx, all)
+	wantCode(t, "3 states × 10 series and 2 epochs within a bound of 32 samples", err, codes.OK)
+	cp.SetMaxSamples(3*10 + 1)
+	_, err = lc.Timeseries(ctx, all)
+	wantCode(t, "3 states × 10 series and 2 epochs over a bound of 31 samples", err, codes.ResourceExhausted)
 
 	clk.Add(61 * time.Second) // past the 60 s deletion timeout
 	c.Tick()
@@ -338,9 +354,9 @@ func TestResetAndSlotDemands(t *testing.T) {
 		t.Errorf("%d workers after reset", len(st.Workers))
 	}
 	_, err = lc.Deregister(as(reg.Token), &pb.DeregisterRequest{LbId: lb, SessionId: reg.SessionId})
-	wantCode(t, "the token of a reset session", err, codes.Unauthenticated)
+	wantCode(t, "the token of a reset session", err, codes.PermissionDenied)
 	_, err = lc.Deregister(ctx, &pb.DeregisterRequest{LbId: lb, SessionId: reg.SessionId})
-	wantCode(t, "deregister a reset session", err, codes.NotFound)
+	wantCode(t, "deregister a reset session (idempotent, as udplbd2)", err, codes.OK)
 }
 
 func TestSyncServer(t *testing.T) {
@@ -423,10 +439,20 @@ func TestMetricsAndDashboard(t *testing.T) {
 	}
 	page := get200(t, "http://"+c.http+"/")
 	for _, want := range []string{"instance 0: LB " + res.LbId + " t (dynamic)", "instance 1: free",
-		"<td>w</td><td>127.0.0.1:20000</td>", "width:75px", "<h3>epoch 1 from event 0</h3><svg"} {
+		"<td>w</td><td>127.0.0.1:20000</td>", "width:75px", "<h3>epoch 1 from event "} {
 		if !strings.Contains(page, want) {
 			t.Errorf("dashboard lacks %q", want)
 		}
+	}
+	// Without sync messages the boundary is the wall clock's µs (1 MHz
+	// from the reservation, as udplbd2) lead and guard ahead.
+	var boundary int64
+	if _, after, ok := strings.Cut(page, "<h3>epoch 1 from event "); ok {
+		fmt.Sscan(after, &boundary)
+	}
+	ahead := (cp.DefaultLead + cp.DefaultGuard).Microseconds()
+	if now := time.Now().UnixMicro(); boundary < now+ahead-60e6 || boundary > now+ahead {
+		t.Errorf("first boundary %d, want the µs clock (%d) %d µs ahead, or less by the test's time", boundary, now, ahead)
 	}
 	// The calendar picture: 512 slots, every one the session's color.
 	if n := strings.Count(page, `fill="#4477aa"><title>slot `); n != 512 {

@@ -130,6 +130,26 @@ DROP TRIGGER reservation_token;
 CREATE TRIGGER reservation_token AFTER UPDATE OF freed ON reservations WHEN NEW.freed IS NOT NULL BEGIN
 	UPDATE tokens SET revoked = 1 WHERE id = NEW.token;
 END;
+`, `
+-- The receiver's own SendState timestamp (Unix ms; 0: none).
+ALTER TABLE session_states ADD COLUMN reported INTEGER NOT NULL DEFAULT 0;
+-- LOAD_BALANCER now names an LB instance, as in udplbd2; every one stored
+-- so far named a reservation.
+UPDATE token_permissions SET resource_type = 2 WHERE resource_type = 1;
+-- Reservations registered as receivers upstream (ChainLoadBalancer).
+CREATE TABLE upstream_chains (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	reservation INTEGER NOT NULL REFERENCES reservations(id) ON DELETE CASCADE,
+	upstream TEXT NOT NULL, -- host:port
+	tls INTEGER NOT NULL,
+	upstream_lb TEXT NOT NULL,
+	upstream_token TEXT NOT NULL,
+	session_token TEXT NOT NULL,
+	session_id TEXT NOT NULL,
+	data4 TEXT NOT NULL,
+	data6 TEXT NOT NULL,
+	created INTEGER NOT NULL
+);
 `}
 
 // liveEpochs is how many epochs a reservation keeps: the data plane holds
@@ -367,14 +387,14 @@ func (s *Store) loadReservations() error {
 	})
 }
 
-const stateColumns = `time, fill, control, ready, events_recv, reassembled, reassembly_err, dequeued, enqueue_err, bytes, packets`
+const stateColumns = `time, fill, control, ready, events_recv, reassembled, reassembly_err, dequeued, enqueue_err, bytes, packets, reported`
 
 func scanState(rows *sql.Rows, lead ...any) (State, error) {
 	var st State
-	var t int64
+	var t, reported int64
 	err := rows.Scan(append(lead, &t, &st.Fill, &st.Control, &st.Ready, &st.EventsRecv, &st.Reassembled,
-		&st.ReassemblyErr, &st.Dequeued, &st.EnqueueErr, &st.Bytes, &st.Packets)...)
-	st.Time = time.UnixMilli(t)
+		&st.ReassemblyErr, &st.Dequeued, &st.EnqueueErr, &st.Bytes, &st.Packets, &reported)...)
+	st.Time, st.Reported = time.UnixMilli(t), fromMS(reported)
 	return st, err
 }
 
@@ -643,6 +663,15 @@ func (s *Store) Revoke(id int64) error {
 // Reserve stores r on the lowest free instance below instances, with a
 // token holding perm on it (its ID filled in), child of parent.
 func (s *Store) Reserve(r Reservation, instances int, parent int64, level Permission) (Reservation, string, error) {
+	all := make([]int, instances)
+	for i := range all {
+		all[i] = i
+	}
+	return s.ReserveOn(r, all, parent, level)
+}
+
+// ReserveOn is Reserve on the first free one of instances.
+func (s *Store) ReserveOn(r Reservation, instances []int, parent int64, level Permission) (Reservation, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	used := map[int]bool{}
@@ -650,7 +679,7 @@ func (s *Store) Reserve(r Reservation, instances int, parent int64, level Permis
 		used[x.Instance] = true
 	}
 	r.Instance = -1
-	for i := range instances {
+	for _, i := range instances {
 		if !used[i] {
 			r.Instance = i
 			break
@@ -677,7 +706,7 @@ func (s *Store) Reserve(r Reservation, instances int, parent int64, level Permis
 			return err
 		}
 		level.ID = fmt.Sprint(r.ID)
-		if tok, secret, err = insertToken(tx, "reservation "+level.ID, parent, []Permission{level}, r.Created); err != nil {
+		if tok, secret, err = insertToken(tx, "reservation-"+level.ID, parent, []Permission{level}, r.Created); err != nil {
 			return err
 		}
 		r.Token = tok.ID
@@ -874,7 +903,7 @@ func (s *Store) Register(x Session, parent int64, level Permission) (Session, st
 			return err
 		}
 		level.ID = fmt.Sprint(x.ID)
-		if tok, secret, err = insertToken(tx, "session "+level.ID, parent, []Permission{level}, x.Created); err != nil {
+		if tok, secret, err = insertToken(tx, "session-"+level.ID, parent, []Permission{level}, x.Created); err != nil {
 			return err
 		}
 		x.Token = tok.ID
@@ -995,7 +1024,7 @@ func (s *Store) writeStates() {
 func (s *Store) commitStates(batch []stateWrite) error {
 	return s.change(func(tx *sql.Tx) error {
 		stmt, err := tx.Prepare(`INSERT INTO session_states (session, ` + stateColumns + `)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?)`)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?)`)
 		if err != nil {
 			return err
 		}
@@ -1003,7 +1032,7 @@ func (s *Store) commitStates(batch []stateWrite) error {
 		for _, w := range batch {
 			st := w.state
 			if _, err := stmt.Exec(w.session, ms(st.Time), st.Fill, st.Control, st.Ready, st.EventsRecv, st.Reassembled,
-				st.ReassemblyErr, st.Dequeued, st.EnqueueErr, st.Bytes, st.Packets, w.session); err != nil {
+				st.ReassemblyErr, st.Dequeued, st.EnqueueErr, st.Bytes, st.Packets, ms(st.Reported), w.session); err != nil {
 				return err
 			}
 		}

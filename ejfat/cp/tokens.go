@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +20,12 @@ import (
 // CreateToken makes a child of the calling token; it may only grant what
 // the caller holds.
 func (c *CP) CreateToken(ctx context.Context, req *pb.CreateTokenRequest) (*pb.CreateTokenReply, error) {
+	if err := validName(req.Name); err != nil {
+		return nil, err
+	}
+	if caller(ctx).ID == 0 {
+		return nil, status.Error(codes.NotFound, "Parent token not found")
+	}
 	perms := make([]Permission, len(req.Permissions))
 	for i, p := range req.Permissions {
 		if _, ok := pb.ResourceType_name[int32(p.ResourceType)]; !ok {
@@ -25,8 +34,10 @@ func (c *CP) CreateToken(ctx context.Context, req *pb.CreateTokenRequest) (*pb.C
 		if _, ok := pb.PermissionType_name[int32(p.Permission)]; !ok {
 			return nil, invalid("permission %d", p.Permission)
 		}
-		if p.ResourceType != pb.ResourceType_ALL && p.ResourceId == "" {
-			return nil, invalid("%s permission without a resourceId", p.ResourceType)
+		if p.ResourceType != pb.ResourceType_ALL {
+			if _, err := strconv.ParseInt(p.ResourceId, 10, 64); err != nil {
+				return nil, invalid("Resource ID required for %s permission: %q is not an id", p.ResourceType, p.ResourceId)
+			}
 		}
 		perms[i] = Permission{Resource: p.ResourceType, ID: p.ResourceId, Level: p.Permission}
 		if p.ResourceType == pb.ResourceType_ALL {
@@ -40,13 +51,17 @@ func (c *CP) CreateToken(ctx context.Context, req *pb.CreateTokenRequest) (*pb.C
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	return &pb.CreateTokenReply{Token: secret}, nil
+	return &pb.CreateTokenReply{Token: secret, EjfatUri: c.ejfatURI(ctx, secret, nil)}, nil
 }
 
 // target resolves a token selector (id 0: the caller) to the caller itself
-// or one of its descendants; any other token is PermissionDenied.
+// or one of its descendants, or for a caller holding UPDATE on ALL any
+// token (as udplbd2); another token is PERMISSION_DENIED.
 func (c *CP) target(ctx context.Context, sel *pb.TokenSelector) (Token, error) {
 	me := caller(ctx)
+	if me.ID == 0 {
+		return Token{}, status.Error(codes.NotFound, "Request token not found")
+	}
 	var t Token
 	var ok bool
 	switch {
@@ -58,10 +73,12 @@ func (c *CP) target(ctx context.Context, sel *pb.TokenSelector) (Token, error) {
 		t, ok = me, true
 	}
 	if !ok {
-		return Token{}, status.Error(codes.NotFound, "no such token")
+		return Token{}, status.Error(codes.NotFound, "Token not found")
 	}
-	if !c.store.IsAncestorOrSelf(me.ID, t.ID) {
-		return Token{}, status.Error(codes.PermissionDenied, "the target is neither the calling token nor one of its descendants")
+	admin := c.holds(me, Permission{Resource: pb.ResourceType_ALL, Level: pb.PermissionType_UPDATE})
+	if !admin && !c.store.IsAncestorOrSelf(me.ID, t.ID) {
+		return Token{}, status.Error(codes.PermissionDenied,
+			"Token does not have permission: the target is neither the calling token nor one of its descendants")
 	}
 	return t, nil
 }
@@ -83,14 +100,14 @@ func (c *CP) ListTokenPermissions(ctx context.Context, req *pb.ListTokenPermissi
 	return &pb.ListTokenPermissionsReply{Token: details(t)}, nil
 }
 
-// ListChildTokens describes a token's children.
+// ListChildTokens describes a token's descendants, as udplbd2.
 func (c *CP) ListChildTokens(ctx context.Context, req *pb.ListChildTokensRequest) (*pb.ListChildTokensReply, error) {
 	t, err := c.target(ctx, req.Target)
 	if err != nil {
 		return nil, err
 	}
 	rep := &pb.ListChildTokensReply{}
-	for _, ch := range c.store.Children(t.ID) {
+	for _, ch := range c.store.Descendants(t.ID) {
 		rep.Tokens = append(rep.Tokens, details(ch))
 	}
 	return rep, nil
@@ -129,4 +146,21 @@ func AdminToken(s *Store, file string, now time.Time) (secret string, created bo
 		return "", false, errors.Join(err, s.Revoke(t.ID))
 	}
 	return secret, true, nil
+}
+
+// Descendants returns the tokens below id (children, theirs, …), by ID.
+func (s *Store) Descendants(id int64) []Token {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	below := map[int64]bool{id: true}
+	var out []Token
+	// Parents have smaller IDs than their children: one pass in ID order
+	// finds every descendant.
+	for _, tid := range slices.Sorted(maps.Keys(s.tokens)) {
+		if t := s.tokens[tid]; tid != id && below[t.Parent] {
+			below[tid] = true
+			out = append(out, t.copy())
+		}
+	}
+	return out
 }

@@ -58,9 +58,9 @@ func (c *Client) WithToken(token string) *Client {
 }
 
 // Reserve reserves an LB instance named name for senders until until
-// (zero: no expiry).
+// (zero: none given, which the CP takes as a year).
 func (c *Client) Reserve(ctx context.Context, name string, until time.Time, senders []string) (*pb.ReserveLoadBalancerReply, error) {
-	req := &pb.ReserveLoadBalancerRequest{Name: name, SenderAddresses: senders, Until: timestamppb.New(time.Unix(0, 0))}
+	req := &pb.ReserveLoadBalancerRequest{Name: name, SenderAddresses: senders}
 	if !until.IsZero() {
 		req.Until = timestamppb.New(until)
 	}
