@@ -263,13 +263,15 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 	op := n.Op
 	schema := ps.g.Schema
 	switch op.Kind {
-	case packet.OpParse:
-		if !ps.changedSinceParse(n) {
+	case packet.OpParse, packet.OpInput:
+		if op.Header < 0 || !ps.changedSinceParse(n) {
 			return p // the same bytes parse into the same headers
 		}
 		// A header extracted since the last parse is gone, others may
-		// have moved: what was known of the wire headers no longer holds.
+		// have moved: what was known of the wire headers no longer holds,
+		// and the port's condition is about the headers found now.
 		cond := ps.Condition(n, port)
+		p = ps.in[n]
 		for _, h := range schema.Headers {
 			if !h.Metadata {
 				p = ps.forgetHeader(p, h.ID, true).ForgetValid(h.Name)
