@@ -40,7 +40,7 @@ func (t Target) Generate(in backends.Input) ([]backends.Artifact, error) {
 			return nil, err
 		}
 		var buf bytes.Buffer
-		if err := p.Entries(&buf, es); err != nil {
+		if err := p.Tables.Entries(&buf, es); err != nil {
 			return nil, err
 		}
 		arts = append(arts, backends.Artifact{Name: opt.Name + ".entries", Data: buf.Bytes()})

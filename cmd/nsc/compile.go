@@ -12,6 +12,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/fileout"
@@ -165,7 +166,7 @@ func clang(e *env, src string) error {
 		return err
 	}
 	defer o.Abort()
-	if err := xdp.Clang(src, o.TempName()); err != nil {
+	if err := xdprun.Clang(src, o.TempName()); err != nil {
 		return err
 	}
 	if err := o.Commit(); err != nil {
