@@ -30,9 +30,13 @@
 //
 // A new target plugs in as a package backends/<name> implementing Target
 // (a jump-graph target prints a lower.Program through a lower.Dialect),
-// refusing with Refuse what it cannot print, and a case in cmd/nsc's
-// compile; its checked-in outputs get a golden test with -update and a
-// line below.
+// refusing with Refuse what it cannot print, and registering itself
+// (Register: its name, its own flags, the files it writes, a post-step
+// such as XDP's clang); cmd/nsc imports it for the registration
+// (cmd/nsc/targets.go), and nsc compile and its help list it. Its
+// checked-in outputs get a golden test with -update and a line below.
+// Applications import a target's runtime (backends/golang/fastpath,
+// backends/xdp/xdprun, backends/p4/tableadd), never the generator.
 //
 // go generate ./... regenerates every checked-in generated file, in this
 // order (profiles feed the fast paths): the LB's hot-path profiles, the

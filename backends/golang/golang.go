@@ -16,6 +16,7 @@ import (
 	"go/format"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/backends/lower"
@@ -1303,13 +1304,9 @@ func exprLit(e *packet.Expr) string {
 // Command is the nsc command line that generates a package, recorded in
 // its header so that it can be regenerated.
 func Command(files []string, lpg, prg, profile, out string) string {
-	cmd := append([]string{"nsc compile"}, files...)
-	cmd = append(cmd, "--lpg", lpg)
-	if prg != "" {
-		cmd = append(cmd, "--prg", prg)
-	}
+	var extra []string
 	if profile != "" {
-		cmd = append(cmd, "--profile", profile)
+		extra = []string{"--profile", profile}
 	}
-	return strings.Join(append(cmd, "--target", "go", "-o", out), " ")
+	return backends.Request{Files: files, LPG: lpg, PRG: prg, Out: out}.Command(append(extra, "--target", "go")...)
 }
