@@ -18,6 +18,7 @@ import (
 	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/sim"
 )
 
 // ExitKind says where a fired port takes a frame.
@@ -85,7 +86,7 @@ func Lower(g *dataflow.Graph, target string) (*Program, error) {
 		}
 		b := &Block{Node: n}
 		for _, name := range n.Op.Ports(g.Schema) {
-			b.Exits = append(b.Exits, exit(n, name))
+			b.Exits = append(b.Exits, PortExit(n, name))
 		}
 		p.Blocks = append(p.Blocks, b)
 		p.block[n] = b
@@ -93,11 +94,12 @@ func Lower(g *dataflow.Graph, target string) (*Program, error) {
 	return p, nil
 }
 
-// exit resolves F-node n's port name.
-func exit(n *dataflow.Node, name string) Exit {
+// PortExit resolves F-node n's port name: where a frame goes when n's
+// operation fires it (P4's parser and control take their exits from it).
+func PortExit(n *dataflow.Node, name string) Exit {
 	pt := n.Port(name)
 	if pt == nil {
-		return Exit{Kind: Drop, From: n.ID, Site: n.Name + "." + name, Reason: "unconnected"}
+		return Exit{Kind: Drop, From: n.ID, Site: n.Name + "." + name, Reason: sim.ReasonUnconnected}
 	}
 	return follow(pt, nil)
 }
@@ -110,7 +112,7 @@ func follow(pt *dataflow.Port, hops []Hop) Exit {
 		if n.Sink {
 			return Exit{Kind: Sink, Hops: hops, From: n.ID, To: n}
 		}
-		return Exit{Kind: Drop, Hops: hops, From: n.ID, Site: n.Name + "." + pt.Name, Reason: "unconnected"}
+		return Exit{Kind: Drop, Hops: hops, From: n.ID, Site: n.Name + "." + pt.Name, Reason: sim.ReasonUnconnected}
 	}
 	to := pt.Out[0].To
 	switch to.Kind {
@@ -124,7 +126,7 @@ func follow(pt *dataflow.Port, hops []Hop) Exit {
 		hops = append(hops, Hop{From: n.ID, Node: to, Port: want})
 		op := to.Port(want)
 		if op == nil {
-			return Exit{Kind: Drop, Hops: hops, From: to.ID, Site: to.Name + "." + want, Reason: "unconnected"}
+			return Exit{Kind: Drop, Hops: hops, From: to.ID, Site: to.Name + "." + want, Reason: sim.ReasonUnconnected}
 		}
 		return follow(op, hops)
 	default: // C-nodes never run
