@@ -383,7 +383,7 @@ func (c *gen) Input(n *dataflow.Node) {
 func (c *gen) Count(n *dataflow.Node)                  { c.count(n.Op.Label) } // the node's runs (xdprun.Meta.CountNodes)
 func (c *gen) Parse(n *dataflow.Node) string           { return c.parseFrame(n.Op.Header) }
 func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.Header), false }
-func (c *gen) Test(n *dataflow.Node) string            { return c.cond(n.Op.Cond) }
+func (c *gen) Test(n *dataflow.Node) string            { return lower.Cond(c, n.Op.Cond) }
 func (c *gen) Lookup(n *dataflow.Node)                 { c.lookup(n) }
 func (c *gen) Push(n *dataflow.Node)                   { c.push(n.Op) }
 func (c *gen) Pop(n *dataflow.Node)                    { c.pop(n.Op) }
@@ -444,10 +444,10 @@ func (c *gen) Switch(n *dataflow.Node) {
 	v := c.newTmp("sw")
 	c.switchVar = v
 	if flow.IsWide(n.Op.Expr) {
-		c.emit("nsc_v128 %s = %s;", v, c.value(n.Op.Expr))
+		c.emit("nsc_v128 %s = %s;", v, c.Value(n.Op.Expr))
 		return
 	}
-	c.emit("__u64 %s = %s;", v, c.u64(n.Op.Expr))
+	c.emit("__u64 %s = %s;", v, c.U64(n.Op.Expr))
 	c.emit("switch (%s) {", v)
 }
 
@@ -560,9 +560,6 @@ func (c *gen) isValid(h int) string {
 	return fmt.Sprintf("NSC_VALID(%d)", h)
 }
 
-func (c *gen) pushScope() { c.hdrs = append(c.hdrs, nil) }
-func (c *gen) popScope()  { c.hdrs = c.hdrs[:len(c.hdrs)-1] }
-
 // forget drops every header pointer: the frame moved.
 func (c *gen) forget() {
 	c.moved = true
@@ -636,7 +633,7 @@ func (c *gen) lookup(n *dataflow.Node) {
 			shift := 8*nb - width
 			if width > 64 {
 				v := c.newTmp("kv")
-				c.emit("nsc_v128 %s = nsc_vshl(nsc_vand(%s, %s), %d);", v, c.value(kx), vlit(packet.Mask(width)), shift)
+				c.emit("nsc_v128 %s = nsc_vshl(nsc_vand(%s, %s), %d);", v, c.Value(kx), vlit(packet.Mask(width)), shift)
 				for i := 0; i < nb; i++ {
 					sh := 8 * (nb - 1 - i)
 					if sh >= 64 {
@@ -678,7 +675,7 @@ func (c *gen) lookup(n *dataflow.Node) {
 func (c *gen) keyWords(kx *packet.Expr, width int, w0, w1 string, kw int) {
 	if kw == 2 {
 		v := c.newTmp("kv")
-		c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.value(kx), vlit(packet.Mask(width)))
+		c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.Value(kx), vlit(packet.Mask(width)))
 		c.emit("%s = %s.hi;", w0, v)
 		c.emit("%s = %s.lo;", w1, v)
 		return
@@ -688,7 +685,7 @@ func (c *gen) keyWords(kx *packet.Expr, width int, w0, w1 string, kw int) {
 		decl = "__u64 " // a new variable
 	}
 	if flow.IsWide(kx) && !flow.LowPreserving(kx) {
-		c.emit("%s%s = nsc_vand(%s, %s).lo;", decl, w0, c.value(kx), vlit(packet.Mask(width)))
+		c.emit("%s%s = nsc_vand(%s, %s).lo;", decl, w0, c.Value(kx), vlit(packet.Mask(width)))
 		return
 	}
 	c.emit("%s%s = (%s)%s;", decl, w0, c.low(kx), maskSuffix(width))
@@ -729,11 +726,11 @@ func (c *gen) actions(n *dataflow.Node, def *packet.TableDef, l xdprun.Layout, e
 			c.paramOff = append(c.paramOff, off)
 			c.paramWide = append(c.paramWide, p.Width > 64)
 		}
-		c.pushScope()
+		c.PushScope()
 		for _, as := range a.Body {
 			c.assign(as, nil)
 		}
-		c.popScope()
+		c.PopScope()
 		c.entry = ""
 		c.w.Fire(n, i)
 		c.emit("}")
@@ -760,12 +757,12 @@ func (c *gen) assign(a packet.Assign, update []int) {
 		slot := c.metaSlot[h.MetaBase+a.Dst.Field]
 		if fs.Width > 64 {
 			v := c.newTmp("v")
-			c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.value(a.Src), vlit(packet.Mask(fs.Width)))
+			c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.Value(a.Src), vlit(packet.Mask(fs.Width)))
 			c.emit("st->m[%d] = %s.hi; st->m[%d] = %s.lo;", slot, v, slot+1, v)
 			return
 		}
 		if wide {
-			c.emit("st->m[%d] = nsc_vand(%s, %s).lo;", slot, c.value(a.Src), vlit(packet.Mask(fs.Width)))
+			c.emit("st->m[%d] = nsc_vand(%s, %s).lo;", slot, c.Value(a.Src), vlit(packet.Mask(fs.Width)))
 			return
 		}
 		c.emit("st->m[%d] = (%s)%s;", slot, c.low(a.Src), maskSuffix(fs.Width))
@@ -773,7 +770,7 @@ func (c *gen) assign(a packet.Assign, update []int) {
 		var v string
 		t := c.newTmp("v")
 		if wide {
-			c.emit("nsc_v128 %s = %s;", t, c.value(a.Src))
+			c.emit("nsc_v128 %s = %s;", t, c.Value(a.Src))
 			v = t
 		} else {
 			c.emit("__u64 %s = %s;", t, c.low(a.Src))
