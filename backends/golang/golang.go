@@ -499,13 +499,7 @@ func (c *gen) Undecided(e *lower.Exit, why string) {
 // A switch compares its value, wide or a word, case by case.
 
 func (c *gen) Switch(n *dataflow.Node) {
-	v := c.newTmp("v")
-	c.switchVar = v
-	if flow.IsWide(n.Op.Expr) {
-		c.emit("%s := %s", v, c.Value(n.Op.Expr))
-	} else {
-		c.emit("%s := %s", v, c.U64(n.Op.Expr))
-	}
+	c.switchVar, _ = lower.Var(c, "v", n.Op.Expr)
 	c.emit("switch {")
 }
 

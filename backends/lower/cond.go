@@ -109,3 +109,16 @@ func Cond(s CondSyntax, e *packet.Expr) string {
 	}
 	return "(" + s.U64(e) + " != 0)"
 }
+
+// Var declares a fresh variable (named from prefix) holding e's value,
+// 128-bit or a word as e needs, and returns its name and whether it is
+// wide: a switch's value, compared case by case.
+func Var(s CondSyntax, prefix string, e *packet.Expr) (name string, wide bool) {
+	name, wide = s.NewVar(prefix), flow.IsWide(e)
+	if wide {
+		s.Declare(name, WideVar, s.Value(e))
+	} else {
+		s.Declare(name, WordVar, s.U64(e))
+	}
+	return name, wide
+}

@@ -441,14 +441,11 @@ func (c *gen) Undecided(e *lower.Exit, why string) {
 // A switch on a word is a C switch; on a 128-bit value a chain of ifs.
 
 func (c *gen) Switch(n *dataflow.Node) {
-	v := c.newTmp("sw")
+	v, wide := lower.Var(c, "sw", n.Op.Expr)
 	c.switchVar = v
-	if flow.IsWide(n.Op.Expr) {
-		c.emit("nsc_v128 %s = %s;", v, c.Value(n.Op.Expr))
-		return
+	if !wide {
+		c.emit("switch (%s) {", v)
 	}
-	c.emit("__u64 %s = %s;", v, c.U64(n.Op.Expr))
-	c.emit("switch (%s) {", v)
 }
 
 func (c *gen) Case(n *dataflow.Node, i int, v packet.Value) {
