@@ -18,9 +18,12 @@
 // validity along every path, pop chains, counter placement. The Go and
 // XDP targets share one lowering and one walk (backends/lower): the
 // walker dispatches on each operation, fires ports, records which blocks
-// are live and refuses what no dialect prints; golang and xdp only print
-// (a lower.Dialect each). P4, whose programs are a parser and a control
-// rather than a jump graph, uses the same analyses and refusals.
+// are live and refuses what no dialect prints; conditions are lowered
+// once (lower.Cond) and golang and xdp print their parts (a lower.Dialect
+// and lower.CondSyntax each). The operation families still lowered inside
+// each printer are listed in docs/lowering.md. P4, whose programs are a
+// parser and a control rather than a jump graph, takes its exits from
+// lower.PortExit and uses the same analyses and refusals.
 //
 // What a target cannot express it refuses: a *Refusal per node (Target,
 // Node, Pos, Reason), all of a graph's as Refusals, every one matching

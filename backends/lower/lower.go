@@ -8,9 +8,11 @@
 // on the operation, fires ports, records the jumps that make a block live,
 // and refuses, identically for every target, what no dialect prints.
 //
-// The operations themselves stay as the model states them (packet.Op:
-// field reads and writes as expressions, lookups with their actions,
-// checksums, header pushes and pops); the analyses the printers share —
+// Conditions are lowered here too (Cond: short-circuits resolved, wide or
+// word arithmetic chosen), printed through a target's CondSyntax. The
+// other operations stay as the model states them (packet.Op: field
+// writes, lookups with their actions, checksums, header pushes and pops)
+// for the printers (docs/lowering.md); the analyses the printers share —
 // header validity, pop chains, counter placement — are in backends/flow.
 package lower
 
