@@ -18,9 +18,12 @@
 // validity along every path, pop chains, counter placement. The Go and
 // XDP targets share one lowering and one walk (backends/lower): the
 // walker dispatches on each operation, fires ports, records which blocks
-// are live and refuses what no dialect prints; golang and xdp only print
-// (a lower.Dialect each). P4, whose programs are a parser and a control
-// rather than a jump graph, uses the same analyses and refusals.
+// are live and refuses what no dialect prints; conditions are lowered
+// once (lower.Cond) and golang and xdp print their parts (a lower.Dialect
+// and lower.CondSyntax each). The operation families still lowered inside
+// each printer are listed in docs/lowering.md. P4, whose programs are a
+// parser and a control rather than a jump graph, takes its exits from
+// lower.PortExit and uses the same analyses and refusals.
 //
 // What a target cannot express it refuses: a *Refusal per node (Target,
 // Node, Pos, Reason), all of a graph's as Refusals, every one matching
@@ -30,9 +33,13 @@
 //
 // A new target plugs in as a package backends/<name> implementing Target
 // (a jump-graph target prints a lower.Program through a lower.Dialect),
-// refusing with Refuse what it cannot print, and a case in cmd/nsc's
-// compile; its checked-in outputs get a golden test with -update and a
-// line below.
+// refusing with Refuse what it cannot print, and registering itself
+// (Register: its name, its own flags, the files it writes, a post-step
+// such as XDP's clang); cmd/nsc imports it for the registration
+// (cmd/nsc/targets.go), and nsc compile and its help list it. Its
+// checked-in outputs get a golden test with -update and a line below.
+// Applications import a target's runtime (backends/golang/fastpath,
+// backends/xdp/xdprun, backends/p4/tableadd), never the generator.
 //
 // go generate ./... regenerates every checked-in generated file, in this
 // order (profiles feed the fast paths): the LB's hot-path profiles, the

@@ -61,20 +61,27 @@ func Tables(m *lang.Model, name string, r io.Reader) ([]*packet.Table, error) {
 	return packet.LoadTables(m.Schema, name, r)
 }
 
+// Embedding loads a version's model and returns it with its LPG embedded
+// in prg (HostPRG, "LinuxUDP", "XDP", "BMv2", …).
+func Embedding(version, prg string) (*lang.Model, *embed.Embedding, error) {
+	m, g, err := LPG(version)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, ok := m.Graph(prg)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s has no prg %s", File(version), prg)
+	}
+	em, err := embed.Embed(g, p)
+	return m, em, err
+}
+
 // Interpreter returns the reference interpreter running a version's LPG
 // embedded in prg (HostPRG, "LinuxUDP", …) — the graph its fast path is
 // generated from — with tables filled from a table_add script (nil r:
 // empty).
 func Interpreter(version, prg, name string, r io.Reader) (*sim.Machine, error) {
-	m, g, err := LPG(version)
-	if err != nil {
-		return nil, err
-	}
-	p, ok := m.Graph(prg)
-	if !ok {
-		return nil, fmt.Errorf("%s has no prg %s", File(version), prg)
-	}
-	em, err := embed.Embed(g, p)
+	m, em, err := Embedding(version, prg)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026host"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/difftest"
@@ -85,8 +86,8 @@ func TestXDPSplitAgainstInterpreter(t *testing.T) {
 			if err != nil {
 				t.Fatalf("frame %x: %v", f, err)
 			}
-			o := xdptest.Outcome{Verdict: xdp.VerdictName(res.Verdict)}
-			if res.Verdict != xdp.VerdictDrop {
+			o := xdptest.Outcome{Verdict: xdprun.VerdictName(res.Verdict)}
+			if res.Verdict != xdprun.VerdictDrop {
 				o.Data = hex.EncodeToString(res.Data)
 			}
 			return o
@@ -194,14 +195,14 @@ func TestXDPSplitAgainstInterpreter(t *testing.T) {
 
 // splitKernel loads the device's part of em into the kernel with the
 // script's entries, or returns nil (the reason logged) where it cannot.
-func splitKernel(t *testing.T, em *embed.Embedding, limits map[string]int, script []byte) *xdp.Runner {
+func splitKernel(t *testing.T, em *embed.Embedding, limits map[string]int, script []byte) *xdprun.Runner {
 	t.Helper()
 	can := false
 	if !t.Run("kernel", func(t *testing.T) { xdptest.Require(t); can = true }) || !can {
 		return nil
 	}
 	obj, _ := xdptest.Build(t, em.Device, limits, t.TempDir(), "lb2026small")
-	r, err := xdp.Load(obj)
+	r, err := xdprun.Load(obj)
 	if err != nil {
 		t.Fatal(err)
 	}

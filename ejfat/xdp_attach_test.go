@@ -17,7 +17,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 )
@@ -77,7 +77,7 @@ func xdpAttach(t *testing.T, mode link.XDPAttachFlags) {
 	t.Cleanup(func() { l.Close() })
 	if mode == link.XDPDriverMode {
 		pass, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
-			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdp.VerdictPass), asm.Return()}})
+			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdprun.VerdictPass), asm.Return()}})
 		if err != nil {
 			t.Fatal(err)
 		}

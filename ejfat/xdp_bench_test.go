@@ -11,7 +11,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 )
 
 // xdpRestoreC is the harness of the XDP benchmark. The kernel's repeat run
@@ -81,8 +81,8 @@ func benchXDP(b *testing.B, script, frame, want []byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if res.Verdict != xdp.VerdictTX || !bytes.Equal(res.Data, want) {
-		b.Fatalf("XDP %s %x, gopacket %x", xdp.VerdictName(res.Verdict), res.Data, want)
+	if res.Verdict != xdprun.VerdictTX || !bytes.Equal(res.Data, want) {
+		b.Fatalf("XDP %s %x, gopacket %x", xdprun.VerdictName(res.Verdict), res.Data, want)
 	}
 	h := xdpHarness(b, frame)
 	per := func(withLB bool) time.Duration {
@@ -100,8 +100,8 @@ func benchXDP(b *testing.B, script, frame, want []byte) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if withLB && v != xdp.VerdictTX {
-				b.Fatalf("the LB said %s", xdp.VerdictName(v))
+			if withLB && v != xdprun.VerdictTX {
+				b.Fatalf("the LB said %s", xdprun.VerdictName(v))
 			}
 			best = min(best, d)
 		}
@@ -134,7 +134,7 @@ func xdpHarness(b *testing.B, frame []byte) *ebpf.Collection {
 		b.Fatal(err)
 	}
 	obj := filepath.Join(dir, "restore.o")
-	if err := xdp.Clang(src, obj); err != nil {
+	if err := xdprun.Clang(src, obj); err != nil {
 		b.Fatal(err)
 	}
 	coll, err := ebpf.LoadCollection(obj)

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/xdptest"
@@ -30,7 +30,7 @@ var xdpTables = map[string]string{
 // xdpPair builds a version's XDP program and returns it loaded, with its
 // maps filled from the version's table script, and the interpreter on the
 // same graph with the same entries.
-func xdpPair(t testing.TB, version string) (*xdp.Runner, *sim.Machine) {
+func xdpPair(t testing.TB, version string) (*xdprun.Runner, *sim.Machine) {
 	t.Helper()
 	script, err := os.ReadFile(xdpTables[version])
 	if err != nil {
@@ -40,7 +40,7 @@ func xdpPair(t testing.TB, version string) (*xdp.Runner, *sim.Machine) {
 }
 
 // xdpPairScript is xdpPair with the entries of script.
-func xdpPairScript(t testing.TB, version string, script []byte) (*xdp.Runner, *sim.Machine) {
+func xdpPairScript(t testing.TB, version string, script []byte) (*xdprun.Runner, *sim.Machine) {
 	t.Helper()
 	xdptest.Require(t)
 	m, g, err := LPG(version)
@@ -56,7 +56,7 @@ func xdpPairScript(t testing.TB, version string, script []byte) (*xdp.Runner, *s
 		t.Fatal(err)
 	}
 	obj, _ := xdptest.Build(t, em.Graph, p.Limits, t.TempDir(), version)
-	r, err := xdp.Load(obj)
+	r, err := xdprun.Load(obj)
 	if err != nil {
 		t.Fatal(err)
 	}

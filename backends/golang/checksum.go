@@ -37,7 +37,7 @@ func (c *gen) setAccumulating(o *packet.Op) {
 		wide := fs.Width > 64 || (flow.IsWide(a.Src) && !flow.LowPreserving(a.Src))
 		var v string
 		if wide {
-			v = c.value(a.Src)
+			v = c.Value(a.Src)
 		} else {
 			v = c.low(a.Src)
 		}

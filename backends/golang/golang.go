@@ -16,6 +16,7 @@ import (
 	"go/format"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/backends/lower"
@@ -347,7 +348,7 @@ func (c *gen) Extract(n *dataflow.Node) (string, bool) {
 	return c.extract(n.Op.Header), false
 }
 
-func (c *gen) Test(n *dataflow.Node) string { return c.cond(n.Op.Cond) }
+func (c *gen) Test(n *dataflow.Node) string { return lower.Cond(c, n.Op.Cond) }
 func (c *gen) Lookup(n *dataflow.Node)      { c.lookup(n) }
 func (c *gen) Pop(n *dataflow.Node)         { c.pop(n.Op) }
 
@@ -392,10 +393,10 @@ func (c *gen) Place(n *dataflow.Node) {
 	for i, e := range def.Keys {
 		if flow.IsWide(e) {
 			v := c.newTmp("kv")
-			c.emit("%s := %s", v, c.value(e))
+			c.emit("%s := %s", v, c.Value(e))
 			c.emit("%s[%d], %s[%d] = %s.Hi, %s.Lo", k, 2*i, k, 2*i+1, v, v)
 		} else {
-			c.emit("%s[%d] = %s", k, 2*i+1, c.u64(e))
+			c.emit("%s[%d] = %s", k, 2*i+1, c.U64(e))
 		}
 	}
 	length, offset := c.saturated(def.Length), c.saturated(o.Offset)
@@ -434,10 +435,10 @@ func (c *gen) Place(n *dataflow.Node) {
 // largest one (the interpreter's rule for lengths and offsets).
 func (c *gen) saturated(e *packet.Expr) string {
 	if !flow.IsWide(e) {
-		return c.u64(e)
+		return c.U64(e)
 	}
 	v := c.newTmp("w")
-	c.emit("%s := %s", v, c.value(e))
+	c.emit("%s := %s", v, c.Value(e))
 	return fmt.Sprintf("fastpath.Saturated(%s)", v)
 }
 
@@ -498,13 +499,7 @@ func (c *gen) Undecided(e *lower.Exit, why string) {
 // A switch compares its value, wide or a word, case by case.
 
 func (c *gen) Switch(n *dataflow.Node) {
-	v := c.newTmp("v")
-	c.switchVar = v
-	if flow.IsWide(n.Op.Expr) {
-		c.emit("%s := %s", v, c.value(n.Op.Expr))
-	} else {
-		c.emit("%s := %s", v, c.u64(n.Op.Expr))
-	}
+	c.switchVar, _ = lower.Var(c, "v", n.Op.Expr)
 	c.emit("switch {")
 }
 
@@ -560,7 +555,7 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 			continue
 		}
 		scannable = false
-		c.emit("%s := %s", v, c.value(k))
+		c.emit("%s := %s", v, c.Value(k))
 		ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(w-64)), v+".Lo")
 	}
 	// On the hot path, an index's hit runs the action's code where it
@@ -706,7 +701,7 @@ func (c *gen) keys(def *packet.TableDef) {
 	c.maxKeys = max(c.maxKeys, len(def.Keys))
 	for i, k := range def.Keys {
 		if flow.IsWide(k) && (def.Spec.Keys[i].Width > 64 || !flow.LowPreserving(k)) {
-			c.emit("pl.keys[%d] = %s", i, c.value(k))
+			c.emit("pl.keys[%d] = %s", i, c.Value(k))
 		} else {
 			c.emit("pl.keys[%d] = packet.Value{Lo: %s}", i, c.low(k))
 		}
@@ -768,20 +763,20 @@ func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
 	}
 	switch {
 	case len(update) > 0 && !h.Metadata:
-		v := c.value(a.Src)
+		v := c.Value(a.Src)
 		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.SetUpdating(packet.FieldRef{Header: %d, Field: %d}, %s, %s)", a.Dst.Header, a.Dst.Field, v, c.update(update))), c.malformed())
 	case h.Metadata && fs.Width > 64 && maskTo(a.Src, fs.Width) == "":
-		c.emit("m%d = %s", h.MetaBase+a.Dst.Field, c.value(a.Src))
+		c.emit("m%d = %s", h.MetaBase+a.Dst.Field, c.Value(a.Src))
 	case h.Metadata && fs.Width > 64:
-		c.emit("m%d = (%s).And(%s)", h.MetaBase+a.Dst.Field, c.value(a.Src), valueLit(packet.Mask(fs.Width)))
+		c.emit("m%d = (%s).And(%s)", h.MetaBase+a.Dst.Field, c.Value(a.Src), valueLit(packet.Mask(fs.Width)))
 	case h.Metadata && wide:
-		c.emit("m%d = (%s).Lo%s", h.MetaBase+a.Dst.Field, c.value(a.Src), maskTo(a.Src, fs.Width))
+		c.emit("m%d = (%s).Lo%s", h.MetaBase+a.Dst.Field, c.Value(a.Src), maskTo(a.Src, fs.Width))
 	case h.Metadata:
 		c.emit("m%d = (%s)%s", h.MetaBase+a.Dst.Field, c.low(a.Src), maskTo(a.Src, fs.Width))
 	default:
 		var v string
 		if wide {
-			v = c.value(a.Src)
+			v = c.Value(a.Src)
 		} else {
 			v = c.low(a.Src)
 		}
@@ -880,69 +875,60 @@ func valueLit(v packet.Value) string {
 	return fmt.Sprintf("packet.Value{Hi: %#x, Lo: %#x}", v.Hi, v.Lo)
 }
 
-// cond generates a condition as a Go bool expression; statements it needs
-// (header checks, short-circuit branches) go before it.
-func (c *gen) cond(e *packet.Expr) string {
-	switch e.Kind {
-	case packet.EValid:
-		switch {
-		case c.s.Headers[e.Header].Metadata || c.mustValid(e.Header):
-			return "true"
-		case !c.mayValid(e.Header):
-			return "false"
-		}
-		return c.hValid(e.Header)
-	case packet.ENot:
-		return "!(" + c.cond(e.A) + ")"
-	case packet.EAnd, packet.EOr:
-		t := c.newTmp("c")
-		c.emit("%s := %s", t, c.cond(e.A))
-		if e.Kind == packet.EAnd {
-			c.emit("if %s {", t)
-		} else {
-			c.emit("if !%s {", t)
-		}
-		c.hdrs = append(c.hdrs, map[int]string{})
-		c.emit("%s = %s", t, c.cond(e.B))
-		c.hdrs = c.hdrs[:len(c.hdrs)-1]
-		c.emit("}")
-		return t
-	case packet.EEq, packet.ENe, packet.ELt, packet.ELe, packet.EGt, packet.EGe:
-		op := map[packet.ExprKind]string{packet.EEq: "==", packet.ENe: "!=", packet.ELt: "<", packet.ELe: "<=", packet.EGt: ">", packet.EGe: ">="}[e.Kind]
-		if flow.IsWide(e.A) || flow.IsWide(e.B) {
-			a, b := c.value(e.A), c.value(e.B)
-			if e.Kind == packet.EEq || e.Kind == packet.ENe {
-				return fmt.Sprintf("(%s %s %s)", a, op, b)
-			}
-			return fmt.Sprintf("(%s.Cmp(%s) %s 0)", a, b, op)
-		}
-		a, b := c.u64(e.A), c.u64(e.B)
-		return fmt.Sprintf("(%s %s %s)", a, op, b)
-	case packet.EMasked:
-		if flow.IsWide(e) {
-			return fmt.Sprintf("(%s.And(%s) == %s)", c.value(e.A), valueLit(e.Mask), valueLit(e.Value.And(e.Mask)))
-		}
-		return fmt.Sprintf("(%s&%#x == %#x)", c.u64(e.A), e.Mask.Lo, e.Value.Lo&e.Mask.Lo)
-	case packet.ERange:
-		if flow.IsWide(e) {
-			a := c.newTmp("r")
-			c.emit("%s := %s", a, c.value(e.A))
-			return fmt.Sprintf("(%s.Cmp(%s) >= 0 && %s.Cmp(%s) <= 0)", a, valueLit(e.Lo), a, valueLit(e.Hi))
-		}
-		a := c.newTmp("r")
-		c.emit("%s := %s", a, c.u64(e.A))
-		return fmt.Sprintf("(%s >= %#x && %s <= %#x)", a, e.Lo.Lo, a, e.Hi.Lo)
+// Conditions: lower.Cond decides, these print Go (lower.CondSyntax).
+
+func (c *gen) Bad(e *packet.Expr) string {
+	if e == nil {
+		c.w.Refuse(c.owner, "missing operand")
+	} else {
+		c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
 	}
-	if flow.IsWide(e) {
-		return "!" + c.value(e) + ".IsZero()"
-	}
-	return "(" + c.u64(e) + " != 0)"
+	return "false"
 }
 
-// u64 generates a value of at most 64 bits (flow.IsWide(e) is false).
-func (c *gen) u64(e *packet.Expr) string {
+func (c *gen) Valid(e *packet.Expr) string {
+	switch {
+	case c.s.Headers[e.Header].Metadata || c.mustValid(e.Header):
+		return "true"
+	case !c.mayValid(e.Header):
+		return "false"
+	}
+	return c.hValid(e.Header)
+}
+
+func (c *gen) NewVar(prefix string) string                    { return c.newTmp(prefix) }
+func (c *gen) Declare(name string, _ lower.VarKind, v string) { c.emit("%s := %s", name, v) }
+func (c *gen) Set(name, v string)                             { c.emit("%s = %s", name, v) }
+func (c *gen) PushScope()                                     { c.hdrs = append(c.hdrs, map[int]string{}) }
+func (c *gen) PopScope()                                      { c.hdrs = c.hdrs[:len(c.hdrs)-1] }
+
+func (c *gen) WideCompare(op packet.ExprKind, a, b string) string {
+	if op == packet.EEq || op == packet.ENe {
+		return fmt.Sprintf("(%s %s %s)", a, lower.CompareOp(op), b)
+	}
+	return fmt.Sprintf("(%s.Cmp(%s) %s 0)", a, b, lower.CompareOp(op))
+}
+
+func (c *gen) Masked(a string, mask, value packet.Value, wide bool) string {
+	if wide {
+		return fmt.Sprintf("(%s.And(%s) == %s)", a, valueLit(mask), valueLit(value))
+	}
+	return fmt.Sprintf("(%s&%#x == %#x)", a, mask.Lo, value.Lo)
+}
+
+func (c *gen) InRange(a string, lo, hi packet.Value, wide bool) string {
+	if wide {
+		return fmt.Sprintf("(%s.Cmp(%s) >= 0 && %s.Cmp(%s) <= 0)", a, valueLit(lo), a, valueLit(hi))
+	}
+	return fmt.Sprintf("(%s >= %#x && %s <= %#x)", a, lo.Lo, a, hi.Lo)
+}
+
+func (c *gen) WideNonZero(a string) string { return "!" + a + ".IsZero()" }
+
+// U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
+func (c *gen) U64(e *packet.Expr) string {
 	if e.Boolean() {
-		return "fastpath.B2U(" + c.cond(e) + ")"
+		return "fastpath.B2U(" + lower.Cond(c, e) + ")"
 	}
 	switch e.Kind {
 	case packet.EConst:
@@ -957,14 +943,14 @@ func (c *gen) u64(e *packet.Expr) string {
 		}
 		return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
 	case packet.EBitNot:
-		return fmt.Sprintf("(^%s%s)", c.u64(e.A), maskSuffix(e.Width))
+		return fmt.Sprintf("(^%s%s)", c.U64(e.A), maskSuffix(e.Width))
 	}
 	op, ok := binOps[e.Kind]
 	if !ok {
 		c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
 		return "0"
 	}
-	x := fmt.Sprintf("(%s %s %s)", c.u64(e.A), op, shiftAmount(e, c.u64(e.B)))
+	x := fmt.Sprintf("(%s %s %s)", c.U64(e.A), op, shiftAmount(e, c.U64(e.B)))
 	if e.Kind == packet.EBitAnd || e.Kind == packet.EShr {
 		return x // cannot carry past the width
 	}
@@ -991,7 +977,7 @@ func (c *gen) i64(e *packet.Expr) string {
 
 func (c *gen) low(e *packet.Expr) string {
 	if !flow.IsWide(e) {
-		return c.u64(e)
+		return c.U64(e)
 	}
 	mask := maskSuffix(e.Width)
 	switch e.Kind {
@@ -1024,10 +1010,10 @@ func shiftAmount(e *packet.Expr, b string) string {
 	return b
 }
 
-// value generates a packet.Value.
-func (c *gen) value(e *packet.Expr) string {
+// Value generates a packet.Value.
+func (c *gen) Value(e *packet.Expr) string {
 	if !flow.IsWide(e) {
-		return "packet.Value{Lo: " + c.u64(e) + "}"
+		return "packet.Value{Lo: " + c.U64(e) + "}"
 	}
 	switch e.Kind {
 	case packet.EConst:
@@ -1037,14 +1023,14 @@ func (c *gen) value(e *packet.Expr) string {
 	case packet.EField:
 		return c.readField(e.Field, true)
 	case packet.EBitNot:
-		return fmt.Sprintf("%s.Not().And(%s)", c.value(e.A), valueLit(packet.Mask(e.Width)))
+		return fmt.Sprintf("%s.Not().And(%s)", c.Value(e.A), valueLit(packet.Mask(e.Width)))
 	}
 	f, ok := wideOps[e.Kind]
 	if !ok {
 		c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
 		return "packet.Value{}"
 	}
-	return fmt.Sprintf(f, c.value(e.A), c.value(e.B), valueLit(packet.Mask(e.Width)))
+	return fmt.Sprintf(f, c.Value(e.A), c.Value(e.B), valueLit(packet.Mask(e.Width)))
 }
 
 // wideOps print the 128-bit operators: %[1]s and %[2]s are the operands,
@@ -1303,13 +1289,9 @@ func exprLit(e *packet.Expr) string {
 // Command is the nsc command line that generates a package, recorded in
 // its header so that it can be regenerated.
 func Command(files []string, lpg, prg, profile, out string) string {
-	cmd := append([]string{"nsc compile"}, files...)
-	cmd = append(cmd, "--lpg", lpg)
-	if prg != "" {
-		cmd = append(cmd, "--prg", prg)
-	}
+	var extra []string
 	if profile != "" {
-		cmd = append(cmd, "--profile", profile)
+		extra = []string{"--profile", profile}
 	}
-	return strings.Join(append(cmd, "--target", "go", "-o", out), " ")
+	return backends.Request{Files: files, LPG: lpg, PRG: prg, Out: out}.Command(append(extra, "--target", "go")...)
 }

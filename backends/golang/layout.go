@@ -76,10 +76,10 @@ func (c *gen) extLength(h int) (ext, fits, empty string) {
 		return ext, fmt.Sprintf("%s >= 0 && %s <= int64(len(data)) && off+%d+int(%s) <= len(data)", ext, ext, n, ext), ext + " == 0"
 	}
 	if flow.IsWide(length) {
-		c.emit("%s := %s", ext, c.value(length))
+		c.emit("%s := %s", ext, c.Value(length))
 		return ext + ".Lo", fmt.Sprintf("%s.Hi == 0 && %s.Lo <= uint64(len(data)) && off+%d+int(%s.Lo) <= len(data)", ext, ext, n, ext), ext + ".IsZero()"
 	}
-	c.emit("%s := %s", ext, c.u64(length))
+	c.emit("%s := %s", ext, c.U64(length))
 	return ext, fmt.Sprintf("%s <= uint64(len(data)) && off+%d+int(%s) <= len(data)", ext, n, ext), ext + " == 0"
 }
 

@@ -8,9 +8,11 @@
 // on the operation, fires ports, records the jumps that make a block live,
 // and refuses, identically for every target, what no dialect prints.
 //
-// The operations themselves stay as the model states them (packet.Op:
-// field reads and writes as expressions, lookups with their actions,
-// checksums, header pushes and pops); the analyses the printers share —
+// Conditions are lowered here too (Cond: short-circuits resolved, wide or
+// word arithmetic chosen), printed through a target's CondSyntax. The
+// other operations stay as the model states them (packet.Op: field
+// writes, lookups with their actions, checksums, header pushes and pops)
+// for the printers (docs/lowering.md); the analyses the printers share —
 // header validity, pop chains, counter placement — are in backends/flow.
 package lower
 
@@ -18,6 +20,7 @@ import (
 	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/sim"
 )
 
 // ExitKind says where a fired port takes a frame.
@@ -85,7 +88,7 @@ func Lower(g *dataflow.Graph, target string) (*Program, error) {
 		}
 		b := &Block{Node: n}
 		for _, name := range n.Op.Ports(g.Schema) {
-			b.Exits = append(b.Exits, exit(n, name))
+			b.Exits = append(b.Exits, PortExit(n, name))
 		}
 		p.Blocks = append(p.Blocks, b)
 		p.block[n] = b
@@ -93,11 +96,12 @@ func Lower(g *dataflow.Graph, target string) (*Program, error) {
 	return p, nil
 }
 
-// exit resolves F-node n's port name.
-func exit(n *dataflow.Node, name string) Exit {
+// PortExit resolves F-node n's port name: where a frame goes when n's
+// operation fires it (P4's parser and control take their exits from it).
+func PortExit(n *dataflow.Node, name string) Exit {
 	pt := n.Port(name)
 	if pt == nil {
-		return Exit{Kind: Drop, From: n.ID, Site: n.Name + "." + name, Reason: "unconnected"}
+		return Exit{Kind: Drop, From: n.ID, Site: n.Name + "." + name, Reason: sim.ReasonUnconnected}
 	}
 	return follow(pt, nil)
 }
@@ -110,7 +114,7 @@ func follow(pt *dataflow.Port, hops []Hop) Exit {
 		if n.Sink {
 			return Exit{Kind: Sink, Hops: hops, From: n.ID, To: n}
 		}
-		return Exit{Kind: Drop, Hops: hops, From: n.ID, Site: n.Name + "." + pt.Name, Reason: "unconnected"}
+		return Exit{Kind: Drop, Hops: hops, From: n.ID, Site: n.Name + "." + pt.Name, Reason: sim.ReasonUnconnected}
 	}
 	to := pt.Out[0].To
 	switch to.Kind {
@@ -124,7 +128,7 @@ func follow(pt *dataflow.Port, hops []Hop) Exit {
 		hops = append(hops, Hop{From: n.ID, Node: to, Port: want})
 		op := to.Port(want)
 		if op == nil {
-			return Exit{Kind: Drop, Hops: hops, From: to.ID, Site: to.Name + "." + want, Reason: "unconnected"}
+			return Exit{Kind: Drop, Hops: hops, From: to.ID, Site: to.Name + "." + want, Reason: sim.ReasonUnconnected}
 		}
 		return follow(op, hops)
 	default: // C-nodes never run

@@ -63,7 +63,7 @@ table_add mixed tag 17 0x40&&&0xf0 100->200 => 4 2
 	}
 	for _, tc := range tests {
 		var b bytes.Buffer
-		err := prog.Entries(&b, append(append([]packet.TableEntry(nil), base...), tc.extra...))
+		err := prog.Tables.Entries(&b, append(append([]packet.TableEntry(nil), base...), tc.extra...))
 		if err == nil || err.Error() != tc.want || tc.is != nil && !errors.Is(err, tc.is) {
 			t.Errorf("%s:\n got %v\nwant %s", tc.name, err, tc.want)
 		}

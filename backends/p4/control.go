@@ -749,7 +749,7 @@ func (b *ctl) lookup(n *dataflow.Node) error {
 	}
 	for i, k := range c.s.Tables[o.Table].Keys {
 		if t.keyVars[i] != "" {
-			b.line("%s = %s;", t.keyVars[i], bare(c.as(k, t.spec.Keys[i].Width, &scope{})))
+			b.line("%s = %s;", t.keyVars[i], bare(c.as(k, t.Spec.Keys[i].Width, &scope{})))
 		}
 	}
 	def := c.s.Tables[o.Table]

@@ -167,7 +167,7 @@ func modelMachines(t *testing.T, m *lang.Model, lpg, arch, script string) (*p4.P
 		t.Fatal(err)
 	}
 	var lines bytes.Buffer
-	if err := prog.Entries(&lines, es); err != nil {
+	if err := prog.Tables.Entries(&lines, es); err != nil {
 		t.Fatal(err)
 	}
 	parsed, err := parseProgram(string(prog.Source))

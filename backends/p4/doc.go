@@ -24,7 +24,7 @@
 //
 // Out: a Program, whose Source is the P4 text (deterministic, marked as
 // generated) and whose Tables give the P4 names, key kinds and priority
-// rule of each table, for Entries.
+// rule of each table (package tableadd writes entries with them).
 //
 // Refused, with an *Unsupported naming the node and the reason: what P4
 // cannot do (reading the payload: len(h), checksums over the payload;

@@ -32,7 +32,7 @@ func TestEdgesAgainstInterpreter(t *testing.T) {
 				t.Fatal(err)
 			}
 			var lines bytes.Buffer
-			if err := prog.Entries(&lines, entries(t, m, gc.tables)); err != nil {
+			if err := prog.Tables.Entries(&lines, entries(t, m, gc.tables)); err != nil {
 				t.Fatal(err)
 			}
 			parsed, err := parseProgram(string(prog.Source))

@@ -25,7 +25,7 @@ import (
 // left out.
 func back(t *testing.T, prog *p4.Program, arch string, lines []byte, model func(string) (*packet.TableSpec, bool)) []packet.TableEntry {
 	t.Helper()
-	es, err := packet.ParseEntries("entries", bytes.NewReader(lines), prog.TableSpec)
+	es, err := packet.ParseEntries("entries", bytes.NewReader(lines), prog.Tables.TableSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func back(t *testing.T, prog *p4.Program, arch string, lines []byte, model func(
 	}
 	var out []packet.TableEntry
 	for _, te := range es {
-		p4spec, _ := prog.TableSpec(te.Table)
+		p4spec, _ := prog.Tables.TableSpec(te.Table)
 		name := unqual(te.Table)
 		spec, ok := model(name)
 		if !ok {
@@ -240,7 +240,7 @@ table_add IngressImpl.mixed IngressImpl.tag 0x11 0x40&&&0xf0 0x0064->0x00c8 => 0
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := prog.Entries(&b, es); err != nil {
+		if err := prog.Tables.Entries(&b, es); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(want[arch], b.String()); diff != "" {
@@ -260,7 +260,7 @@ table_add IngressImpl.mixed IngressImpl.tag 0x11 0x40&&&0xf0 0x0064->0x00c8 => 0
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := prog.Entries(&b, es); err != nil {
+	if err := prog.Tables.Entries(&b, es); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want[p4.XSA], b.String()); diff != "" {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -161,30 +162,16 @@ func (c *gen) value(e *packet.Expr, sc *scope) string {
 }
 
 // shift is a shift amount: a plain number for a constant, else its value.
+// The interpreter shifts by the amount's low 64 bits (packet.Expr.Eval),
+// so a wider amount is cut to them.
 func (c *gen) shift(e *packet.Expr, sc *scope) string {
 	if e.Kind == packet.EConst {
-		if e.Const.Hi != 0 || e.Const.Lo > 128 {
+		if e.Const.Lo > 128 {
 			return "255" // every bit shifted out either way
 		}
 		return fmt.Sprint(e.Const.Lo)
 	}
-	return paren(c.value(e, sc))
-}
-
-// lowPreserving: the low bits of e's value depend only on the low bits of
-// its operands, so it may be computed at any narrower width.
-func lowPreserving(e *packet.Expr) bool {
-	switch e.Kind {
-	case packet.EConst, packet.EField, packet.EParam:
-		return true
-	case packet.EAdd, packet.ESub, packet.EMul, packet.EBitAnd, packet.EBitOr, packet.EBitXor:
-		return lowPreserving(e.A) && lowPreserving(e.B)
-	case packet.EShl:
-		return lowPreserving(e.A)
-	case packet.EBitNot:
-		return lowPreserving(e.A)
-	}
-	return false
+	return paren(cast(c.value(e, sc), e.Width, min(e.Width, 64)))
 }
 
 // as is e's value converted to width w: truncated (computed at width w
@@ -193,7 +180,7 @@ func (c *gen) as(e *packet.Expr, w int, sc *scope) string {
 	if e.Kind == packet.EConst {
 		return lit(e.Const, w)
 	}
-	if w >= e.Width || e.Boolean() || !lowPreserving(e) {
+	if w >= e.Width || e.Boolean() || !flow.LowPreserving(e) {
 		return cast(c.value(e, sc), e.Width, w)
 	}
 	switch e.Kind {

@@ -1,7 +1,7 @@
 package p4
 
 import (
-	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -34,42 +34,18 @@ func (d dest) String() string {
 	return d.node.Name
 }
 
-// succ is where F-node n goes when its operation picks its k-th port.
+// succ is where F-node n goes when its operation picks its k-th port:
+// lower's exit, an end no O-node decides counted at the start.
 func (c *gen) succ(n *dataflow.Node, k int) dest {
-	name := n.Op.Ports(c.s)[k]
-	pt := n.Port(name)
-	if pt == nil {
-		return dest{end: endDrop, drop: sim.DropKey{Node: n.Name + "." + name, Reason: sim.ReasonUnconnected}}
+	e := lower.PortExit(n, n.Op.Ports(c.s)[k])
+	switch e.Kind {
+	case lower.Goto:
+		return dest{node: e.To}
+	case lower.Sink:
+		return dest{end: endLeave, sink: e.To}
+	case lower.Drop:
+		return dest{end: endDrop, drop: sim.DropKey{Node: e.Site, Reason: e.Reason}}
 	}
-	return c.follow(pt)
-}
-
-// follow resolves a fired port through O-nodes, as flow.Decide does for
-// generated code: on a single path only the operand that fired counts.
-func (c *gen) follow(pt *dataflow.Port) dest {
-	n := pt.Node
-	if len(pt.Out) == 0 {
-		if n.Sink {
-			return dest{end: endLeave, sink: n}
-		}
-		return dest{end: endDrop, drop: sim.DropKey{Node: n.Name + "." + pt.Name, Reason: sim.ReasonUnconnected}}
-	}
-	to := pt.Out[0].To
-	switch to.Kind {
-	case dataflow.FNode:
-		return dest{node: to}
-	case dataflow.ONode:
-		want, ok := flow.Decide(to, pt)
-		if !ok {
-			return dest{end: endDrop, drop: sim.DropKey{Node: c.start.Name, Reason: sim.ReasonUndecided}}
-		}
-		op := to.Port(want)
-		if op == nil {
-			return dest{end: endDrop, drop: sim.DropKey{Node: to.Name + "." + want, Reason: sim.ReasonUnconnected}}
-		}
-		return c.follow(op)
-	}
-	// C-nodes never run.
 	return dest{end: endDrop, drop: sim.DropKey{Node: c.start.Name, Reason: sim.ReasonUndecided}}
 }
 

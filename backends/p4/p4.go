@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends"
+	"github.com/dragonet-go/nsc/backends/p4/tableadd"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
@@ -52,7 +53,7 @@ type Program struct {
 	Source []byte
 	// Tables are the model's tables as the program declares them, in
 	// schema order (those the program looks up).
-	Tables []*Table
+	Tables tableadd.Tables
 }
 
 type gen struct {
@@ -77,7 +78,7 @@ type gen struct {
 	stdMeta   string         // the architecture's standard metadata parameter
 	actName   map[int]string // schema action -> P4 action
 	tblName   map[int]string // schema table -> P4 table
-	tables    []*Table
+	tables    []*table
 	ctlNames  *namer // names inside the control
 	counters  map[string]string
 	ctrOrder  []string
@@ -131,7 +132,11 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 	if err != nil {
 		return nil, c.target(err)
 	}
-	return &Program{Arch: opt.Arch, Source: src, Tables: c.tables}, nil
+	tables := make(tableadd.Tables, len(c.tables))
+	for i, t := range c.tables {
+		tables[i] = t.Table
+	}
+	return &Program{Arch: opt.Arch, Source: src, Tables: tables}, nil
 }
 
 // targetName is the target in refusals: P4 and the architecture.

@@ -22,13 +22,13 @@ import (
 // from table_add lines in the program's names.
 func loadP4Tables(t testing.TB, prog *p4.Program, lines []byte) map[string]*packet.Table {
 	t.Helper()
-	es, err := packet.ParseEntries("entries", bytes.NewReader(lines), prog.TableSpec)
+	es, err := packet.ParseEntries("entries", bytes.NewReader(lines), prog.Tables.TableSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]*packet.Table{}
 	for _, tb := range prog.Tables {
-		spec, _ := prog.TableSpec(tb.Name)
+		spec, _ := prog.Tables.TableSpec(tb.Name)
 		out[ident(tb.Name)] = packet.NewTable(spec)
 	}
 	for _, te := range es {
@@ -66,7 +66,7 @@ func lbSetup(t *testing.T, version, lpg, prg, arch, tables string) (prog *p4.Pro
 		t.Fatal(err)
 	}
 	var lines bytes.Buffer
-	if err := prog.Entries(&lines, entries(t, m, tables)); err != nil {
+	if err := prog.Tables.Entries(&lines, entries(t, m, tables)); err != nil {
 		t.Fatal(err)
 	}
 	load = func(src string) *machine {

@@ -62,7 +62,7 @@ func TestSplitAgainstInterpreter(t *testing.T) {
 		}
 	}
 	var lines bytes.Buffer
-	if err := prog.Entries(&lines, mine); err != nil {
+	if err := prog.Tables.Entries(&lines, mine); err != nil {
 		t.Fatal(err)
 	}
 	parsed, err := parseProgram(string(prog.Source))

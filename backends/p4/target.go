@@ -2,6 +2,9 @@ package p4
 
 import (
 	"bytes"
+	"flag"
+	"os"
+	"strings"
 
 	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/packet"
@@ -40,10 +43,35 @@ func (t Target) Generate(in backends.Input) ([]backends.Artifact, error) {
 			return nil, err
 		}
 		var buf bytes.Buffer
-		if err := p.Entries(&buf, es); err != nil {
+		if err := p.Tables.Entries(&buf, es); err != nil {
 			return nil, err
 		}
 		arts = append(arts, backends.Artifact{Name: opt.Name + ".entries", Data: buf.Bytes()})
 	}
 	return arts, nil
+}
+
+func init() {
+	backends.Register(backends.Registration{Name: "p4", Generates: "a P4 program", Device: true, Flags: flags})
+}
+
+// flags are --arch and --tables.
+func flags(fs *flag.FlagSet) func(backends.Request) (backends.Job, error) {
+	arch := fs.String("arch", V1Model, "P4 architecture: "+V1Model+" or "+XSA)
+	tables := fs.String("tables", "", "table_add script to convert to the P4 program's names")
+	return func(r backends.Request) (backends.Job, error) {
+		extra := []string{"--target", "p4", "--arch", *arch}
+		if *tables != "" {
+			extra = append(extra, "--tables", *tables)
+		}
+		name := strings.ToLower(r.LPG)
+		t := Target{Options: Options{Arch: *arch, Name: name, Command: r.Command(extra...)}, Tables: *tables}
+		if *tables != "" {
+			var err error
+			if t.Script, err = os.ReadFile(*tables); err != nil {
+				return backends.Job{}, err
+			}
+		}
+		return backends.Job{Target: t, Inputs: []string{*tables}, Outputs: []string{name + ".p4", name + ".entries"}}, nil
+	}
 }

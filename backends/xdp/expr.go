@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -12,7 +13,7 @@ import (
 // functions of the runtime part (file.go). The arithmetic is exact as
 // docs/language.md 11.4 says: a result is cut to its width.
 
-func (c *gen) bad(e *packet.Expr) string {
+func (c *gen) Bad(e *packet.Expr) string {
 	if e == nil {
 		c.fail("missing operand")
 	} else {
@@ -21,86 +22,62 @@ func (c *gen) bad(e *packet.Expr) string {
 	return "0"
 }
 
-// cond generates a condition as a C int expression; statements it needs
-// (header checks, short-circuit branches) go before it.
-func (c *gen) cond(e *packet.Expr) string {
-	if e == nil {
-		return c.bad(e)
+// Conditions: lower.Cond decides, these print C (lower.CondSyntax).
+
+func (c *gen) Valid(e *packet.Expr) string {
+	if e.Header < 0 || e.Header >= len(c.s.Headers) {
+		return c.Bad(e)
 	}
-	switch e.Kind {
-	case packet.EValid:
-		if e.Header < 0 || e.Header >= len(c.s.Headers) {
-			return c.bad(e)
-		}
-		if c.s.Headers[e.Header].Metadata {
-			return "1"
-		}
-		return c.isValid(e.Header)
-	case packet.ENot:
-		return "!(" + c.cond(e.A) + ")"
-	case packet.EAnd, packet.EOr:
-		t := c.newTmp("c")
-		c.emit("int %s = %s;", t, c.cond(e.A))
-		if e.Kind == packet.EAnd {
-			c.emit("if (%s) {", t)
-		} else {
-			c.emit("if (!%s) {", t)
-		}
-		c.pushScope()
-		c.emit("%s = %s;", t, c.cond(e.B))
-		c.popScope()
-		c.emit("}")
-		return t
-	case packet.EEq, packet.ENe, packet.ELt, packet.ELe, packet.EGt, packet.EGe:
-		op := map[packet.ExprKind]string{packet.EEq: "==", packet.ENe: "!=", packet.ELt: "<", packet.ELe: "<=", packet.EGt: ">", packet.EGe: ">="}[e.Kind]
-		if e.A == nil || e.B == nil {
-			return c.bad(nil)
-		}
-		if flow.IsWide(e.A) || flow.IsWide(e.B) {
-			a, b := c.value(e.A), c.value(e.B)
-			switch e.Kind {
-			case packet.EEq:
-				return fmt.Sprintf("nsc_veq(%s, %s)", a, b)
-			case packet.ENe:
-				return fmt.Sprintf("!nsc_veq(%s, %s)", a, b)
-			}
-			return fmt.Sprintf("(nsc_vcmp(%s, %s) %s 0)", a, b, op)
-		}
-		a, b := c.u64(e.A), c.u64(e.B)
-		return fmt.Sprintf("(%s %s %s)", a, op, b)
-	case packet.EMasked:
-		if e.A == nil {
-			return c.bad(nil)
-		}
-		if flow.IsWide(e) {
-			return fmt.Sprintf("nsc_veq(nsc_vand(%s, %s), %s)", c.value(e.A), vlit(e.Mask), vlit(e.Value.And(e.Mask)))
-		}
-		return fmt.Sprintf("((%s & %s) == %s)", c.u64(e.A), ulit(e.Mask.Lo), ulit(e.Value.Lo&e.Mask.Lo))
-	case packet.ERange:
-		if e.A == nil {
-			return c.bad(nil)
-		}
-		a := c.newTmp("r")
-		if flow.IsWide(e) {
-			c.emit("nsc_v128 %s = %s;", a, c.value(e.A))
-			return fmt.Sprintf("(nsc_vcmp(%s, %s) >= 0 && nsc_vcmp(%s, %s) <= 0)", a, vlit(e.Lo), a, vlit(e.Hi))
-		}
-		c.emit("__u64 %s = %s;", a, c.u64(e.A))
-		return fmt.Sprintf("(%s >= %s && %s <= %s)", a, ulit(e.Lo.Lo), a, ulit(e.Hi.Lo))
+	if c.s.Headers[e.Header].Metadata {
+		return "1"
 	}
-	if flow.IsWide(e) {
-		return "!nsc_vzero(" + c.value(e) + ")"
-	}
-	return "(" + c.u64(e) + " != 0)"
+	return c.isValid(e.Header)
 }
 
-// u64 generates a value of at most 64 bits (flow.IsWide(e) is false).
-func (c *gen) u64(e *packet.Expr) string {
+func (c *gen) NewVar(prefix string) string { return c.newTmp(prefix) }
+
+func (c *gen) Declare(name string, kind lower.VarKind, v string) {
+	typ := map[lower.VarKind]string{lower.BoolVar: "int", lower.WideVar: "nsc_v128", lower.WordVar: "__u64"}[kind]
+	c.emit("%s %s = %s;", typ, name, v)
+}
+
+func (c *gen) Set(name, v string) { c.emit("%s = %s;", name, v) }
+func (c *gen) PushScope()         { c.hdrs = append(c.hdrs, nil) }
+func (c *gen) PopScope()          { c.hdrs = c.hdrs[:len(c.hdrs)-1] }
+
+func (c *gen) WideCompare(op packet.ExprKind, a, b string) string {
+	switch op {
+	case packet.EEq:
+		return fmt.Sprintf("nsc_veq(%s, %s)", a, b)
+	case packet.ENe:
+		return fmt.Sprintf("!nsc_veq(%s, %s)", a, b)
+	}
+	return fmt.Sprintf("(nsc_vcmp(%s, %s) %s 0)", a, b, lower.CompareOp(op))
+}
+
+func (c *gen) Masked(a string, mask, value packet.Value, wide bool) string {
+	if wide {
+		return fmt.Sprintf("nsc_veq(nsc_vand(%s, %s), %s)", a, vlit(mask), vlit(value))
+	}
+	return fmt.Sprintf("((%s & %s) == %s)", a, ulit(mask.Lo), ulit(value.Lo))
+}
+
+func (c *gen) InRange(a string, lo, hi packet.Value, wide bool) string {
+	if wide {
+		return fmt.Sprintf("(nsc_vcmp(%s, %s) >= 0 && nsc_vcmp(%s, %s) <= 0)", a, vlit(lo), a, vlit(hi))
+	}
+	return fmt.Sprintf("(%s >= %s && %s <= %s)", a, ulit(lo.Lo), a, ulit(hi.Lo))
+}
+
+func (c *gen) WideNonZero(a string) string { return "!nsc_vzero(" + a + ")" }
+
+// U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
+func (c *gen) U64(e *packet.Expr) string {
 	if e == nil {
-		return c.bad(e)
+		return c.Bad(e)
 	}
 	if e.Boolean() {
-		return "(__u64)(" + c.cond(e) + ")"
+		return "(__u64)(" + lower.Cond(c, e) + ")"
 	}
 	switch e.Kind {
 	case packet.EConst:
@@ -111,18 +88,18 @@ func (c *gen) u64(e *packet.Expr) string {
 		return c.readField(e.Field, false)
 	case packet.ELen:
 		if e.Header < 0 || e.Header >= len(c.s.Headers) {
-			return c.bad(e)
+			return c.Bad(e)
 		}
 		c.emit("if (!%s) %s", c.isValid(e.Header), c.malformed())
 		return fmt.Sprintf("(__u64)((__s64)NSC_LEN - (__s64)st->off[%d])", e.Header)
 	case packet.EBitNot:
-		return fmt.Sprintf("(~%s%s)", c.u64(e.A), maskSuffix(e.Width))
+		return fmt.Sprintf("(~%s%s)", c.U64(e.A), maskSuffix(e.Width))
 	}
 	if e.A == nil || e.B == nil {
-		return c.bad(nil)
+		return c.Bad(nil)
 	}
-	a := c.u64(e.A)
-	b := c.u64(e.B)
+	a := c.U64(e.A)
+	b := c.U64(e.B)
 	switch e.Kind {
 	case packet.EAdd:
 		return fmt.Sprintf("((%s + %s)%s)", a, b, maskSuffix(e.Width))
@@ -141,7 +118,7 @@ func (c *gen) u64(e *packet.Expr) string {
 	case packet.EShr:
 		return fmt.Sprintf("nsc_shr64(%s, %s)", a, b)
 	}
-	return c.bad(e)
+	return c.Bad(e)
 }
 
 // param is the current action's parameter i: its low word, or (wide) the
@@ -167,10 +144,10 @@ func (c *gen) param(i int, wide, low bool) string {
 // low generates the low 64 bits of a value (for a lowPreserving e).
 func (c *gen) low(e *packet.Expr) string {
 	if e == nil {
-		return c.bad(e)
+		return c.Bad(e)
 	}
 	if !flow.IsWide(e) {
-		return c.u64(e)
+		return c.U64(e)
 	}
 	mask := maskSuffix(e.Width)
 	switch e.Kind {
@@ -184,26 +161,26 @@ func (c *gen) low(e *packet.Expr) string {
 		return fmt.Sprintf("(~%s%s)", c.low(e.A), mask)
 	}
 	if !flow.LowPreserving(e) || e.A == nil || e.B == nil {
-		return c.value(e) + ".lo"
+		return c.Value(e) + ".lo"
 	}
 	if e.Kind == packet.EShl {
-		return fmt.Sprintf("(nsc_shl64(%s, %s)%s)", c.low(e.A), c.u64(e.B), mask)
+		return fmt.Sprintf("(nsc_shl64(%s, %s)%s)", c.low(e.A), c.U64(e.B), mask)
 	}
 	a, b := c.low(e.A), c.low(e.B)
 	op := map[packet.ExprKind]string{packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*", packet.EBitAnd: "&", packet.EBitOr: "|", packet.EBitXor: "^"}[e.Kind]
 	if op == "" {
-		return c.bad(e)
+		return c.Bad(e)
 	}
 	return fmt.Sprintf("((%s %s %s)%s)", a, op, b, mask)
 }
 
-// value generates an nsc_v128.
-func (c *gen) value(e *packet.Expr) string {
+// Value generates an nsc_v128.
+func (c *gen) Value(e *packet.Expr) string {
 	if e == nil {
-		return c.bad(e)
+		return c.Bad(e)
 	}
 	if !flow.IsWide(e) {
-		return "nsc_v(0, " + c.u64(e) + ")"
+		return "nsc_v(0, " + c.U64(e) + ")"
 	}
 	switch e.Kind {
 	case packet.EConst:
@@ -213,19 +190,19 @@ func (c *gen) value(e *packet.Expr) string {
 	case packet.EField:
 		return c.readField(e.Field, true)
 	case packet.EBitNot:
-		return fmt.Sprintf("nsc_vand(nsc_vnot(%s), %s)", c.value(e.A), vlit(packet.Mask(e.Width)))
+		return fmt.Sprintf("nsc_vand(nsc_vnot(%s), %s)", c.Value(e.A), vlit(packet.Mask(e.Width)))
 	}
 	if e.Boolean() {
-		return "nsc_v(0, (__u64)(" + c.cond(e) + "))"
+		return "nsc_v(0, (__u64)(" + lower.Cond(c, e) + "))"
 	}
 	if e.A == nil || e.B == nil {
-		return c.bad(nil)
+		return c.Bad(nil)
 	}
 	f, ok := wideOps[e.Kind]
 	if !ok {
-		return c.bad(e)
+		return c.Bad(e)
 	}
-	return fmt.Sprintf(f, c.value(e.A), c.value(e.B), vlit(packet.Mask(e.Width)))
+	return fmt.Sprintf(f, c.Value(e.A), c.Value(e.B), vlit(packet.Mask(e.Width)))
 }
 
 // wideOps print the 128-bit operators: %[1]s and %[2]s are the operands,

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -285,7 +286,7 @@ func (c *gen) file(opt Options) (*Program, error) {
 	fmt.Fprintf(&w, "/* Counters: flow edges (%d; node runs follow from them, Meta.Flow), sinks (%d), drops (%d), oversize frames (1). */\n",
 		meta.NumEdges, len(meta.Sinks), len(meta.Drops))
 	fmt.Fprintf(&w, "#define NSC_EDGE(i) (cnt->c[(i)]++)\n#define NSC_SINK(i, v) do { cnt->c[%d + (i)]++; return (v); } while (0)\n#define NSC_DROP(i) do { cnt->c[%d + (i)]++; return XDP_DROP; } while (0)\n#define NSC_OVERSIZE %d\n\n",
-		meta.sinkBase(), meta.dropBase(), meta.Oversize())
+		meta.SinkBase(), meta.DropBase(), meta.Oversize())
 
 	// Per-frame state.
 	w.WriteString("/* The frame's state: valid headers, their offsets and lengths, the\n * parse cursor, metadata (a field wider than 64 bits takes two words,\n * the high one first). */\n")
@@ -354,7 +355,7 @@ func (c *gen) file(opt Options) (*Program, error) {
 		return nil, fmt.Errorf("xdp backend: %v", err)
 	}
 	w.WriteString("/* The program's description for nsc xdp (backends/xdp.Meta). */\n")
-	fmt.Fprintf(&w, "__attribute__((section(%q), used)) static const char nsc_meta[] =\n", MetaSection)
+	fmt.Fprintf(&w, "__attribute__((section(%q), used)) static const char nsc_meta[] =\n", xdprun.MetaSection)
 	for len(js) > 0 {
 		n := min(len(js), 100)
 		fmt.Fprintf(&w, "\t%s\n", cString(js[:n]))
@@ -385,20 +386,20 @@ func cString(b []byte) string {
 }
 
 // meta is the program's description.
-func (c *gen) meta() *Meta {
-	m := &Meta{Version: MetaVersion, Graph: c.g.Name, Program: FuncName, Counters: "nsc_counters", Lens: "nsc_lens", MaxFrame: MaxFrame,
+func (c *gen) meta() *xdprun.Meta {
+	m := &xdprun.Meta{Version: xdprun.MetaVersion, Graph: c.g.Name, Program: FuncName, Counters: "nsc_counters", Lens: "nsc_lens", MaxFrame: MaxFrame,
 		NumEdges: c.edgeCounters, Flow: c.flow, Sinks: c.sinks, Counts: c.counts}
 	for _, n := range c.g.Nodes {
 		m.Nodes = append(m.Nodes, n.Name)
 	}
 	for _, d := range c.drops {
-		m.Drops = append(m.Drops, Drop{Node: d[0], Reason: d[1]})
+		m.Drops = append(m.Drops, xdprun.Drop{Node: d[0], Reason: d[1]})
 	}
 	if m.Sinks == nil {
-		m.Sinks = []Sink{}
+		m.Sinks = []xdprun.Sink{}
 	}
 	if m.Drops == nil {
-		m.Drops = []Drop{}
+		m.Drops = []xdprun.Drop{}
 	}
 	if m.Counts == nil {
 		m.Counts = []string{}
@@ -415,7 +416,7 @@ func (c *gen) meta() *Meta {
 		}
 	}
 	for i, t := range c.s.Tables {
-		m.Tables = append(m.Tables, TableMeta{Index: i, Map: fmt.Sprintf("nsc_t%d", i), Mode: layoutOf(t.Spec).mode, Spec: t.Spec, Used: c.tableUsed[i]})
+		m.Tables = append(m.Tables, xdprun.TableMeta{Index: i, Map: fmt.Sprintf("nsc_t%d", i), Mode: xdprun.LayoutOf(t.Spec).Mode, Spec: t.Spec, Used: c.tableUsed[i]})
 	}
 	m.NumCounters = m.Oversize() + 1
 	return m
@@ -426,40 +427,40 @@ func (c *gen) meta() *Meta {
 func (c *gen) tableC(w *bytes.Buffer, t int) {
 	def := c.s.Tables[t]
 	spec := def.Spec
-	l := layoutOf(spec)
-	size := tableSize(spec)
-	fmt.Fprintf(w, "/* Table %s (%s): ", cComment(spec.Name), l.mode)
+	l := xdprun.LayoutOf(spec)
+	size := xdprun.TableSize(spec)
+	fmt.Fprintf(w, "/* Table %s (%s): ", cComment(spec.Name), l.Mode)
 	var ks []string
 	for _, k := range spec.Keys {
 		ks = append(ks, fmt.Sprintf("%s %s/%d", cComment(k.Name), k.Kind, k.Width))
 	}
 	fmt.Fprintf(w, "keys %s; %d entries. */\n", strings.Join(ks, ", "), size)
-	fmt.Fprintf(w, "struct nsc_t%d_val {\n\t__u32 action;\n\t__u32 pad;\n\t__u64 p[%d];\n};\n", t, l.paramWords)
+	fmt.Fprintf(w, "struct nsc_t%d_val {\n\t__u32 action;\n\t__u32 pad;\n\t__u64 p[%d];\n};\n", t, l.ParamWords)
 	// The default action and its parameters.
-	dv := l.value(def.Default, def.DefaultParams, spec)
+	dv := l.Value(def.Default, def.DefaultParams, spec)
 	fmt.Fprintf(w, "static const struct nsc_t%d_val nsc_t%d_def = {%d, 0, {", t, t, def.Default)
 	var ps []string
-	for i := 0; i < l.paramWords; i++ {
+	for i := 0; i < l.ParamWords; i++ {
 		ps = append(ps, ulit(nativeWord(dv[8+8*i:])))
 	}
 	fmt.Fprintf(w, "%s}};\n", strings.Join(ps, ", "))
-	switch l.mode {
-	case modeSlots:
-		fmt.Fprintf(w, "struct nsc_t%d_slot {\n\t__u64 key; /* the packed keys */\n\t__u32 action;\n\t__u32 used;\n\t__u64 p[%d];\n};\n", t, l.paramWords)
-		fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_slot);\n} nsc_t%d SEC(\".maps\");\n\n", l.slots, t, t)
-	case modeHash:
-		fmt.Fprintf(w, "struct nsc_t%d_key {\n\t__u64 k[%d];\n};\n", t, l.keyWords)
+	switch l.Mode {
+	case xdprun.ModeSlots:
+		fmt.Fprintf(w, "struct nsc_t%d_slot {\n\t__u64 key; /* the packed keys */\n\t__u32 action;\n\t__u32 used;\n\t__u64 p[%d];\n};\n", t, l.ParamWords)
+		fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_slot);\n} nsc_t%d SEC(\".maps\");\n\n", l.Slots, t, t)
+	case xdprun.ModeHash:
+		fmt.Fprintf(w, "struct nsc_t%d_key {\n\t__u64 k[%d];\n};\n", t, l.KeyWords)
 		fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, %d);\n\t__type(key, struct nsc_t%d_key);\n\t__type(value, struct nsc_t%d_val);\n} nsc_t%d SEC(\".maps\");\n\n", size, t, t, t)
-	case modeLPM:
-		fmt.Fprintf(w, "struct nsc_t%d_key {\n\t__u32 prefixlen;\n\t__u8 data[%d];\n};\n", t, l.lpmPad())
+	case xdprun.ModeLPM:
+		fmt.Fprintf(w, "struct nsc_t%d_key {\n\t__u32 prefixlen;\n\t__u8 data[%d];\n};\n", t, l.LPMPad())
 		fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_LPM_TRIE);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n\t__uint(max_entries, %d);\n\t__type(key, struct nsc_t%d_key);\n\t__type(value, struct nsc_t%d_val);\n} nsc_t%d SEC(\".maps\");\n\n", size, t, t, t)
-	case modeScan:
+	case xdprun.ModeScan:
 		fmt.Fprintf(w, "struct nsc_t%d_ent {\n", t)
-		if l.keyWords > 0 {
-			fmt.Fprintf(w, "\t__u64 m[%d]; /* per key: value, mask, low, high */\n", 4*l.keyWords)
+		if l.KeyWords > 0 {
+			fmt.Fprintf(w, "\t__u64 m[%d]; /* per key: value, mask, low, high */\n", 4*l.KeyWords)
 		}
-		fmt.Fprintf(w, "\t__u32 action;\n\t__u32 pad;\n\t__u64 p[%d];\n};\n", l.paramWords)
-		fmt.Fprintf(w, "struct nsc_t%d_keys {\n\t__u64 k[%d];\n};\n", t, max(1, l.keyWords))
+		fmt.Fprintf(w, "\t__u32 action;\n\t__u32 pad;\n\t__u64 p[%d];\n};\n", l.ParamWords)
+		fmt.Fprintf(w, "struct nsc_t%d_keys {\n\t__u64 k[%d];\n};\n", t, max(1, l.KeyWords))
 		fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_ent);\n} nsc_t%d SEC(\".maps\");\n\n", size, t, t)
 		c.scanC(w, t, spec, l, size)
 	}
@@ -484,11 +485,11 @@ const scanInline = 4
 // if none), which tries the first scanInline entries inline and calls
 // nsc_scanN, a bounded loop over the rest (index, -1 if none), if the
 // table can hold more.
-func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l layout, size int) {
+func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l xdprun.Layout, size int) {
 	fmt.Fprintf(w, "NSC_INLINE int nsc_match%d(const struct nsc_t%d_keys *k, const struct nsc_t%d_ent *e)\n{\n", t, t, t)
 	kw, mw := 0, 0
 	for j := range spec.Keys {
-		if l.kw[j] == 1 {
+		if l.Words[j] == 1 {
 			fmt.Fprintf(w, "\tif ((k->k[%d] & e->m[%d]) != e->m[%d] || k->k[%d] < e->m[%d] || k->k[%d] > e->m[%d])\n\t\treturn 0;\n",
 				kw, mw+1, mw, kw, mw+2, kw, mw+3)
 		} else {
@@ -497,8 +498,8 @@ func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l layout, si
 			fmt.Fprintf(w, "\tif (!nsc_veq(nsc_vand(%s, %s), %s) || nsc_vcmp(%s, %s) < 0 || nsc_vcmp(%s, %s) > 0)\n\t\treturn 0;\n",
 				x, m(1), m(0), x, m(2), x, m(3))
 		}
-		kw += l.kw[j]
-		mw += 4 * l.kw[j]
+		kw += l.Words[j]
+		mw += 4 * l.Words[j]
 	}
 	w.WriteString("\treturn 1;\n}\n\n")
 	inl := min(scanInline, size)
@@ -539,10 +540,10 @@ func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l layout, si
 // nsc_ivlN probes for the group (at most MaxProbe slots: the runner leaves
 // the index off if a group lies farther) and binary-searches its segments
 // in a bounded loop.
-func (c *gen) intervalsC(w *bytes.Buffer, t int, l layout, size int) {
+func (c *gen) intervalsC(w *bytes.Buffer, t int, l xdprun.Layout, size int) {
 	at := c.s.Tables[t].Spec.IntervalKey()
-	segs, slots := intervalMaps(size)
-	fmt.Fprintf(w, "struct nsc_t%d_grp {\n\t__u64 k[%d];\n\t__u32 lo;\n\t__u32 hi;\n};\n", t, l.keyWords)
+	segs, slots := xdprun.IntervalMaps(size)
+	fmt.Fprintf(w, "struct nsc_t%d_grp {\n\t__u64 k[%d];\n\t__u32 lo;\n\t__u32 hi;\n};\n", t, l.KeyWords)
 	fmt.Fprintf(w, "struct nsc_t%d_seg {\n\t__u64 start;\n\t__s32 ent;\n\t__u32 pad;\n};\n", t)
 	fmt.Fprintf(w, "struct nsc_t%d_on {\n\t__u32 on;\n\t__u32 shift;\n\t__u32 mask;\n\t__u32 pad;\n};\n", t)
 	fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_grp);\n} nsc_t%d_g SEC(\".maps\");\n\n", slots, t, t)
@@ -552,7 +553,7 @@ func (c *gen) intervalsC(w *bytes.Buffer, t int, l layout, size int) {
 	fmt.Fprintf(w, "NSC_INLINE const struct nsc_t%d_ent *nsc_ivl%d(const struct nsc_t%d_keys *k, const struct nsc_t%d_on *on)\n{\n", t, t, t, t)
 	// packet.WordsHash of the exact words, its multipliers as constants.
 	var terms []string
-	for j := range l.keyWords {
+	for j := range l.KeyWords {
 		if j != at {
 			var unit [packet.MaxKeyWords]uint64
 			unit[j] = 1
@@ -563,10 +564,10 @@ func (c *gen) intervalsC(w *bytes.Buffer, t int, l layout, size int) {
 		terms = []string{"0"}
 	}
 	fmt.Fprintf(w, "\t__u64 h = %s;\n\t__u32 home = (__u32)(h >> (on->shift & 63));\n", strings.Join(terms, " + "))
-	fmt.Fprintf(w, "\tconst struct nsc_t%d_grp *gr = 0;\n\tfor (__u32 d = 0; d < %d; d++) {\n\t\t__u32 i = (home + d) & on->mask;\n", t, MaxProbe)
+	fmt.Fprintf(w, "\tconst struct nsc_t%d_grp *gr = 0;\n\tfor (__u32 d = 0; d < %d; d++) {\n\t\t__u32 i = (home + d) & on->mask;\n", t, xdprun.MaxProbe)
 	fmt.Fprintf(w, "\t\tconst struct nsc_t%d_grp *x = bpf_map_lookup_elem(&nsc_t%d_g, &i);\n\t\tif (!x || !x->hi)\n\t\t\treturn 0;\n", t, t)
 	var same []string
-	for j := range l.keyWords {
+	for j := range l.KeyWords {
 		if j != at {
 			same = append(same, fmt.Sprintf("x->k[%d] == k->k[%d]", j, j))
 		}

@@ -45,30 +45,3 @@ func (c *gen) placeCounters(code map[*dataflow.Node][]byte, live map[*dataflow.N
 	}
 	return &plan.Flow
 }
-
-// runs solves the flow for the frames each node ran on, from the
-// counters' values (sum over CPUs).
-func (m *Meta) runs(sum []uint64) []uint64 {
-	r := m.Flow.Runs(func(k flow.Counter) uint64 {
-		i := -1
-		switch k.Kind {
-		case flow.CountSink:
-			i = m.sinkBase() + k.Index
-		case flow.CountDrop:
-			i = m.dropBase() + k.Index
-		case flow.CountEdge:
-			i = k.Index
-		}
-		if i >= 0 && i < len(sum) {
-			return sum[i]
-		}
-		return 0
-	})
-	if len(r) > len(m.Nodes) {
-		r = r[:len(m.Nodes)]
-	}
-	for len(r) < len(m.Nodes) {
-		r = append(r, 0)
-	}
-	return r
-}

@@ -63,18 +63,18 @@ func (c *gen) extractAt(h int, ok string) {
 	c.emit("%s = 0;", ok)
 	c.emit("if (%s + %d <= NSC_LEN) {", cur, n)
 	c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d);", h, cur, h, n, h)
-	c.pushScope()
+	c.PushScope()
 	ext := c.newTmp("ext")
 	if flow.IsWide(last.Length) {
 		v := c.newTmp("xv")
-		c.emit("nsc_v128 %s = %s;", v, c.value(last.Length))
+		c.emit("nsc_v128 %s = %s;", v, c.Value(last.Length))
 		c.emit("__u64 %s = %s.lo;", ext, v)
 		c.emit("%s = %s.hi == 0 && %s <= NSC_LEN && %s + %d + %s <= NSC_LEN;", ok, v, ext, cur, n, ext)
 	} else {
-		c.emit("__u64 %s = %s;", ext, c.u64(last.Length))
+		c.emit("__u64 %s = %s;", ext, c.U64(last.Length))
 		c.emit("%s = %s <= NSC_LEN && %s + %d + %s <= NSC_LEN;", ok, ext, cur, n, ext)
 	}
-	c.popScope()
+	c.PopScope()
 	c.emit("if (%s) {", ok)
 	c.emit("st->len[%d] = %d + %s; st->cursor = %s + %d + %s;", h, n, ext, cur, n, ext)
 	setPtr()
@@ -127,7 +127,7 @@ func (c *gen) parseFrom(h int, seen []int, r, done string, depth int) {
 		if e.From != h {
 			continue
 		}
-		c.pushScope()
+		c.PushScope()
 		fs := spec.Fields[e.Field]
 		var test string
 		if fs.Width > 64 || e.Mask.Hi != 0 {
@@ -148,7 +148,7 @@ func (c *gen) parseFrom(h int, seen []int, r, done string, depth int) {
 			c.parseFrom(e.To, seen, r, done, depth+1)
 		}
 		c.emit("}")
-		c.popScope()
+		c.PopScope()
 	}
 	c.emit("%s = 1; goto %s;", r, done)
 	c.emit("}")
@@ -181,7 +181,7 @@ func (c *gen) prepare(a packet.Assign, us []int) (wins []window, val string, wid
 	wide = fs.Width > 64 || (flow.IsWide(a.Src) && !flow.LowPreserving(a.Src))
 	val = c.newTmp("v")
 	if wide {
-		c.emit("nsc_v128 %s = %s;", val, c.value(a.Src))
+		c.emit("nsc_v128 %s = %s;", val, c.Value(a.Src))
 	} else {
 		c.emit("__u64 %s = %s;", val, c.low(a.Src))
 	}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
@@ -27,11 +27,11 @@ func loadOps(t testing.TB) *lang.Model {
 
 // pair builds graph g's XDP program, loads it with the entries of a table
 // script (none if ""), and makes the interpreter on g with the same.
-func pair(t *testing.T, m *lang.Model, g *dataflow.Graph, script string) (*xdp.Runner, *sim.Machine) {
+func pair(t *testing.T, m *lang.Model, g *dataflow.Graph, script string) (*xdprun.Runner, *sim.Machine) {
 	t.Helper()
 	xdptest.Require(t)
 	obj, _ := xdptest.Build(t, g, nil, t.TempDir(), g.Name)
-	r, err := xdp.Load(obj)
+	r, err := xdprun.Load(obj)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/backends/lower"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/prg"
@@ -41,7 +42,7 @@ type Program struct {
 	// C is the program's source.
 	C []byte
 	// Meta describes its maps and counters; C carries it too (MetaSection).
-	Meta *Meta
+	Meta *xdprun.Meta
 }
 
 // Name is the target's name in refusals.
@@ -127,7 +128,7 @@ type gen struct {
 
 	drops      [][2]string
 	dropIdx    map[[2]string]int
-	sinks      []Sink
+	sinks      []xdprun.Sink
 	sinkIdx    map[string]int
 	counts     []string
 	countIdx   map[string]int
@@ -221,7 +222,7 @@ func (c *gen) sinkStmt(n *dataflow.Node) string {
 		}
 		i = len(c.sinks)
 		c.sinkIdx[n.Name] = i
-		c.sinks = append(c.sinks, Sink{Node: n.Name, Verdict: v})
+		c.sinks = append(c.sinks, xdprun.Sink{Node: n.Name, Verdict: v})
 	}
 	c.endEdge(n.ID, flow.Counter{Kind: flow.CountSink, Index: i})
 	return fmt.Sprintf("NSC_SINK(%d, %s);", i, c.sinks[i].Verdict)
@@ -270,7 +271,7 @@ func (c *gen) layoutMeta() {
 			if h.MetaBase+i < len(c.metaSlot) {
 				c.metaSlot[h.MetaBase+i] = c.metaWords
 			}
-			c.metaWords += words(f.Width)
+			c.metaWords += xdprun.WordsOf(f.Width)
 		}
 	}
 	c.validWords = max(1, (len(c.s.Headers)+63)/64)
@@ -317,8 +318,8 @@ func (c *gen) checkTables() {
 		n := c.tableNode[t]
 		where := "table " + spec.Name
 		keyBits, actionBits := spec.KeyBits(), spec.ActionBits()
-		size := tableSize(spec)
-		l := layoutOf(spec)
+		size := xdprun.TableSize(spec)
+		l := xdprun.LayoutOf(spec)
 		switch {
 		case over("table_size", size):
 			c.w.Refuse(n, "%s has %d entries and XDP maps hold at most %d here (limit table_size)", where, size, c.lim["table_size"])
@@ -326,23 +327,15 @@ func (c *gen) checkTables() {
 			c.w.Refuse(n, "%s has a %d-bit key and XDP takes at most %d bits (limit key_bits)", where, keyBits, c.lim["key_bits"])
 		case over("action_bits", actionBits):
 			c.w.Refuse(n, "%s's actions carry %d bits of parameters and XDP at most %d (limit action_bits)", where, actionBits, c.lim["action_bits"])
-		case l.mode == modeScan && size > MaxScan:
+		case l.Mode == xdprun.ModeScan && size > MaxScan:
 			c.w.Refuse(n, "%s needs priorities and has %d entries; the XDP backend scans priority tables with a bounded loop of at most %d entries (limit table_size for priority tables)", where, size, MaxScan)
-		case l.mode == modeLPM && l.lpmBytes > 256:
-			c.w.Refuse(n, "%s's LPM key is %d bytes and a BPF LPM trie takes at most 256 (limit key_bits)", where, l.lpmBytes)
+		case l.Mode == xdprun.ModeLPM && l.LPMBytes > 256:
+			c.w.Refuse(n, "%s's LPM key is %d bytes and a BPF LPM trie takes at most 256 (limit key_bits)", where, l.LPMBytes)
 		}
 	}
 	if over("tables", len(used)) {
 		c.w.Refuse(nil, "graph %s looks up %d tables and an XDP program holds at most %d (limit tables)", c.g.Name, len(used), c.lim["tables"])
 	}
-}
-
-// tableSize is a table's number of entries as its map holds them.
-func tableSize(spec *packet.TableSpec) int {
-	if spec.Size > 0 {
-		return spec.Size
-	}
-	return 1024
 }
 
 // body generates the program's statements: the start node, then every
@@ -387,10 +380,10 @@ func (c *gen) Input(n *dataflow.Node) {
 	}
 }
 
-func (c *gen) Count(n *dataflow.Node)                  { c.count(n.Op.Label) } // the node's runs (Meta.CountNodes)
+func (c *gen) Count(n *dataflow.Node)                  { c.count(n.Op.Label) } // the node's runs (xdprun.Meta.CountNodes)
 func (c *gen) Parse(n *dataflow.Node) string           { return c.parseFrame(n.Op.Header) }
 func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.Header), false }
-func (c *gen) Test(n *dataflow.Node) string            { return c.cond(n.Op.Cond) }
+func (c *gen) Test(n *dataflow.Node) string            { return lower.Cond(c, n.Op.Cond) }
 func (c *gen) Lookup(n *dataflow.Node)                 { c.lookup(n) }
 func (c *gen) Push(n *dataflow.Node)                   { c.push(n.Op) }
 func (c *gen) Pop(n *dataflow.Node)                    { c.pop(n.Op) }
@@ -448,14 +441,11 @@ func (c *gen) Undecided(e *lower.Exit, why string) {
 // A switch on a word is a C switch; on a 128-bit value a chain of ifs.
 
 func (c *gen) Switch(n *dataflow.Node) {
-	v := c.newTmp("sw")
+	v, wide := lower.Var(c, "sw", n.Op.Expr)
 	c.switchVar = v
-	if flow.IsWide(n.Op.Expr) {
-		c.emit("nsc_v128 %s = %s;", v, c.value(n.Op.Expr))
-		return
+	if !wide {
+		c.emit("switch (%s) {", v)
 	}
-	c.emit("__u64 %s = %s;", v, c.u64(n.Op.Expr))
-	c.emit("switch (%s) {", v)
 }
 
 func (c *gen) Case(n *dataflow.Node, i int, v packet.Value) {
@@ -567,9 +557,6 @@ func (c *gen) isValid(h int) string {
 	return fmt.Sprintf("NSC_VALID(%d)", h)
 }
 
-func (c *gen) pushScope() { c.hdrs = append(c.hdrs, nil) }
-func (c *gen) popScope()  { c.hdrs = c.hdrs[:len(c.hdrs)-1] }
-
 // forget drops every header pointer: the frame moved.
 func (c *gen) forget() {
 	c.moved = true
@@ -595,10 +582,10 @@ func (c *gen) lookup(n *dataflow.Node) {
 		c.fail("table %s: %d key expressions for %d keys", spec.Name, len(def.Keys), len(spec.Keys))
 		return
 	}
-	l := layoutOf(spec)
+	l := xdprun.LayoutOf(spec)
 	e := c.newTmp("e")
-	switch l.mode {
-	case modeSlots:
+	switch l.Mode {
+	case xdprun.ModeSlots:
 		var parts []string
 		shift := 0
 		for j := len(def.Keys) - 1; j >= 0; j-- {
@@ -614,42 +601,42 @@ func (c *gen) lookup(n *dataflow.Node) {
 		c.emit("{")
 		c.emit("__u64 h = %s * 0x9e3779b97f4a7c15ULL;", k)
 		c.emit("h ^= h >> 29;")
-		c.emit("for (__u32 i = 0; i < %d; i++) {", MaxProbe)
-		c.emit("__u32 s = (__u32)((h + i) & %d);", l.slots-1)
+		c.emit("for (__u32 i = 0; i < %d; i++) {", xdprun.MaxProbe)
+		c.emit("__u32 s = (__u32)((h + i) & %d);", l.Slots-1)
 		c.emit("const struct nsc_t%d_slot *sl = bpf_map_lookup_elem(&nsc_t%d, &s);", t, t)
 		c.emit("if (!sl || !sl->used) break;")
 		c.emit("if (sl->key == %s) { %s = (const struct nsc_t%d_val *)&sl->action; break; }", k, e, t)
 		c.emit("}")
 		c.emit("}")
-	case modeHash:
+	case xdprun.ModeHash:
 		k := c.newTmp("k")
 		c.emit("struct nsc_t%d_key %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
-		w := 0 // keys that fit a word together are modeSlots
+		w := 0 // keys that fit a word together are xdprun.ModeSlots
 		for j, kx := range def.Keys {
-			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.kw[j])
-			w += l.kw[j]
+			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
+			w += l.Words[j]
 		}
 		c.emit("const struct nsc_t%d_val *%s = bpf_map_lookup_elem(&nsc_t%d, &%s);", t, e, t, k)
 		c.emit("if (!%s) %s = &nsc_t%d_def;", e, e, t)
-	case modeLPM:
+	case xdprun.ModeLPM:
 		k := c.newTmp("k")
 		c.emit("struct nsc_t%d_key %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
-		c.emit("%s.prefixlen = %d;", k, 8*l.lpmBytes)
+		c.emit("%s.prefixlen = %d;", k, 8*l.LPMBytes)
 		for j, kx := range def.Keys {
 			width := spec.Keys[j].Width
 			nb := (width + 7) / 8
 			shift := 8*nb - width
 			if width > 64 {
 				v := c.newTmp("kv")
-				c.emit("nsc_v128 %s = nsc_vshl(nsc_vand(%s, %s), %d);", v, c.value(kx), vlit(packet.Mask(width)), shift)
+				c.emit("nsc_v128 %s = nsc_vshl(nsc_vand(%s, %s), %d);", v, c.Value(kx), vlit(packet.Mask(width)), shift)
 				for i := 0; i < nb; i++ {
 					sh := 8 * (nb - 1 - i)
 					if sh >= 64 {
-						c.emit("%s.data[%d] = (__u8)(%s.hi >> %d);", k, l.lpmOff[j]+i, v, sh-64)
+						c.emit("%s.data[%d] = (__u8)(%s.hi >> %d);", k, l.LPMOff[j]+i, v, sh-64)
 					} else {
-						c.emit("%s.data[%d] = (__u8)nsc_vshr(%s, %d).lo;", k, l.lpmOff[j]+i, v, sh)
+						c.emit("%s.data[%d] = (__u8)nsc_vshr(%s, %d).lo;", k, l.LPMOff[j]+i, v, sh)
 					}
 				}
 				continue
@@ -657,20 +644,20 @@ func (c *gen) lookup(n *dataflow.Node) {
 			v := c.newTmp("kv")
 			c.emit("__u64 %s = ((%s)%s) << %d;", v, c.low(kx), maskSuffix(width), shift)
 			for i := 0; i < nb; i++ {
-				c.emit("%s.data[%d] = (__u8)(%s >> %d);", k, l.lpmOff[j]+i, v, 8*(nb-1-i))
+				c.emit("%s.data[%d] = (__u8)(%s >> %d);", k, l.LPMOff[j]+i, v, 8*(nb-1-i))
 			}
 		}
 		c.emit("const struct nsc_t%d_val *%s = bpf_map_lookup_elem(&nsc_t%d, &%s);", t, e, t, k)
 		c.emit("if (!%s) %s = &nsc_t%d_def;", e, e, t)
-	case modeScan:
+	case xdprun.ModeScan:
 		c.registerScan(t)
 		k := c.newTmp("k")
 		c.emit("struct nsc_t%d_keys %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
 		w := 0
 		for j, kx := range def.Keys {
-			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.kw[j])
-			w += l.kw[j]
+			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
+			w += l.Words[j]
 		}
 		ent := c.newTmp("x")
 		c.emit("const struct nsc_t%d_ent *%s = nsc_find%d(&%s);", t, ent, t, k)
@@ -685,7 +672,7 @@ func (c *gen) lookup(n *dataflow.Node) {
 func (c *gen) keyWords(kx *packet.Expr, width int, w0, w1 string, kw int) {
 	if kw == 2 {
 		v := c.newTmp("kv")
-		c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.value(kx), vlit(packet.Mask(width)))
+		c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.Value(kx), vlit(packet.Mask(width)))
 		c.emit("%s = %s.hi;", w0, v)
 		c.emit("%s = %s.lo;", w1, v)
 		return
@@ -695,7 +682,7 @@ func (c *gen) keyWords(kx *packet.Expr, width int, w0, w1 string, kw int) {
 		decl = "__u64 " // a new variable
 	}
 	if flow.IsWide(kx) && !flow.LowPreserving(kx) {
-		c.emit("%s%s = nsc_vand(%s, %s).lo;", decl, w0, c.value(kx), vlit(packet.Mask(width)))
+		c.emit("%s%s = nsc_vand(%s, %s).lo;", decl, w0, c.Value(kx), vlit(packet.Mask(width)))
 		return
 	}
 	c.emit("%s%s = (%s)%s;", decl, w0, c.low(kx), maskSuffix(width))
@@ -712,7 +699,7 @@ func (c *gen) registerScan(t int) {
 
 // actions runs the action a lookup picked (entry pointer e) and fires its
 // port.
-func (c *gen) actions(n *dataflow.Node, def *packet.TableDef, l layout, e string) {
+func (c *gen) actions(n *dataflow.Node, def *packet.TableDef, l xdprun.Layout, e string) {
 	c.emit("switch (%s->action) {", e)
 	for i, ai := range def.Actions {
 		if ai < 0 || ai >= len(c.s.Actions) {
@@ -730,17 +717,17 @@ func (c *gen) actions(n *dataflow.Node, def *packet.TableDef, l layout, e string
 		c.paramWide = nil
 		for pi, p := range a.Params {
 			off := 0
-			if i < len(l.paramOff) && pi < len(l.paramOff[i]) {
-				off = l.paramOff[i][pi]
+			if i < len(l.ParamOff) && pi < len(l.ParamOff[i]) {
+				off = l.ParamOff[i][pi]
 			}
 			c.paramOff = append(c.paramOff, off)
 			c.paramWide = append(c.paramWide, p.Width > 64)
 		}
-		c.pushScope()
+		c.PushScope()
 		for _, as := range a.Body {
 			c.assign(as, nil)
 		}
-		c.popScope()
+		c.PopScope()
 		c.entry = ""
 		c.w.Fire(n, i)
 		c.emit("}")
@@ -767,12 +754,12 @@ func (c *gen) assign(a packet.Assign, update []int) {
 		slot := c.metaSlot[h.MetaBase+a.Dst.Field]
 		if fs.Width > 64 {
 			v := c.newTmp("v")
-			c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.value(a.Src), vlit(packet.Mask(fs.Width)))
+			c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.Value(a.Src), vlit(packet.Mask(fs.Width)))
 			c.emit("st->m[%d] = %s.hi; st->m[%d] = %s.lo;", slot, v, slot+1, v)
 			return
 		}
 		if wide {
-			c.emit("st->m[%d] = nsc_vand(%s, %s).lo;", slot, c.value(a.Src), vlit(packet.Mask(fs.Width)))
+			c.emit("st->m[%d] = nsc_vand(%s, %s).lo;", slot, c.Value(a.Src), vlit(packet.Mask(fs.Width)))
 			return
 		}
 		c.emit("st->m[%d] = (%s)%s;", slot, c.low(a.Src), maskSuffix(fs.Width))
@@ -780,7 +767,7 @@ func (c *gen) assign(a packet.Assign, update []int) {
 		var v string
 		t := c.newTmp("v")
 		if wide {
-			c.emit("nsc_v128 %s = %s;", t, c.value(a.Src))
+			c.emit("nsc_v128 %s = %s;", t, c.Value(a.Src))
 			v = t
 		} else {
 			c.emit("__u64 %s = %s;", t, c.low(a.Src))

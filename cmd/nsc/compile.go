@@ -1,35 +1,46 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
-	"go/token"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/golang"
-	"github.com/dragonet-go/nsc/backends/p4"
-	"github.com/dragonet-go/nsc/backends/xdp"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/fileout"
 )
 
 // runCompile generates a target's artifacts for an LPG (embedded in a
-// PRG) into a directory: every target through backends.Target, every
-// refusal of the graph reported at once.
+// PRG) into a directory: every target through backends.Target, found in
+// the registry with its own flags, every refusal of the graph reported at
+// once.
 func runCompile(e *env, args []string) error {
 	fs := newFlags("compile", e)
 	lpg := fs.String("lpg", "", "the LPG")
 	prg := fs.String("prg", "", "the PRG to embed it in (none: the LPG alone)")
-	target := fs.String("target", "go", "what to generate: go, xdp or p4")
-	arch := fs.String("arch", "v1model", "P4 architecture (--target p4): v1model or xsa")
-	tables := fs.String("tables", "", "table_add script to convert to the P4 program's names (--target p4)")
+	regs := backends.Registered()
+	have, _ := targets()
+	target := fs.String("target", "go", "what to generate: "+strings.Join(have, ", "))
 	out := fs.String("o", "", "output directory")
-	pkg := fs.String("package", "", "Go package name (default: the output directory's name)")
-	profile := fs.String("profile", "", "node runs (nsc run --profile) whose most common path is laid out first (--target go)")
+	jobs := map[string]func(backends.Request) (backends.Job, error){}
+	common := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { common[f.Name] = true })
+	owner := map[string]string{} // a target's flag -> the target
+	for _, r := range regs {
+		jobs[r.Name] = r.Flags(fs)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !common[f.Name] && owner[f.Name] == "" {
+				owner[f.Name] = r.Name
+				f.Usage += " (--target " + r.Name + ")"
+			}
+		})
+	}
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -37,63 +48,45 @@ func runCompile(e *env, args []string) error {
 	if *out == "" {
 		return usagef("-o DIR is required")
 	}
-	if *tables != "" && *target != "p4" {
-		return usagef("--tables is for --target p4 (the table_add script to convert)")
-	}
-	if *profile != "" && *target != "go" {
-		return usagef("--profile is for --target go")
+	fs.Visit(func(f *flag.Flag) {
+		if t := owner[f.Name]; t != "" && t != *target && err == nil {
+			err = usagef("--%s is for --target %s", f.Name, t)
+		}
+	})
+	if err != nil {
+		return err
 	}
 	if *lpg == "" {
 		return usagef("--lpg is required")
 	}
+	i := slices.IndexFunc(regs, func(r backends.Registration) bool { return r.Name == *target })
+	if i < 0 {
+		return usagef("unknown target %q (have: %s)", *target, strings.Join(have, ", "))
+	}
+	reg := regs[i]
 	defer fileout.AbortOnInterrupt()()
 	outSlash := filepath.ToSlash(*out)
-	var t backends.Target
-	var names []string // the files the target writes, refused if inputs
-	switch *target {
-	case "go":
-		name := *pkg
-		if name == "" {
-			name = strings.ReplaceAll(filepath.Base(filepath.Clean(*out)), "-", "")
-		}
-		if !token.IsIdentifier(name) {
-			return usagef("package name %q is not a Go identifier: give --package", name)
-		}
-		names = []string{"fastpath.go"}
-		opt := golang.Options{Package: name, Command: golang.Command(files, *lpg, *prg, filepath.ToSlash(*profile), outSlash)}
-		if *profile != "" {
-			if opt.Profile, err = readProfile(*profile); err != nil {
-				return err
-			}
-		}
-		t = golang.Target{Options: opt}
-	case "xdp":
-		names = []string{strings.ToLower(*lpg) + ".c", strings.ToLower(*lpg) + ".o", filepath.Join("host", "fastpath.go")}
-		t = xdp.Target{Options: xdp.Options{Command: compileCommand(files, *lpg, *prg, "--target", "xdp", "-o", outSlash)}, Program: strings.ToLower(*lpg)}
-	case "p4":
-		extra := []string{"--target", "p4", "--arch", *arch}
-		if *tables != "" {
-			extra = append(extra, "--tables", *tables)
-		}
-		pt := p4.Target{Options: p4.Options{Arch: *arch, Name: strings.ToLower(*lpg), Command: compileCommand(files, *lpg, *prg, append(extra, "-o", outSlash)...)}, Tables: *tables}
-		if *tables != "" {
-			if pt.Script, err = os.ReadFile(*tables); err != nil {
-				return err
-			}
-		}
-		names = []string{strings.ToLower(*lpg) + ".p4", strings.ToLower(*lpg) + ".entries", filepath.Join("host", "fastpath.go")}
-		t = pt
-	default:
-		return usagef("unknown target %q (have: go, xdp, p4)", *target)
+	job, err := jobs[reg.Name](backends.Request{Files: files, LPG: *lpg, PRG: *prg, Out: outSlash})
+	var ue backends.UsageError
+	if errors.As(err, &ue) {
+		return usagef("%s", ue)
 	}
+	if err != nil {
+		return err
+	}
+	t := job.Target
 	if t.Needs().PRG && *prg == "" {
 		return usagef("--target %s takes its limits from a PRG: give --prg", *target)
+	}
+	names := job.Outputs
+	if reg.Device {
+		names = append(names, filepath.Join("host", "fastpath.go"))
 	}
 	var outputs []string
 	for _, n := range names {
 		outputs = append(outputs, filepath.Join(*out, n))
 	}
-	if err := refuseOverwrite(append(files, *profile, *tables), outputs...); err != nil {
+	if err := refuseOverwrite(append(files, job.Inputs...), outputs...); err != nil {
 		return err
 	}
 	in, device, err := compileInput(files, *lpg, *prg)
@@ -104,7 +97,7 @@ func runCompile(e *env, args []string) error {
 	// its part; the host part, in Go, runs the whole graph on the frames
 	// the device passes (docs/embedding.md, "Devices and the host").
 	host := in
-	split := device != nil && *target != "go"
+	split := device != nil && reg.Device
 	if split {
 		in.Graph = device
 	}
@@ -127,10 +120,20 @@ func runCompile(e *env, args []string) error {
 			return err
 		}
 	}
-	if *target == "xdp" {
-		return clang(e, filepath.Join(*out, arts[0].Name))
+	if reg.Post != nil {
+		return reg.Post(*out, arts, e.stdout)
 	}
 	return nil
+}
+
+// targets are the registered targets' names and what each generates,
+// for help.
+func targets() (names, generates []string) {
+	for _, r := range backends.Registered() {
+		names = append(names, r.Name)
+		generates = append(generates, r.Generates)
+	}
+	return names, generates
 }
 
 // writeHost writes the host part of a split embedding, a Go package
@@ -150,48 +153,6 @@ func writeHost(e *env, in backends.Input, command, dir string) error {
 	}
 	fmt.Fprintf(e.stdout, "wrote %s (go, the host part: runs graph %s, %d nodes, on every frame the device hands the host at %s)\n", file, in.Graph.Name, len(in.Graph.Nodes), embed.PuntNode)
 	return nil
-}
-
-// clang compiles an XDP program's C into its .o beside it, when clang is
-// installed.
-func clang(e *env, src string) error {
-	if _, err := exec.LookPath("clang"); err != nil {
-		fmt.Fprintf(e.stdout, "clang is not on PATH: compile it with clang -O2 -g -target bpf -c %s\n", src)
-		return nil
-	}
-	obj := strings.TrimSuffix(src, ".c") + ".o"
-	o, err := fileout.Create(obj) // all or nothing: clang writes the temporary file
-	if err != nil {
-		return err
-	}
-	defer o.Abort()
-	if err := xdp.Clang(src, o.TempName()); err != nil {
-		return err
-	}
-	if err := o.Commit(); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "wrote %s: run it with nsc xdp run --obj %s --tables FILE --in in.pcap --out out.pcap\n", obj, obj)
-	return nil
-}
-
-// compileCommand is the command line that generates a program, for its header.
-func compileCommand(files []string, lpg, prg string, extra ...string) string {
-	cmd := append([]string{"nsc compile"}, files...)
-	cmd = append(cmd, "--lpg", lpg)
-	if prg != "" {
-		cmd = append(cmd, "--prg", prg)
-	}
-	return strings.Join(append(cmd, extra...), " ")
-}
-
-func readProfile(file string) (golang.Profile, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return golang.ReadProfile(file, f)
 }
 
 // compileInput loads the model and returns what to compile: the LPG

@@ -7,10 +7,14 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/cilium/ebpf/link"
 
+	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
+	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/cp"
 	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
 )
@@ -97,7 +101,11 @@ func (f *cpLBFlags) member() (m [6]byte) {
 // p4 returns the Programming of --p4-script and the file to close (nil
 // for stdout).
 func (f *cpLBFlags) p4(stdout io.Writer) (cp.Programming, io.Closer, error) {
-	prog, tables, err := cp.P4Program(f.model)
+	m, em, err := ejfat.Embedding(f.model, "BMv2")
+	if err != nil {
+		return cp.Programming{}, nil, err
+	}
+	prog, err := p4.Generate(em.Graph, p4.Options{Arch: p4.V1Model, Name: strings.ToLower(em.LPG.Name), PRG: em.PRG.Name, Limits: em.PRG.Limits})
 	if err != nil {
 		return cp.Programming{}, nil, err
 	}
@@ -109,7 +117,7 @@ func (f *cpLBFlags) p4(stdout io.Writer) (cp.Programming, io.Closer, error) {
 		}
 		out, closer = file, file
 	}
-	return cp.Programming{DataPlane: &cp.P4Script{Program: prog, Out: out}, Tables: tables, MemberMAC: f.member()}, closer, nil
+	return cp.Programming{DataPlane: &cp.P4Script{Tables: prog.Tables, Out: out}, Tables: m.Schema.TableSpec, MemberMAC: f.member()}, closer, nil
 }
 
 var xdpModes = map[string]link.XDPAttachFlags{"": 0, "driver": link.XDPDriverMode, "generic": link.XDPGenericMode, "offload": link.XDPOffloadMode}
@@ -118,7 +126,7 @@ var xdpModes = map[string]link.XDPAttachFlags{"": 0, "driver": link.XDPDriverMod
 // program live, and what closes it: the program --xdp-pinned names, or
 // one it attaches to --xdp-dev (xdpAttach).
 func (f *cpLBFlags) xdp() (cp.Programming, io.Closer, error) {
-	var r *xdp.Runner
+	var r *xdprun.Runner
 	var closer io.Closer
 	var err error
 	if f.xdpPinned != "" {
@@ -141,21 +149,21 @@ func (f *cpLBFlags) xdp() (cp.Programming, io.Closer, error) {
 
 // xdpOpenPinned opens the program pinned in --xdp-pinned, refusing one
 // whose tables are not laid out as the model's XDP program's, and one
-// that another live process drives (xdp.LockPinned: the lock, closed
+// that another live process drives (xdprun.LockPinned: the lock, closed
 // last, is held while the CP runs).
-func (f *cpLBFlags) xdpOpenPinned() (*xdp.Runner, *os.File, error) {
-	want, err := cp.XDPProgram(f.model)
+func (f *cpLBFlags) xdpOpenPinned() (*xdprun.Runner, *os.File, error) {
+	want, err := lbXDP(f.model)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := xdp.OnBPFFS(f.xdpPinned); err != nil {
+	if err := xdprun.OnBPFFS(f.xdpPinned); err != nil {
 		return nil, nil, err
 	}
-	lock, err := xdp.LockPinned(f.xdpPinned)
+	lock, err := xdprun.LockPinned(f.xdpPinned)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := xdp.OpenPinned(f.xdpPinned)
+	r, err := xdprun.OpenPinned(f.xdpPinned)
 	if err != nil {
 		lock.Close()
 		return nil, nil, err
@@ -171,7 +179,7 @@ func (f *cpLBFlags) xdpOpenPinned() (*xdp.Runner, *os.File, error) {
 // xdpAttach loads the model's XDP program (--xdp-obj, or compiled now),
 // fills its maps with --lb-tables and attaches it to --xdp-dev; closing
 // detaches and unloads it.
-func (f *cpLBFlags) xdpAttach() (*xdp.Runner, io.Closer, error) {
+func (f *cpLBFlags) xdpAttach() (*xdprun.Runner, io.Closer, error) {
 	obj := f.xdpObj
 	if obj == "" {
 		dir, err := os.MkdirTemp("", "nsc-cp-xdp")
@@ -179,7 +187,7 @@ func (f *cpLBFlags) xdpAttach() (*xdp.Runner, io.Closer, error) {
 			return nil, nil, err
 		}
 		defer os.RemoveAll(dir)
-		if obj, err = cp.BuildXDP(f.model, dir); err != nil {
+		if obj, err = buildLBXDP(f.model, dir); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -256,4 +264,23 @@ func (f *cpLBFlags) open(stdout io.Writer) (cp.Programming, *cp.GoLB, []io.Close
 	prog := planes[0]
 	prog.DataPlane = all
 	return prog, golb, closers, nil
+}
+
+// lbXDP generates an LB model's XDP program.
+func lbXDP(model string) (*xdp.Program, error) {
+	_, em, err := ejfat.Embedding(model, "XDP")
+	if err != nil {
+		return nil, err
+	}
+	return xdp.Generate(em.Graph, xdp.Options{Limits: em.PRG.Limits, Command: "nsc cp"})
+}
+
+// buildLBXDP generates an LB model's XDP program and compiles it (clang)
+// into dir, returning the object's path.
+func buildLBXDP(model, dir string) (string, error) {
+	prog, err := lbXDP(model)
+	if err != nil {
+		return "", err
+	}
+	return xdprun.Build(prog.C, dir, strings.ToLower(prog.Meta.Graph))
 }

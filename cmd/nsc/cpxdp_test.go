@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dragonet-go/nsc/ejfat/cp"
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 )
@@ -88,7 +87,7 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 `, mac, mac, mac))
 	plane, named := []string{"--xdp-dev", host, "--xdp-mode", "generic", "--lb-tables", filepath.Join(dir, "base.tables")}, "lb-2025 XDP on "+host
 	if pinned {
-		obj, err := cp.BuildXDP("lb-2025", dir)
+		obj, err := buildLBXDP("lb-2025", dir)
 		if err != nil {
 			t.Fatal(err)
 		}

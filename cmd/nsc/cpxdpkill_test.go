@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/ejfat/cp"
 	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
@@ -46,7 +46,7 @@ func TestCPXDPPinnedKillUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.tables")
 	writeFile(t, base, nw.tables)
-	obj, err := cp.BuildXDP("lb-2025", dir)
+	obj, err := buildLBXDP("lb-2025", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestCPXDPPinnedKillUnderLoad(t *testing.T) {
 	// maps reads the instance's entries back from the pinned maps.
 	maps := func() ([]string, []string) {
 		t.Helper()
-		r, err := xdp.OpenPinned(pins)
+		r, err := xdprun.OpenPinned(pins)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,8 @@ const (
 	exitUsage = 2 // the command line is wrong
 )
 
+var targetNames, targetsGenerate = targets()
+
 type command struct {
 	name, args, help string
 	run              func(env *env, args []string) error
@@ -30,7 +32,7 @@ var commands = []command{
 	{"pred", "FILE… --graph G --node N", "print the predicate of the packets reaching node N, in DNF", runPred},
 	{"sim", "FILE… --graph G --in in.pcap --out DIR", "run a pcap through the reference interpreter; one pcap per sink", runSim},
 	{"embed", "FILE… --lpg L --prg P [--json] [--config FILE | --configure [--port N --ports N --ipv6]]", "embed an LPG into a PRG: where every LPG node goes, and why; configure the PRG's C-nodes from a file or by search", runEmbed},
-	{"compile", "FILE… --lpg L [--prg P] --target go|xdp|p4 -o DIR", "generate code for the LPG (embedded in P): a Go package, an XDP program, a P4 program", runCompile},
+	{"compile", "FILE… --lpg L [--prg P] --target " + strings.Join(targetNames, "|") + " -o DIR", "generate code for the LPG (embedded in P): " + strings.Join(targetsGenerate, ", "), runCompile},
 	{"run", "--lb MODEL --tables FILE --in in.pcap --out out.pcap [--interp]", "run a pcap through an EJFAT LB's generated fast path (or the interpreter)", runRun},
 	{"lb", "--tables FILE --listen ADDR [--lb MODEL] [--workers N] [--batch N] [--max-datagram N]", "forward EJFAT datagrams live on UDP sockets through an LB's fast path; SIGHUP reloads the tables, SIGINT or SIGTERM stops it", runLB},
 	{"send", "--to ADDR [--lb v2|v3] [--events N] [--size B] [--mtu M] [--rate R] [--data-id D] [--sync ADDR] [--in FILE…] [--pcap OUT]", "cut events into EJFAT segments and send them (or write them to a pcap), paced, with sync messages", runSend},

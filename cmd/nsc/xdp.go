@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/packet"
@@ -32,8 +32,8 @@ func runXDP(e *env, args []string) error {
 }
 
 // loadXDP loads an object and fills its maps from a table script.
-func loadXDP(obj, tables string) (*xdp.Runner, error) {
-	r, err := xdp.Load(obj)
+func loadXDP(obj, tables string) (*xdprun.Runner, error) {
+	r, err := xdprun.Load(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func xdpRun(e *env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("frame %d: %w", i+1, err)
 		}
-		if res.Verdict == xdp.VerdictTX {
+		if res.Verdict == xdprun.VerdictTX {
 			w.WritePacket(fr.CI, res.Data)
 		}
 	}
@@ -155,7 +155,7 @@ func xdpAttach(e *env, args []string) error {
 		return usagef("--pin exits once attached and --host runs in the foreground: not both")
 	}
 	if *pin != "" {
-		if err := xdp.OnBPFFS(filepath.Dir(*pin)); err != nil {
+		if err := xdprun.OnBPFFS(filepath.Dir(*pin)); err != nil {
 			return fmt.Errorf("--pin: %w", err)
 		}
 	}
@@ -184,7 +184,7 @@ func xdpAttach(e *env, args []string) error {
 	if *pin != "" {
 		err := r.Pin(*pin)
 		if err == nil {
-			if err = l.Pin(filepath.Join(*pin, xdp.LinkPin)); err != nil {
+			if err = l.Pin(filepath.Join(*pin, xdprun.LinkPin)); err != nil {
 				os.RemoveAll(*pin)
 			}
 		}

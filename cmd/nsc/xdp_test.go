@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 )
 
@@ -37,7 +37,7 @@ func TestCompileXDP(t *testing.T) {
 		t.Logf("clang missing: no object to check")
 		return
 	}
-	m, err := xdp.ReadMeta(filepath.Join(dir, "lb2025.o"))
+	m, err := xdprun.ReadMeta(filepath.Join(dir, "lb2025.o"))
 	if err != nil {
 		t.Fatal(err)
 	}

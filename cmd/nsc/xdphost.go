@@ -7,7 +7,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -20,7 +20,7 @@ import (
 // passes (ToHost) is left to the kernel, which has the frame already.
 type xdpHost struct {
 	lb, dev string
-	conn    *xdp.PacketConn
+	conn    *xdprun.PacketConn
 	pl      fastpath.Pipeline
 	verdict map[string]string // the program's, by sink
 	in      int
@@ -36,7 +36,7 @@ const hostBuffer = 4 << 20
 
 // openXDPHost opens the host part of lb for the program of meta on dev,
 // with the table entries the program has.
-func openXDPHost(lb, dev, tables string, meta *xdp.Meta) (*xdpHost, error) {
+func openXDPHost(lb, dev, tables string, meta *xdprun.Meta) (*xdpHost, error) {
 	part, err := lbfast.Host(lb, meta.Graph)
 	if err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func openXDPHost(lb, dev, tables string, meta *xdp.Meta) (*xdpHost, error) {
 	for _, s := range meta.Sinks {
 		h.verdict[s.Node] = s.Verdict
 	}
-	if h.conn, err = xdp.ListenPacket(dev, hostBuffer); err != nil {
+	if h.conn, err = xdprun.ListenPacket(dev, hostBuffer); err != nil {
 		return nil, err
 	}
 	return h, nil

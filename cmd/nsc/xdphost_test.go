@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/internal/difftest"
@@ -110,9 +110,9 @@ func TestXDPAttachHost(t *testing.T) {
 	p := startNSCIn(t, lbNS, "xdp", "attach", "--dev", "vlb", "--mode", "generic", "--obj", filepath.Join(dir, "lb2026.o"), "--tables", tables, "--host", "lb-2026")
 	p.expect(t, p.stdout, "host part of lb-2026 on vlb")
 
-	var conn *xdp.PacketConn
+	var conn *xdprun.PacketConn
 	xdptest.InNetns(t, txNS, func() (err error) {
-		conn, err = xdp.ListenPacket("vtx", 4<<20)
+		conn, err = xdprun.ListenPacket("vtx", 4<<20)
 		return err
 	})
 	defer conn.Close()

@@ -8,35 +8,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dragonet-go/nsc/backends/p4"
-	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/backends/p4/tableadd"
 	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
-	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/packet"
 )
-
-// P4Program generates an LB model's BMv2 program (v1model), whose names a
-// P4Script writes, and returns it with the model's tables (for
-// Programming.Tables).
-func P4Program(model string) (*p4.Program, func(string) (*packet.TableSpec, bool), error) {
-	m, lpg, err := ejfat.LPG(model)
-	if err != nil {
-		return nil, nil, err
-	}
-	prg, ok := m.Graph("BMv2")
-	if !ok {
-		return nil, nil, fmt.Errorf("%s has no prg BMv2", ejfat.File(model))
-	}
-	em, err := embed.Embed(lpg, prg)
-	if err != nil {
-		return nil, nil, err
-	}
-	prog, err := p4.Generate(em.Graph, p4.Options{Arch: p4.V1Model, Name: strings.ToLower(lpg.Name), PRG: prg.Name, Limits: prg.Limits})
-	if err != nil {
-		return nil, nil, err
-	}
-	return prog, m.Schema.TableSpec, nil
-}
 
 // P4Script is the BMv2 data plane: each Apply writes its diff to Out as
 // simple_switch_CLI commands in the program's names, table_add for the
@@ -48,8 +23,10 @@ func P4Program(model string) (*p4.Program, func(string) (*packet.TableSpec, bool
 // with the tables the CP writes (source filters, epochs, calendars,
 // members) empty, and nothing else may write them.
 type P4Script struct {
-	Program *p4.Program
-	Out     io.Writer
+	// Tables are the program's (p4.Program.Tables), whose names the
+	// lines use.
+	Tables tableadd.Tables
+	Out    io.Writer
 
 	mu     sync.Mutex
 	tables map[string]*bmTable // by model table name
@@ -103,7 +80,7 @@ func (s *P4Script) Apply(instance int, _ []packet.TableEntry, d calendar.Diff) e
 // line is te as the program's table_add line.
 func (s *P4Script) line(te packet.TableEntry) (string, error) {
 	var b strings.Builder
-	err := s.Program.Entries(&b, []packet.TableEntry{te})
+	err := s.Tables.Entries(&b, []packet.TableEntry{te})
 	return b.String(), err
 }
 

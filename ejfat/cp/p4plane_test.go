@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dragonet-go/nsc/backends/p4"
+	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/cp"
 	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
 	"github.com/dragonet-go/nsc/ejfat/cp/pb"
@@ -103,15 +105,19 @@ func (b *bmv2) lines() []string {
 // scripts, replayed with BMv2's handle rules, end in exactly the table
 // entries of the CP's last state.
 func TestP4ScriptReplays(t *testing.T) {
-	prog, tables, err := cp.P4Program("lb-2025")
+	m, em, err := ejfat.Embedding("lb-2025", "BMv2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := p4.Generate(em.Graph, p4.Options{Arch: p4.V1Model, Name: "lb2025", PRG: em.PRG.Name, Limits: em.PRG.Limits})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var script bytes.Buffer
-	rec := &lastState{DataPlane: &cp.P4Script{Program: prog, Out: &script}}
+	rec := &lastState{DataPlane: &cp.P4Script{Tables: prog.Tables, Out: &script}}
 	clk := &clock{t: time.Unix(1_800_000_000, 0)}
 	cfg := cpConfig()
-	cfg.Now, cfg.EpochInterval, cfg.Programming = clk.Now, time.Hour, cp.Programming{DataPlane: rec, Tables: tables}
+	cfg.Now, cfg.EpochInterval, cfg.Programming = clk.Now, time.Hour, cp.Programming{DataPlane: rec, Tables: m.Schema.TableSpec}
 	c := startCP(t, cfg)
 	lc := client(t, c)
 	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "p4",
@@ -149,7 +155,7 @@ func TestP4ScriptReplays(t *testing.T) {
 		script.Reset()
 	}
 	var want bytes.Buffer
-	if err := prog.Entries(&want, rec.state); err != nil {
+	if err := prog.Tables.Entries(&want, rec.state); err != nil {
 		t.Fatal(err)
 	}
 	var wantLines []string

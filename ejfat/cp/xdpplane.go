@@ -4,54 +4,17 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
-	"github.com/dragonet-go/nsc/ejfat"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
-	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// XDPProgram generates an LB model's XDP program.
-func XDPProgram(model string) (*xdp.Program, error) {
-	m, lpg, err := ejfat.LPG(model)
-	if err != nil {
-		return nil, err
-	}
-	prg, ok := m.Graph("XDP")
-	if !ok {
-		return nil, fmt.Errorf("%s has no prg XDP", ejfat.File(model))
-	}
-	em, err := embed.Embed(lpg, prg)
-	if err != nil {
-		return nil, err
-	}
-	return xdp.Generate(em.Graph, xdp.Options{Limits: prg.Limits, Command: "nsc cp"})
-}
-
-// BuildXDP generates an LB model's XDP program and compiles it (clang)
-// into dir, returning the object's path.
-func BuildXDP(model, dir string) (string, error) {
-	prog, err := XDPProgram(model)
-	if err != nil {
-		return "", err
-	}
-	name := strings.ToLower(prog.Meta.Graph)
-	src := filepath.Join(dir, name+".c")
-	if err := os.WriteFile(src, prog.C, 0o644); err != nil {
-		return "", err
-	}
-	obj := filepath.Join(dir, name+".o")
-	return obj, xdp.Clang(src, obj)
-}
-
 // XDPTables is the XDP program's tables, for Programming.Tables.
-func XDPTables(r *xdp.Runner) func(string) (*packet.TableSpec, bool) {
+func XDPTables(r *xdprun.Runner) func(string) (*packet.TableSpec, bool) {
 	return func(name string) (*packet.TableSpec, bool) {
 		for _, t := range r.Meta.Tables {
 			if t.Spec.Name == name {
@@ -63,13 +26,13 @@ func XDPTables(r *xdp.Runner) func(string) (*packet.TableSpec, bool) {
 }
 
 // XDPMaps is the XDP data plane: an LB model's XDP program in the kernel,
-// its maps changed entry by entry (xdp.Live) so that a packet meets the
+// its maps changed entry by entry (xdprun.Live) so that a packet meets the
 // state applied before or the one applied now, never a mix. It writes no
 // entry a packet may look up: a calendar or member whose content changes
 // goes in whole under a data-plane id no entry in force names (the epoch
 // and member numbers the CP gives are renumbered here), then the
 // instance's epoch entries, naming the new ids, replace the old ones in
-// one update (xdp.Live.SetGroup), and only then are the entries nothing
+// one update (xdprun.Live.SetGroup), and only then are the entries nothing
 // names any more deleted. Other entries (the source filters) are added
 // before and deleted after that switch, one by one.
 //
@@ -83,7 +46,7 @@ func XDPTables(r *xdp.Runner) func(string) (*packet.TableSpec, bool) {
 // one no entry in force names, found here, and so adopted or deleted
 // (but a source filter it was deleting stays: see takeOver).
 type XDPMaps struct {
-	Live *xdp.Live
+	Live *xdprun.Live
 
 	mu  sync.Mutex
 	lbs map[int]*xdpLB
@@ -204,7 +167,7 @@ func (x *XDPMaps) Apply(instance int, state []packet.TableEntry, _ calendar.Diff
 // of found saying the same, else a fresh one, under which its entries (key
 // idKey the id; a calendar's member parameter renamed by members) are
 // written.
-func place[K cmp.Ordered](live *xdp.Live, held map[K]xdpHeld, found []xdpHeld, groups map[K][]packet.TableEntry, idKey int, fresh func() uint64, members map[uint16]xdpHeld) (map[K]xdpHeld, error) {
+func place[K cmp.Ordered](live *xdprun.Live, held map[K]xdpHeld, found []xdpHeld, groups map[K][]packet.TableEntry, idKey int, fresh func() uint64, members map[uint16]xdpHeld) (map[K]xdpHeld, error) {
 	inUse := map[uint64]bool{}
 	for _, h := range held {
 		inUse[h.id] = true
@@ -354,7 +317,7 @@ func sameEntry(a, b *packet.Entry) bool {
 // its source filters, members and calendars (under data-plane ids) and
 // epoch entries (naming them; without priorities, which the maps do not
 // keep).
-func XDPEntries(live *xdp.Live, instance int) ([]packet.TableEntry, error) {
+func XDPEntries(live *xdprun.Live, instance int) ([]packet.TableEntry, error) {
 	var out []packet.TableEntry
 	for _, table := range []string{srcFilterIPv4, srcFilterIPv6, calendar.MemberTable, calendar.CalendarTable} {
 		es, err := live.Entries(table)

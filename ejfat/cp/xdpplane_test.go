@@ -16,7 +16,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/cp"
 	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
@@ -205,8 +205,8 @@ func TestXDPDataPlaneAtomicEpochs(t *testing.T) {
 			t.Fatal(err)
 		}
 		hi := int(applying.Load())
-		got := outcome{verdict: xdp.VerdictName(res.Verdict)}
-		if res.Verdict != xdp.VerdictDrop {
+		got := outcome{verdict: xdprun.VerdictName(res.Verdict)}
+		if res.Verdict != xdprun.VerdictDrop {
 			got.data = hex.EncodeToString(res.Data)
 		}
 		runs++
@@ -291,14 +291,15 @@ func TestXDPDataPlaneAtomicEpochs(t *testing.T) {
 // loadedXDP loads lb-2025's XDP program with the base tables: the
 // runner (closed with the test), the base script, the table specs and a
 // calendar writer over them.
-func loadedXDP(t *testing.T) (*xdp.Runner, string, func(string) (*packet.TableSpec, bool), *calendar.Writer) {
+func loadedXDP(t *testing.T) (*xdprun.Runner, string, func(string) (*packet.TableSpec, bool), *calendar.Writer) {
 	t.Helper()
 	xdptest.Require(t)
-	obj, err := cp.BuildXDP("lb-2025", t.TempDir())
+	_, em, err := ejfat.Embedding("lb-2025", "XDP")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := xdp.Load(obj)
+	obj, _ := xdptest.Build(t, em.Graph, em.PRG.Limits, t.TempDir(), "lb2025")
+	r, err := xdprun.Load(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,10 +405,10 @@ func TestXDPMapsTakeOver(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := ""
-			if res.Verdict != xdp.VerdictDrop {
+			if res.Verdict != xdprun.VerdictDrop {
 				got = hex.EncodeToString(res.Data)
 			}
-			if v := xdp.VerdictName(res.Verdict); v != want.Verdict || got != want.Data {
+			if v := xdprun.VerdictName(res.Verdict); v != want.Verdict || got != want.Data {
 				t.Fatalf("state %d, tick %d: %s %s, interpreter %s %s", k, tick, v, got, want.Verdict, want.Data)
 			}
 		}

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
@@ -65,12 +65,8 @@ func Build(t testing.TB, g *dataflow.Graph, limits map[string]int, dir, name str
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := filepath.Join(dir, name+".c")
-	if err := os.WriteFile(src, prog.C, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	obj := filepath.Join(dir, name+".o")
-	if err := xdp.Clang(src, obj); err != nil {
+	obj, err := xdprun.Build(prog.C, dir, name)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return obj, prog
@@ -88,7 +84,7 @@ type Outcome struct {
 // program must do with it: a frame the interpreter did not run, being
 // longer than the program's MaxFrame (the machine held to it, Compare),
 // the program passes to the kernel untouched.
-func Interp(m *sim.Machine, meta *xdp.Meta, frame []byte) Outcome {
+func Interp(m *sim.Machine, meta *xdprun.Meta, frame []byte) Outcome {
 	var out Outcome
 	m.Run(frame, func(n *dataflow.Node, data []byte) {
 		out = Outcome{Verdict: "a sink without a verdict", Where: "sink " + n.Name, Data: hex.EncodeToString(data)}
@@ -116,7 +112,7 @@ var EdgeSizes = append([]int{xdp.MaxFrame, xdp.MaxFrame + 1}, difftest.EdgeSizes
 // CompareEdges is Compare on the frames at the edges of length made from
 // seeds (difftest.Edges, EdgeSizes); some of them must be passed as
 // oversize.
-func CompareEdges(t testing.TB, r *xdp.Runner, m *sim.Machine, seeds [][]byte) map[string]int {
+func CompareEdges(t testing.TB, r *xdprun.Runner, m *sim.Machine, seeds [][]byte) map[string]int {
 	t.Helper()
 	frames := difftest.Edges(seeds, EdgeSizes)
 	where := Compare(t, r, m, frames)
@@ -132,7 +128,7 @@ func CompareEdges(t testing.TB, r *xdp.Runner, m *sim.Machine, seeds [][]byte) m
 // MaxFrame, and fails t on differing verdicts, bytes or counters (the
 // program's oversize counter is the interpreter's oversize drop). It
 // returns the interpreter's outcomes by where they went.
-func Compare(t testing.TB, r *xdp.Runner, m *sim.Machine, frames [][]byte) map[string]int {
+func Compare(t testing.TB, r *xdprun.Runner, m *sim.Machine, frames [][]byte) map[string]int {
 	t.Helper()
 	m.SetMaxFrame(r.Meta.MaxFrame)
 	var long [][]byte
@@ -153,8 +149,8 @@ func Compare(t testing.TB, r *xdp.Runner, m *sim.Machine, frames [][]byte) map[s
 			if err != nil {
 				t.Fatalf("frame %x: %v", f, err)
 			}
-			got := Outcome{Verdict: xdp.VerdictName(res.Verdict)}
-			if res.Verdict != xdp.VerdictDrop {
+			got := Outcome{Verdict: xdprun.VerdictName(res.Verdict)}
+			if res.Verdict != xdprun.VerdictDrop {
 				got.Data = hex.EncodeToString(res.Data)
 			}
 			return got

@@ -1,4 +1,4 @@
-package xdp
+package xdprun
 
 import (
 	"bytes"
@@ -91,22 +91,22 @@ func (l *Live) edit(table string, e packet.Entry, put bool) error {
 	if len(e.Keys) != len(spec.Keys) {
 		return fmt.Errorf("table %s: %d keys, want %d", table, len(e.Keys), len(spec.Keys))
 	}
-	lay := layoutOf(spec)
+	lay := LayoutOf(spec)
 	m := l.r.coll.Maps[tm.Map]
 	switch tm.Mode {
-	case modeSlots:
+	case ModeSlots:
 		s, err := l.slotsOf(tm, m)
 		if err != nil {
 			return err
 		}
 		return s.edit(&lay, spec, e, put)
-	case modeHash, modeLPM:
+	case ModeHash, ModeLPM:
 		k := lay.hashKey(&e, spec)
-		if tm.Mode == modeLPM {
+		if tm.Mode == ModeLPM {
 			k = lay.lpmKey(&e, spec)
 		}
 		if put {
-			return m.Put(k, lay.value(e.Action, e.Params, spec))
+			return m.Put(k, lay.Value(e.Action, e.Params, spec))
 		}
 		if err := m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 			return err
@@ -144,14 +144,14 @@ func (l *Live) slotsOf(tm TableMeta, m *ebpf.Map) (*liveSlots, error) {
 // edit writes one slot: the entry's own slot if it has one, else the
 // first free slot (empty or deleted) of its probe sequence, before which
 // every slot is used, so that a lookup of it gets there.
-func (s *liveSlots) edit(lay *layout, spec *packet.TableSpec, e packet.Entry, put bool) error {
+func (s *liveSlots) edit(lay *Layout, spec *packet.TableSpec, e packet.Entry, put bool) error {
 	k := binary.NativeEndian.Uint64(lay.hashKey(&e, spec))
 	j, ok := s.where[k]
 	switch {
 	case !put && !ok:
 		return nil
 	case !put:
-		v := make([]byte, 16+8*lay.paramWords)
+		v := make([]byte, 16+8*lay.ParamWords)
 		binary.NativeEndian.PutUint64(v, tombstone)
 		binary.NativeEndian.PutUint32(v[12:], 1)
 		if err := s.m.Put(uint32(j), v); err != nil {
@@ -174,7 +174,7 @@ func (s *liveSlots) edit(lay *layout, spec *packet.TableSpec, e packet.Entry, pu
 		}
 		j = int((h + uint64(d)) & (n - 1))
 	}
-	v := lay.value(e.Action, e.Params, spec)
+	v := lay.Value(e.Action, e.Params, spec)
 	binary.NativeEndian.PutUint32(v[4:], 1) // used
 	if err := s.m.Put(uint32(j), append(binary.NativeEndian.AppendUint64(nil, k), v...)); err != nil {
 		return err
@@ -220,7 +220,7 @@ func (l *Live) SetGroup(table string, exact []packet.Value, es []packet.Entry) e
 	}
 	spec := tm.Spec
 	at := spec.IntervalKey()
-	if tm.Mode != modeScan || at < 0 {
+	if tm.Mode != ModeScan || at < 0 {
 		return fmt.Errorf("table %s has no interval index", table)
 	}
 	if len(exact) != len(spec.Keys) {
@@ -263,7 +263,7 @@ func (l *Live) Own(table string) error {
 	if err != nil {
 		return err
 	}
-	if tm.Mode != modeScan || tm.Spec.IntervalKey() < 0 {
+	if tm.Mode != ModeScan || tm.Spec.IntervalKey() < 0 {
 		return fmt.Errorf("table %s has no interval index", table)
 	}
 	_, err = l.groupsOf(tm)
@@ -408,7 +408,7 @@ func (l *Live) Group(table string, exact []packet.Value) ([]packet.Entry, error)
 		return nil, err
 	}
 	at := tm.Spec.IntervalKey()
-	if tm.Mode != modeScan || at < 0 || len(exact) != len(tm.Spec.Keys) {
+	if tm.Mode != ModeScan || at < 0 || len(exact) != len(tm.Spec.Keys) {
 		return nil, fmt.Errorf("table %s has no interval index or other keys", table)
 	}
 	gs, on, err := l.readGroups(tm)
@@ -425,7 +425,7 @@ func (l *Live) Group(table string, exact []packet.Value) ([]packet.Entry, error)
 	if !ok {
 		return nil, nil
 	}
-	lay := layoutOf(tm.Spec)
+	lay := LayoutOf(tm.Spec)
 	var out []packet.Entry
 	v := make([]byte, gs.ents.ValueSize())
 	seg := make([]byte, gs.segs.ValueSize())
@@ -456,10 +456,10 @@ func (l *Live) Entries(table string) ([]packet.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, lay, m := tm.Spec, layoutOf(tm.Spec), l.r.coll.Maps[tm.Map]
+	spec, lay, m := tm.Spec, LayoutOf(tm.Spec), l.r.coll.Maps[tm.Map]
 	var out []packet.Entry
 	switch tm.Mode {
-	case modeSlots:
+	case ModeSlots:
 		s, err := l.slotsOf(tm, m)
 		if err != nil {
 			return nil, err
@@ -473,13 +473,13 @@ func (l *Live) Entries(table string) ([]packet.Entry, error) {
 			e.Keys = unpackKeys(spec, s.keys[j])
 			out = append(out, e)
 		}
-	case modeHash:
+	case ModeHash:
 		k, v := make([]byte, m.KeySize()), make([]byte, m.ValueSize())
 		it := m.Iterate()
 		for it.Next(&k, &v) {
 			e := lay.readValue(v, spec)
 			rest := k
-			for _, kw := range lay.kw {
+			for _, kw := range lay.Words {
 				e.Keys = append(e.Keys, packet.KeyMatch{Value: readValue(rest[:8*kw])})
 				rest = rest[8*kw:]
 			}
@@ -543,7 +543,7 @@ func segments(spec *packet.TableSpec, at int, keys [4]uint64, es []packet.Entry)
 // slot.
 func (gs *liveGroups) set(keys [4]uint64, es []packet.Entry, starts []uint64, ents []int32) error {
 	spec := gs.tm.Spec
-	lay := layoutOf(spec)
+	lay := LayoutOf(spec)
 	er, err := gs.alloc(len(es), false)
 	if err != nil {
 		return err
@@ -587,7 +587,7 @@ func (gs *liveGroups) set(keys [4]uint64, es []packet.Entry, starts []uint64, en
 		j = int((h>>gs.shift + uint64(d)) & gs.mask)
 	}
 	var v []byte
-	for _, w := range keys[:lay.keyWords] {
+	for _, w := range keys[:lay.KeyWords] {
 		v = binary.NativeEndian.AppendUint64(v, w)
 	}
 	v = binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(v, uint32(sr.lo)), uint32(sr.hi))

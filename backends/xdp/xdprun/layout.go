@@ -1,4 +1,4 @@
-package xdp
+package xdprun
 
 import (
 	"bytes"
@@ -73,11 +73,11 @@ type TableMeta struct {
 }
 
 // Counter block offsets.
-func (m *Meta) sinkBase() int { return m.NumEdges }
-func (m *Meta) dropBase() int { return m.sinkBase() + len(m.Sinks) }
+func (m *Meta) SinkBase() int { return m.NumEdges }
+func (m *Meta) DropBase() int { return m.SinkBase() + len(m.Sinks) }
 
 // Oversize is the index of the counter of frames longer than MaxFrame.
-func (m *Meta) Oversize() int { return m.dropBase() + len(m.Drops) }
+func (m *Meta) Oversize() int { return m.DropBase() + len(m.Drops) }
 
 // Schema returns a schema holding just the tables' specs, in the model's
 // order: enough for packet.LoadTables to read a table_add script for the
@@ -105,10 +105,12 @@ func ReadMeta(obj string) (*Meta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %v", obj, MetaSection, err)
 	}
-	return parseMeta(obj, raw)
+	return ParseMeta(obj, raw)
 }
 
-func parseMeta(name string, raw []byte) (*Meta, error) {
+// ParseMeta reads a program description (Meta as JSON; name says whence,
+// for errors) and refuses one another version wrote or inconsistent.
+func ParseMeta(name string, raw []byte) (*Meta, error) {
 	raw = bytes.TrimRight(raw, "\x00")
 	var m Meta
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -128,7 +130,7 @@ func parseMeta(name string, raw []byte) (*Meta, error) {
 		if err := t.Spec.Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
-		if want := layoutOf(t.Spec).mode; t.Mode != want {
+		if want := LayoutOf(t.Spec).Mode; t.Mode != want {
 			return nil, fmt.Errorf("%s: table %s: mode %s, want %s", name, t.Spec.Name, t.Mode, want)
 		}
 	}
@@ -140,90 +142,91 @@ func parseMeta(name string, raw []byte) (*Meta, error) {
 // with the same functions: one layout, two users.
 
 const (
-	modeHash  = "hash"  // exact keys wider than a word together: BPF_MAP_TYPE_HASH on the keys
-	modeSlots = "slots" // exact keys that fit a word: open addressing in a BPF_MAP_TYPE_ARRAY
-	modeLPM   = "lpm"   // one lpm key and exact ones: BPF_MAP_TYPE_LPM_TRIE
-	modeScan  = "scan"  // priorities (ternary, range, several lpm, or declared): an array scanned in priority order
+	ModeHash  = "hash"  // exact keys wider than a word together: BPF_MAP_TYPE_HASH on the keys
+	ModeSlots = "slots" // exact keys that fit a word: open addressing in a BPF_MAP_TYPE_ARRAY
+	ModeLPM   = "lpm"   // one lpm key and exact ones: BPF_MAP_TYPE_LPM_TRIE
+	ModeScan  = "scan"  // priorities (ternary, range, several lpm, or declared): an array scanned in priority order
 )
 
-type layout struct {
-	mode string
-	// kw[j] is key j's number of 64-bit words (1 or 2).
-	kw []int
+type Layout struct {
+	Mode string
+	// Words[j] is key j's number of 64-bit words (1 or 2).
+	Words []int
 	// keyWords is the hash key's length in words; scan entries have 4
 	// words per key word (value, mask, low, high).
-	keyWords int
+	KeyWords int
 	// slots is an open-addressing table's length (a power of two, at
 	// least twice the table's size).
-	slots int
+	Slots int
 	// lpmOrder is the keys' order in an lpm key (exact keys, the lpm key
 	// last), lpmOff their byte offsets in the data, lpmBytes the data's length.
-	lpmOrder []int
-	lpmOff   []int
-	lpmBytes int
+	LPMOrder []int
+	LPMOff   []int
+	LPMBytes int
 	// paramOff[a][i] is action a's parameter i's first word; paramWords
 	// the most words an action takes (at least 1).
-	paramOff   [][]int
-	paramWords int
+	ParamOff   [][]int
+	ParamWords int
 }
 
-func words(w int) int {
+// WordsOf is the number of 64-bit words a value of width w bits takes.
+func WordsOf(w int) int {
 	if w > 64 {
 		return 2
 	}
 	return 1
 }
 
-func layoutOf(spec *packet.TableSpec) layout {
-	l := layout{}
+func LayoutOf(spec *packet.TableSpec) Layout {
+	l := Layout{}
 	lpms := -1
 	for j, k := range spec.Keys {
-		l.kw = append(l.kw, words(k.Width))
-		l.keyWords += words(k.Width)
+		l.Words = append(l.Words, WordsOf(k.Width))
+		l.KeyWords += WordsOf(k.Width)
 		if k.Kind == packet.LPM {
 			lpms = j
 		}
 	}
 	switch {
 	case spec.NeedsPriority() || len(spec.Keys) == 0:
-		l.mode = modeScan
+		l.Mode = ModeScan
 	case lpms >= 0:
-		l.mode = modeLPM
+		l.Mode = ModeLPM
 		for j := range spec.Keys {
 			if j != lpms {
-				l.lpmOrder = append(l.lpmOrder, j)
+				l.LPMOrder = append(l.LPMOrder, j)
 			}
 		}
-		l.lpmOrder = append(l.lpmOrder, lpms)
-		l.lpmOff = make([]int, len(spec.Keys))
-		for _, j := range l.lpmOrder {
-			l.lpmOff[j] = l.lpmBytes
-			l.lpmBytes += (spec.Keys[j].Width + 7) / 8
+		l.LPMOrder = append(l.LPMOrder, lpms)
+		l.LPMOff = make([]int, len(spec.Keys))
+		for _, j := range l.LPMOrder {
+			l.LPMOff[j] = l.LPMBytes
+			l.LPMBytes += (spec.Keys[j].Width + 7) / 8
 		}
 	default:
-		l.mode = modeHash
+		l.Mode = ModeHash
 		w := 0
 		for _, k := range spec.Keys {
 			w += k.Width
 		}
 		if w <= 64 {
-			l.mode, l.keyWords = modeSlots, 1
-			l.slots = 4
-			for l.slots < 2*tableSize(spec) {
-				l.slots *= 2
+			l.Mode, l.KeyWords = ModeSlots, 1
+			l.Slots = 4
+			for l.Slots < 2*TableSize(spec) {
+				l.Slots *= 2
 			}
 		}
 	}
-	l.paramWords = 1
+	l.ParamWords = 1
 	for _, a := range spec.Actions {
 		var offs []int
 		n := 0
 		for _, p := range a.Params {
 			offs = append(offs, n)
-			n += words(p.Width)
+			n += WordsOf(p.Width)
 		}
-		l.paramOff = append(l.paramOff, offs)
-		l.paramWords = max(l.paramWords, n)
+		l.ParamOff = append(l.ParamOff, offs)
+		l.ParamWords = max(l.ParamWords, n)
 	}
 	return l
 }
@@ -237,16 +240,16 @@ func putValue(b []byte, kw int, v packet.Value) []byte {
 }
 
 // value is an entry's action and parameters as the maps hold them.
-func (l *layout) value(action int, params []packet.Value, spec *packet.TableSpec) []byte {
+func (l *Layout) Value(action int, params []packet.Value, spec *packet.TableSpec) []byte {
 	b := binary.NativeEndian.AppendUint32(nil, uint32(action))
 	b = binary.NativeEndian.AppendUint32(b, 0)
-	ws := make([]byte, 8*l.paramWords)
+	ws := make([]byte, 8*l.ParamWords)
 	for i, p := range params {
 		if action < 0 || action >= len(spec.Actions) || i >= len(spec.Actions[action].Params) {
 			break
 		}
-		kw := words(spec.Actions[action].Params[i].Width)
-		off := 8 * l.paramOff[action][i]
+		kw := WordsOf(spec.Actions[action].Params[i].Width)
+		off := 8 * l.ParamOff[action][i]
 		copy(ws[off:], putValue(nil, kw, p))
 	}
 	return append(b, ws...)
@@ -261,15 +264,15 @@ func readValue(b []byte) packet.Value {
 }
 
 // readValue reads back an entry's action and parameters (value's).
-func (l *layout) readValue(b []byte, spec *packet.TableSpec) packet.Entry {
+func (l *Layout) readValue(b []byte, spec *packet.TableSpec) packet.Entry {
 	e := packet.Entry{Action: int(binary.NativeEndian.Uint32(b))}
 	if e.Action < 0 || e.Action >= len(spec.Actions) {
 		return e
 	}
 	ws := b[8:]
 	for i, p := range spec.Actions[e.Action].Params {
-		off := 8 * l.paramOff[e.Action][i]
-		e.Params = append(e.Params, readValue(ws[off:off+8*words(p.Width)]))
+		off := 8 * l.ParamOff[e.Action][i]
+		e.Params = append(e.Params, readValue(ws[off:off+8*WordsOf(p.Width)]))
 	}
 	return e
 }
@@ -287,8 +290,8 @@ func unpackKeys(spec *packet.TableSpec, k uint64) []packet.KeyMatch {
 
 // hashKey is an exact entry's key: the packed keys, or each key's value
 // in its words.
-func (l *layout) hashKey(e *packet.Entry, spec *packet.TableSpec) []byte {
-	if l.mode == modeSlots { // packed as packet.TableSpec.PackKeys packs them
+func (l *Layout) hashKey(e *packet.Entry, spec *packet.TableSpec) []byte {
+	if l.Mode == ModeSlots { // packed as packet.TableSpec.PackKeys packs them
 		vs := make([]packet.Value, len(e.Keys))
 		for j := range e.Keys {
 			vs[j] = e.Keys[j].Value
@@ -296,8 +299,8 @@ func (l *layout) hashKey(e *packet.Entry, spec *packet.TableSpec) []byte {
 		return binary.NativeEndian.AppendUint64(nil, spec.PackKeys(vs))
 	}
 	var b []byte
-	for j := range l.kw {
-		b = putValue(b, l.kw[j], e.Keys[j].Value)
+	for j := range l.Words {
+		b = putValue(b, l.Words[j], e.Keys[j].Value)
 	}
 	return b
 }
@@ -316,25 +319,25 @@ func lpmBits(v packet.Value, width int) []byte {
 
 // lpmKey is an lpm entry's key: the prefix length over the exact keys and
 // the lpm key's prefix, then the data.
-func (l *layout) lpmKey(e *packet.Entry, spec *packet.TableSpec) []byte {
-	data := make([]byte, l.lpmBytes)
+func (l *Layout) lpmKey(e *packet.Entry, spec *packet.TableSpec) []byte {
+	data := make([]byte, l.LPMBytes)
 	prefix := 0
-	for _, j := range l.lpmOrder {
+	for _, j := range l.LPMOrder {
 		k := spec.Keys[j]
-		copy(data[l.lpmOff[j]:], lpmBits(e.Keys[j].Value, k.Width))
+		copy(data[l.LPMOff[j]:], lpmBits(e.Keys[j].Value, k.Width))
 		if k.Kind == packet.LPM {
 			prefix += e.Keys[j].PrefixLen
 		} else {
 			prefix += 8 * ((k.Width + 7) / 8)
 		}
 	}
-	data = append(data, make([]byte, l.lpmPad()-l.lpmBytes)...)
+	data = append(data, make([]byte, l.LPMPad()-l.LPMBytes)...)
 	return append(binary.NativeEndian.AppendUint32(nil, uint32(prefix)), data...)
 }
 
 // scanEntry is a priority entry: per key value, mask, low and high bound
 // (packet.Table's matcher), then the action and parameters.
-func (l *layout) scanEntry(e *packet.Entry, spec *packet.TableSpec) []byte {
+func (l *Layout) scanEntry(e *packet.Entry, spec *packet.TableSpec) []byte {
 	var b []byte
 	for j, k := range spec.Keys {
 		w := packet.Mask(k.Width)
@@ -354,20 +357,20 @@ func (l *layout) scanEntry(e *packet.Entry, spec *packet.TableSpec) []byte {
 			lo, hi = m.Lo, m.Hi
 		}
 		for _, v := range []packet.Value{val, mask, lo, hi} {
-			b = putValue(b, l.kw[j], v)
+			b = putValue(b, l.Words[j], v)
 		}
 	}
-	return append(b, l.value(e.Action, e.Params, spec)...)
+	return append(b, l.Value(e.Action, e.Params, spec)...)
 }
 
 // readScanEntry reads back a priority entry scanEntry wrote, without
 // its priority (the maps keep only the order it gave).
-func (l *layout) readScanEntry(b []byte, spec *packet.TableSpec) packet.Entry {
+func (l *Layout) readScanEntry(b []byte, spec *packet.TableSpec) packet.Entry {
 	keys := make([]packet.KeyMatch, len(spec.Keys))
 	for j, k := range spec.Keys {
 		var vs [4]packet.Value
 		for i := range vs {
-			vs[i], b = readValue(b[:8*l.kw[j]]), b[8*l.kw[j]:]
+			vs[i], b = readValue(b[:8*l.Words[j]]), b[8*l.Words[j]:]
 		}
 		switch k.Kind {
 		case packet.Exact:
@@ -396,10 +399,10 @@ func scanOrder(es []packet.Entry) []int {
 	return order
 }
 
-// intervalMaps is the size of a table's interval index maps (file.go,
+// IntervalMaps is the size of a table's interval index maps (file.go,
 // intervalsC): at most two segments per entry and one per group, and the
 // group slots packet lays out for as many groups as entries.
-func intervalMaps(size int) (segs, slots int) {
+func IntervalMaps(size int) (segs, slots int) {
 	slots = 4
 	for slots < 2*size {
 		slots *= 2
@@ -422,11 +425,11 @@ func slotHash(k uint64) uint64 {
 
 // slotTable lays out the entries of an open-addressing table: per slot
 // the packed key, the action, a used flag and the parameters.
-func (l *layout) slotTable(es []packet.Entry, spec *packet.TableSpec) ([][]byte, error) {
-	n := l.slots
+func (l *Layout) slotTable(es []packet.Entry, spec *packet.TableSpec) ([][]byte, error) {
+	n := l.Slots
 	used := make([]bool, n)
 	out := make([][]byte, n)
-	empty := make([]byte, 16+8*l.paramWords)
+	empty := make([]byte, 16+8*l.ParamWords)
 	for i := range out {
 		out[i] = empty
 	}
@@ -444,7 +447,7 @@ func (l *layout) slotTable(es []packet.Entry, spec *packet.TableSpec) ([][]byte,
 		}
 		j := (h + uint64(d)) & uint64(n-1)
 		used[j] = true
-		v := l.value(es[i].Action, es[i].Params, spec)
+		v := l.Value(es[i].Action, es[i].Params, spec)
 		binary.NativeEndian.PutUint32(v[4:], 1) // used
 		out[j] = append(binary.NativeEndian.AppendUint64(nil, k), v...)
 	}
@@ -458,6 +461,41 @@ func entryName(e *packet.Entry, i int) string {
 	return fmt.Sprintf("entry %d", i)
 }
 
-// lpmPad is an lpm key's data length as the struct holds it: whole 32-bit
+// LPMPad is an lpm key's data length as the struct holds it: whole 32-bit
 // words (the padding is zero in entries and lookups alike).
-func (l *layout) lpmPad() int { return (l.lpmBytes + 3) / 4 * 4 }
+func (l *Layout) LPMPad() int { return (l.LPMBytes + 3) / 4 * 4 }
+
+// TableSize is a table's number of entries as its map holds them.
+func TableSize(spec *packet.TableSpec) int {
+	if spec.Size > 0 {
+		return spec.Size
+	}
+	return 1024
+}
+
+// Runs solves the flow for the frames each node ran on, from the
+// counters' values (sum over CPUs).
+func (m *Meta) Runs(sum []uint64) []uint64 {
+	r := m.Flow.Runs(func(k flow.Counter) uint64 {
+		i := -1
+		switch k.Kind {
+		case flow.CountSink:
+			i = m.SinkBase() + k.Index
+		case flow.CountDrop:
+			i = m.DropBase() + k.Index
+		case flow.CountEdge:
+			i = k.Index
+		}
+		if i >= 0 && i < len(sum) {
+			return sum[i]
+		}
+		return 0
+	})
+	if len(r) > len(m.Nodes) {
+		r = r[:len(m.Nodes)]
+	}
+	for len(r) < len(m.Nodes) {
+		r = append(r, 0)
+	}
+	return r
+}

@@ -1,4 +1,4 @@
-package xdp
+package xdprun
 
 import (
 	"bytes"
@@ -96,7 +96,7 @@ func OpenPinned(dir string) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: the manifest: %w", dir, err)
 	}
-	meta, err := parseMeta(filepath.Join(dir, ManifestPin), raw)
+	meta, err := ParseMeta(filepath.Join(dir, ManifestPin), raw)
 	if err != nil {
 		return nil, err
 	}

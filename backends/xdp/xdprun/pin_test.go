@@ -1,4 +1,4 @@
-package xdp_test
+package xdprun_test
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/packet"
@@ -18,10 +19,10 @@ import (
 // whose tables are laid out otherwise is told apart.
 func TestPinRefusals(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := xdp.OpenPinned(dir); err == nil || !strings.Contains(err.Error(), "not on a BPF filesystem") {
+	if _, err := xdprun.OpenPinned(dir); err == nil || !strings.Contains(err.Error(), "not on a BPF filesystem") {
 		t.Errorf("OpenPinned on a plain directory: %v", err)
 	}
-	meta := func(src string) *xdp.Meta {
+	meta := func(src string) *xdprun.Meta {
 		g, _ := testutil.ModelSource(t, src).Graph("Live")
 		p, err := xdp.Generate(g, xdp.Options{Limits: testutil.XDPLimits(t, nil)})
 		if err != nil {
@@ -71,7 +72,7 @@ func TestPinReopen(t *testing.T) {
 	}
 	r.Close()
 
-	p, err := xdp.OpenPinned(dir)
+	p, err := xdprun.OpenPinned(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +105,8 @@ func TestPinReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := fmt.Sprintf("%x", res.Data); xdp.VerdictName(res.Verdict) != want.Verdict || got != want.Data {
-			t.Errorf("reopened, slot %#x: %s %s, interpreter %s %s", v, xdp.VerdictName(res.Verdict), got, want.Verdict, want.Data)
+		if got := fmt.Sprintf("%x", res.Data); xdprun.VerdictName(res.Verdict) != want.Verdict || got != want.Data {
+			t.Errorf("reopened, slot %#x: %s %s, interpreter %s %s", v, xdprun.VerdictName(res.Verdict), got, want.Verdict, want.Data)
 		}
 		if !strings.Contains(want.Data, fmt.Sprintf("%04x%04x", gv, v)) {
 			t.Errorf("the interpreter's frame %s does not carry both entries' values", want.Data)
@@ -148,15 +149,15 @@ func TestPinReopen(t *testing.T) {
 	check(0x4321, 0x9abc)
 	read(0x4321, moved)
 
-	lock, err := xdp.LockPinned(dir)
+	lock, err := xdprun.LockPinned(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := xdp.LockPinned(dir); err == nil || !strings.Contains(err.Error(), "another process") {
+	if _, err := xdprun.LockPinned(dir); err == nil || !strings.Contains(err.Error(), "another process") {
 		t.Errorf("locked twice: %v", err)
 	}
 	lock.Close()
-	lock, err = xdp.LockPinned(dir)
+	lock, err = xdprun.LockPinned(dir)
 	if err != nil {
 		t.Errorf("not locked again after the holder let go: %v", err)
 	} else {

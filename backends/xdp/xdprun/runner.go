@@ -1,4 +1,4 @@
-package xdp
+package xdprun
 
 import (
 	"encoding/binary"
@@ -64,6 +64,17 @@ func Clang(src, obj string) error {
 		return fmt.Errorf("clang %s: %v\n%s", src, err, out)
 	}
 	return nil
+}
+
+// Build writes a generated program's source c as dir/name.c and compiles
+// it (Clang) into dir/name.o, whose path it returns.
+func Build(c []byte, dir, name string) (string, error) {
+	src := filepath.Join(dir, name+".c")
+	if err := os.WriteFile(src, c, 0o644); err != nil {
+		return "", err
+	}
+	obj := filepath.Join(dir, name+".o")
+	return obj, Clang(src, obj)
 }
 
 // multiarchIncludes are the directories with <asm/types.h> that a BPF
@@ -196,11 +207,11 @@ func sameSpec(want, got *packet.TableSpec) error {
 func (r *Runner) fill(tm TableMeta, es []packet.Entry) error {
 	m := r.coll.Maps[tm.Map]
 	spec := tm.Spec
-	l := layoutOf(spec)
-	if len(es) > tableSize(spec) {
-		return fmt.Errorf("%d entries, the map holds %d", len(es), tableSize(spec))
+	l := LayoutOf(spec)
+	if len(es) > TableSize(spec) {
+		return fmt.Errorf("%d entries, the map holds %d", len(es), TableSize(spec))
 	}
-	if tm.Mode == modeScan {
+	if tm.Mode == ModeScan {
 		if on := r.coll.Maps[tm.Map+"_ivl"]; on != nil {
 			// The program scans while the entries change, then finds
 			// them by the interval index again (fillIntervals).
@@ -221,7 +232,7 @@ func (r *Runner) fill(tm TableMeta, es []packet.Entry) error {
 		}
 		return r.lens.Put(uint32(tm.Index), uint32(len(es)))
 	}
-	if tm.Mode == modeSlots {
+	if tm.Mode == ModeSlots {
 		slots, err := l.slotTable(es, spec)
 		if err != nil {
 			return err
@@ -246,12 +257,12 @@ func (r *Runner) fill(tm TableMeta, es []packet.Entry) error {
 	}
 	for i := range es {
 		var k []byte
-		if tm.Mode == modeLPM {
+		if tm.Mode == ModeLPM {
 			k = l.lpmKey(&es[i], spec)
 		} else {
 			k = l.hashKey(&es[i], spec)
 		}
-		if err := m.Put(k, l.value(es[i].Action, es[i].Params, spec)); err != nil {
+		if err := m.Put(k, l.Value(es[i].Action, es[i].Params, spec)); err != nil {
 			return err
 		}
 	}
@@ -283,7 +294,7 @@ func clearMap(m *ebpf.Map) error {
 // packet.IntervalIndex, its entries named by their places in the scan
 // order, and turns it on; a table packet does not index so, or whose
 // groups lie farther than MaxProbe slots from home, stays scanned.
-func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l layout) error {
+func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l Layout) error {
 	g, segs, on := r.coll.Maps[tm.Map+"_g"], r.coll.Maps[tm.Map+"_s"], r.coll.Maps[tm.Map+"_ivl"]
 	if g == nil || segs == nil || on == nil {
 		return fmt.Errorf("the program has no interval maps for %s", tm.Map)
@@ -313,7 +324,7 @@ func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l l
 	}
 	for i, gr := range iv.Groups {
 		var v []byte
-		for _, w := range gr.Keys[:l.keyWords] {
+		for _, w := range gr.Keys[:l.KeyWords] {
 			v = binary.NativeEndian.AppendUint64(v, w)
 		}
 		v = binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(v, uint32(gr.Lo)), uint32(gr.Hi))
@@ -385,19 +396,19 @@ func (r *Runner) Counters() (c sim.Counters, oversize uint64, err error) {
 			}
 		}
 	}
-	runs := m.runs(sum)
+	runs := m.Runs(sum)
 	for i, n := range m.Nodes {
 		if v := runs[i]; v > 0 {
 			c.Nodes[n] += v
 		}
 	}
 	for i, s := range m.Sinks {
-		if v := sum[m.sinkBase()+i]; v > 0 {
+		if v := sum[m.SinkBase()+i]; v > 0 {
 			c.Sinks[s.Node] += v
 		}
 	}
 	for i, d := range m.Drops {
-		if v := sum[m.dropBase()+i]; v > 0 {
+		if v := sum[m.DropBase()+i]; v > 0 {
 			c.Drops[sim.DropKey{Node: d.Node, Reason: d.Reason}] += v
 		}
 	}

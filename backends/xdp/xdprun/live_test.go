@@ -1,4 +1,4 @@
-package xdp_test
+package xdprun_test
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/internal/xdptest"
@@ -52,13 +52,13 @@ lpg Live {
 
 // loadedLive loads liveModel's program with empty tables (closed with
 // the test).
-func loadedLive(t *testing.T) (*lang.Model, *dataflow.Graph, *xdp.Runner) {
+func loadedLive(t *testing.T) (*lang.Model, *dataflow.Graph, *xdprun.Runner) {
 	t.Helper()
 	xdptest.Require(t)
 	m := testutil.ModelSource(t, liveModel)
 	g, _ := m.Graph("Live")
 	obj, _ := xdptest.Build(t, g, nil, t.TempDir(), "live")
-	r, err := xdp.Load(obj)
+	r, err := xdprun.Load(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func loadedLive(t *testing.T) (*lang.Model, *dataflow.Graph, *xdp.Runner) {
 
 // TestLiveAgainstInterpreter: random Puts and Deletes on the
 // open-addressing table and SetGroups on the interval table, through
-// xdp.Live on the loaded program; after every few, frames of every key
+// xdprun.Live on the loaded program; after every few, frames of every key
 // and group leave the program as they leave the interpreter over the
 // same entries.
 func TestLiveAgainstInterpreter(t *testing.T) {
@@ -127,8 +127,8 @@ func TestLiveAgainstInterpreter(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := fmt.Sprintf("%x", res.Data); xdp.VerdictName(res.Verdict) != want.Verdict || got != want.Data {
-					t.Fatalf("step %d: frame %x: %s %s, interpreter %s %s", step, f, xdp.VerdictName(res.Verdict), got, want.Verdict, want.Data)
+				if got := fmt.Sprintf("%x", res.Data); xdprun.VerdictName(res.Verdict) != want.Verdict || got != want.Data {
+					t.Fatalf("step %d: frame %x: %s %s, interpreter %s %s", step, f, xdprun.VerdictName(res.Verdict), got, want.Verdict, want.Data)
 				}
 			}
 		}

@@ -1,7 +1,9 @@
-package xdp
+package xdprun_test
 
 import (
 	"encoding/json"
+	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,13 +15,13 @@ import (
 // A damaged description is refused or read, never a panic; what is read
 // can be solved for node runs.
 func TestMetaDamaged(t *testing.T) {
-	src, err := os.ReadFile("../flow/testdata/ops.nsc")
+	src, err := os.ReadFile("../../flow/testdata/ops.nsc")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := testutil.ModelSource(t, string(src))
 	g, _ := m.Graph("OpsRx")
-	p, err := Generate(g, Options{Limits: testutil.XDPLimits(t, nil)})
+	p, err := xdp.Generate(g, xdp.Options{Limits: testutil.XDPLimits(t, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,11 +29,11 @@ func TestMetaDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := parseMeta("ok", raw)
+	good, err := xdprun.ParseMeta("ok", raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if runs := good.runs(make([]uint64, good.NumCounters)); len(runs) != len(good.Nodes) {
+	if runs := good.Runs(make([]uint64, good.NumCounters)); len(runs) != len(good.Nodes) {
 		t.Fatalf("%d runs for %d nodes", len(runs), len(good.Nodes))
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
@@ -41,19 +43,19 @@ func TestMetaDamaged(t *testing.T) {
 			i := rnd.IntN(len(b))
 			b[i] = "0123456789-,:[]{}\"ax"[rnd.IntN(20)]
 		}
-		if mm, err := parseMeta("x", b); err == nil {
+		if mm, err := xdprun.ParseMeta("x", b); err == nil {
 			sum := make([]uint64, mm.NumCounters)
 			for i := range sum {
 				sum[i] = rnd.Uint64()
 			}
-			mm.runs(sum)
+			mm.Runs(sum)
 			mm.Schema()
 		}
 	}
 	// Not an object at all.
 	bad := filepath.Join(t.TempDir(), "x.o")
 	os.WriteFile(bad, []byte("not an ELF file"), 0o644)
-	if _, err := ReadMeta(bad); err == nil {
+	if _, err := xdprun.ReadMeta(bad); err == nil {
 		t.Error("read a description out of a non-object")
 	}
 }

@@ -1,4 +1,4 @@
-package xdp
+package xdprun
 
 import (
 	"encoding/binary"
