@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/xdp"
+	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -45,7 +46,7 @@ func RunXDP(dir string, cases []XDPCase) (diffs []Diff, refused map[string]strin
 			return nil, nil, err
 		}
 		obj := src[:len(src)-2] + ".o"
-		if err := xdp.Clang(src, obj); err != nil {
+		if err := xdprun.Clang(src, obj); err != nil {
 			diffs = append(diffs, Diff{Model: c.Name, Check: "xdp clang", Want: "compiles", Got: err.Error()})
 			continue
 		}
@@ -59,7 +60,7 @@ func RunXDP(dir string, cases []XDPCase) (diffs []Diff, refused map[string]strin
 }
 
 func runXDP(obj string, c XDPCase) ([]Diff, error) {
-	r, err := xdp.Load(obj)
+	r, err := xdprun.Load(obj)
 	if err != nil {
 		// The verifier's refusal is a finding; anything else (no
 		// privileges) is the caller's to report.
@@ -98,8 +99,8 @@ func runXDP(obj string, c XDPCase) ([]Diff, error) {
 		if err != nil {
 			return nil, err
 		}
-		got := xdp.VerdictName(res.Verdict)
-		if res.Verdict != xdp.VerdictDrop {
+		got := xdprun.VerdictName(res.Verdict)
+		if res.Verdict != xdprun.VerdictDrop {
 			got += " " + hex.EncodeToString(res.Data)
 		}
 		if want != got && !tooShortToSend(want, got) {
@@ -112,7 +113,7 @@ func runXDP(obj string, c XDPCase) ([]Diff, error) {
 // xdpWant is the verdict (and bytes) the interpreter's outcome calls for:
 // a sink's verdict, XDP_DROP for a drop, XDP_PASS with the frame as it
 // came for one longer than the program runs.
-func xdpWant(m *sim.Machine, meta *xdp.Meta, frame []byte) string {
+func xdpWant(m *sim.Machine, meta *xdprun.Meta, frame []byte) string {
 	o := Interp(m, frame)
 	if k, ok := m.LastDrop(); ok && strings.HasPrefix(o.Where, "drop ") {
 		if k.Reason == sim.ReasonOversize {
