@@ -2,7 +2,6 @@ package fuzz
 
 import (
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -41,29 +40,10 @@ func (d Diff) String() string {
 
 // Outcome is where a frame ended: a sink with the bytes, or a drop with
 // its reason.
-type Outcome struct {
-	Where string // "sink N" or "drop N: reason"
-	Data  string // hex
-}
-
-func (o Outcome) String() string {
-	if o.Data == "" {
-		return o.Where
-	}
-	return o.Where + " " + o.Data
-}
+type Outcome = sim.Outcome
 
 // Interp runs one frame through the interpreter.
-func Interp(m *sim.Machine, frame []byte) Outcome {
-	var out Outcome
-	m.Run(frame, func(n *dataflow.Node, data []byte) {
-		out = Outcome{"sink " + n.Name, hex.EncodeToString(data)}
-	})
-	if k, ok := m.LastDrop(); ok && out.Where == "" {
-		out = Outcome{Where: fmt.Sprintf("drop %s: %s", k.Node, k.Reason)}
-	}
-	return out
-}
+func Interp(m *sim.Machine, frame []byte) Outcome { return m.Outcome(frame) }
 
 // tables loads the model's table_add script for graph g's schema.
 func tables(g *dataflow.Graph, m Model) ([]*packet.Table, error) {

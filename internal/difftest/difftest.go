@@ -14,28 +14,15 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
-	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
 )
 
 // Outcome is where a frame went and the bytes that left.
-type Outcome struct {
-	Where string // "sink NODE" or "drop NODE: REASON"
-	Data  string // hex of the frame out
-}
+type Outcome = sim.Outcome
 
 // Interp runs one frame through the interpreter.
-func Interp(m *sim.Machine, frame []byte) Outcome {
-	var out Outcome
-	m.Run(frame, func(n *dataflow.Node, data []byte) {
-		out = Outcome{"sink " + n.Name, hex.EncodeToString(data)}
-	})
-	if k, ok := m.LastDrop(); ok && out.Where == "" {
-		out = Outcome{Where: fmt.Sprintf("drop %s: %s", k.Node, k.Reason)}
-	}
-	return out
-}
+func Interp(m *sim.Machine, frame []byte) Outcome { return m.Outcome(frame) }
 
 // Fast runs one frame through a generated pipeline, in a buffer with
 // headroom and tailroom (buf is reused when large enough).
@@ -48,7 +35,7 @@ func Fast(pl fastpath.Pipeline, frame []byte, buf *[]byte) Outcome {
 	copy(b[packet.Headroom:], frame)
 	r := pl.Process(b, packet.Headroom, len(frame))
 	if r.Sink >= 0 {
-		return Outcome{"sink " + pl.SinkName(int(r.Sink)), hex.EncodeToString(r.Data)}
+		return Outcome{Where: "sink " + pl.SinkName(int(r.Sink)), Data: hex.EncodeToString(r.Data)}
 	}
 	d := pl.DropSite(int(r.Drop))
 	return Outcome{Where: fmt.Sprintf("drop %s: %s", d.Node, d.Reason)}
