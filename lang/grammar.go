@@ -297,9 +297,12 @@ type PopOp struct {
 	Update []*Ident `parser:"( 'update' @@ ( ',' @@ )* )?"`
 }
 
+// ChecksumOp verifies or computes a header's checksum, or, written
+// icrc(H), the RoCEv2 ICRC of the transport starting at header H.
 type ChecksumOp struct {
 	Mode   string `parser:"'checksum' @('verify' | 'compute')"`
-	Header string `parser:"@Ident"`
+	ICRC   string `parser:"( 'icrc' '(' @Ident ')'"`
+	Header string `parser:"| @Ident )"`
 }
 
 // PlaceOp places the payload at the cursor in keyed state.

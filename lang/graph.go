@@ -460,12 +460,16 @@ func (l *loader) op(od *OpDecl) *packet.Op {
 			o.Update, ok = checksums(od.Pop.Update)
 		}
 	case od.Checksum != nil:
-		o.Kind = packet.OpChecksumVerify
-		if od.Checksum.Mode == "compute" {
-			o.Kind = packet.OpChecksumCompute
+		verify, compute, name := packet.OpChecksumVerify, packet.OpChecksumCompute, od.Checksum.Header
+		if od.Checksum.ICRC != "" {
+			verify, compute, name = packet.OpICRCVerify, packet.OpICRCCompute, od.Checksum.ICRC
 		}
-		o.Header, ok = wire(od.Checksum.Header)
-		if ok && s.Headers[o.Header].Checksum < 0 {
+		o.Kind = verify
+		if od.Checksum.Mode == "compute" {
+			o.Kind = compute
+		}
+		o.Header, ok = wire(name)
+		if ok && od.Checksum.ICRC == "" && s.Headers[o.Header].Checksum < 0 {
 			l.errorf(od.Pos, "checksum %s: header %s has no field marked @checksum", od.Checksum.Header, od.Checksum.Header)
 			ok = false
 		}

@@ -86,6 +86,14 @@ func (o *Op) Exec(p *Packet, env *Env) int {
 			return Malformed
 		}
 		return 0
+	case OpICRCVerify:
+		ok, wellFormed := p.VerifyICRC(o.Header)
+		return boolPort(ok && wellFormed)
+	case OpICRCCompute:
+		if !p.ComputeICRC(o.Header) {
+			return Malformed
+		}
+		return 0
 	case OpPlace:
 		if env.States == nil {
 			return Malformed

@@ -24,10 +24,13 @@ const (
 	OpContext                       // a driver context (descriptor) setting, named Label
 	OpNop                           // pass through
 	OpPlace                         // place a segment in keyed State at Offset
+	OpICRCVerify                    // verify the RoCEv2 ICRC of the transport starting at Header
+	OpICRCCompute                   // compute that ICRC into the packet's last 4 IP payload bytes
 )
 
 var opNames = [...]string{"input", "parse", "extract", "test", "switch", "lookup", "set", "push", "pop",
-	"checksum verify", "checksum compute", "emit", "steer", "drop", "count", "context", "nop", "place"}
+	"checksum verify", "checksum compute", "emit", "steer", "drop", "count", "context", "nop", "place",
+	"checksum verify icrc", "checksum compute icrc"}
 
 func (k OpKind) String() string {
 	if int(k) < len(opNames) {
@@ -52,7 +55,7 @@ type Case struct {
 // Op is an F-node's operation, resolved against a Schema.
 type Op struct {
 	Kind   OpKind
-	Header int   // parse, extract, push, pop, checksum
+	Header int   // parse, extract, push, pop, checksum (icrc: the BTH)
 	After  int   // push: insert after this header; -1 means at the front
 	Extra  int   // push: zeroed bytes for the header's variable-length field
 	Cond   *Expr // test
@@ -104,7 +107,7 @@ func (o *Op) Terminal() bool {
 // Ports lists the ports the operation can activate, in a fixed order.
 func (o *Op) Ports(s *Schema) []string {
 	switch o.Kind {
-	case OpParse, OpExtract, OpTest, OpChecksumVerify:
+	case OpParse, OpExtract, OpTest, OpChecksumVerify, OpICRCVerify:
 		return []string{PortTrue, PortFalse}
 	case OpSwitch:
 		var ps []string

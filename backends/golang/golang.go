@@ -445,6 +445,22 @@ func (c *gen) Compute(n *dataflow.Node) {
 	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeChecksum(%d)", n.Op.Header)), c.malformed())
 }
 
+// VerifyICRC generates `checksum verify icrc H` as a call of the packet
+// runtime (packet.Packet.VerifyICRC) on the packet as it is.
+func (c *gen) VerifyICRC(n *dataflow.Node) string {
+	v, wf := c.newTmp("ok"), c.newTmp("wellFormed")
+	c.patchPending()
+	c.syncState()
+	c.emit("%s, %s := p.VerifyICRC(%d)", v, wf, n.Op.Header)
+	c.reloadState()
+	return v + " && " + wf
+}
+
+// ComputeICRC generates `checksum compute icrc H` (packet.Packet.ComputeICRC).
+func (c *gen) ComputeICRC(n *dataflow.Node) {
+	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeICRC(%d)", n.Op.Header)), c.malformed())
+}
+
 // verifyHeader generates `checksum verify` of a checksum over its own
 // header's bytes (the IPv4 header's) as packet.Packet.VerifyChecksum does
 // it, with a call of packet.Sum rather than of the runtime, which would

@@ -55,6 +55,13 @@ type Dialect interface {
 	Place(n *dataflow.Node)
 }
 
+// ICRCDialect is a Dialect that verifies and computes RoCEv2 ICRCs; a
+// target whose Dialect is not one refuses them.
+type ICRCDialect interface {
+	VerifyICRC(n *dataflow.Node) (cond string)
+	ComputeICRC(n *dataflow.Node)
+}
+
 // Walker prints a Program's blocks through a Dialect.
 type Walker struct {
 	P      *Program
@@ -162,8 +169,24 @@ func (w *Walker) Node(b *Block) {
 		w.Exit(&Exit{Kind: Drop, From: n.ID, Site: n.Name, Reason: n.Op.Label, Own: true})
 	case packet.OpPlace:
 		d.Place(n)
+	case packet.OpICRCVerify, packet.OpICRCCompute:
+		w.icrc(n)
 	default:
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
+	}
+}
+
+// icrc prints `checksum verify|compute icrc H`, or refuses it.
+func (w *Walker) icrc(n *dataflow.Node) {
+	d, ok := w.D.(ICRCDialect)
+	switch {
+	case !ok:
+		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
+	case n.Op.Kind == packet.OpICRCVerify:
+		w.Branch(n, d.VerifyICRC(n))
+	default:
+		d.ComputeICRC(n)
+		w.Fire(n, 0)
 	}
 }
 

@@ -1,0 +1,96 @@
+package packet
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+)
+
+// The RoCEv2 invariant CRC (InfiniBand Architecture, Annex A17): a CRC-32
+// (IEEE, as zlib's) over 8 bytes of 0xff standing for the LRH, then the IP
+// header, the UDP header, the transport headers and the payload, with the
+// fields a router may change read as ones: IPv4's TOS, TTL and header
+// checksum (IPv6's traffic class, flow label and hop limit), UDP's
+// checksum, and the byte of the BTH after the P_Key (FECN, BECN, resv6).
+// It is the last 4 bytes of the IP payload, least significant byte first.
+
+// ICRCLen is the length of the ICRC trailer.
+const ICRCLen = 4
+
+// icrcHeaders is the most bytes of IP, UDP and BTH the masking copies:
+// an IPv4 header with 40 bytes of options, UDP, and the BTH's first 5.
+const icrcHeaders = 60 + 8 + 5
+
+// ICRC computes the invariant CRC of the RoCEv2 packet in frame whose IP
+// header starts at ip (IPv6 when v6) and whose BTH starts at bth, the UDP
+// header being the 8 bytes before it; end is the end of the IP payload,
+// the ICRC being the 4 bytes before it. The caller checks the offsets:
+// ip+20 (or 40) <= bth-8, bth+12 <= end-4, end <= len(frame).
+func ICRC(frame []byte, ip, bth, end int, v6 bool) uint32 {
+	var hdr [icrcHeaders]byte
+	n := copy(hdr[:], frame[ip:min(bth+5, ip+icrcHeaders)])
+	if v6 {
+		hdr[0] |= 0x0f // traffic class, flow label
+		hdr[1], hdr[2], hdr[3] = 0xff, 0xff, 0xff
+		hdr[7] = 0xff // hop limit
+	} else {
+		hdr[1] = 0xff // TOS
+		hdr[8] = 0xff // TTL
+		hdr[10], hdr[11] = 0xff, 0xff
+	}
+	u := bth - 8 - ip
+	hdr[u+6], hdr[u+7] = 0xff, 0xff // UDP checksum
+	hdr[n-1] = 0xff                 // BTH FECN, BECN, resv6
+	c := crc32.Update(0, crc32.IEEETable, lrh[:])
+	c = crc32.Update(c, crc32.IEEETable, hdr[:n])
+	return crc32.Update(c, crc32.IEEETable, frame[ip+n:end-ICRCLen])
+}
+
+var lrh = [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// icrcRegion finds what the ICRC of a packet whose transport starts at
+// header h covers: the IP header (by the IP convention), h 8 bytes after it
+// (UDP in between), the end of the IP payload. ok is false when the
+// packet's headers or lengths do not allow an ICRC.
+func (p *Packet) icrcRegion(h int) (ip, bth, end int, v6, ok bool) {
+	if !p.Valid(h) || p.Schema.Headers[h].Metadata {
+		return 0, 0, 0, false, false
+	}
+	bth = p.Hdr[h].Off
+	s := &p.Schema.ip
+	switch {
+	case s.v4 >= 0 && p.Valid(s.v4) && p.Hdr[s.v4].Off < bth:
+		l, _ := p.Get(FieldRef{s.v4, s.v4Len})
+		ip, end = p.Hdr[s.v4].Off, p.Hdr[s.v4].Off+int(min(l.Lo, 1<<16))
+		ok = p.Hdr[s.v4].Len >= 20 && ip+p.Hdr[s.v4].Len == bth-8
+	case s.v6 >= 0 && p.Valid(s.v6) && p.Hdr[s.v6].Off < bth:
+		l, _ := p.Get(FieldRef{s.v6, s.v6Payload})
+		ip, end, v6 = p.Hdr[s.v6].Off, p.Hdr[s.v6].Off+p.Hdr[s.v6].Len+int(min(l.Lo, 1<<16)), true
+		ok = p.Hdr[s.v6].Len == 40 && ip+40 == bth-8
+	}
+	ok = ok && p.Hdr[h].Len >= 5 && bth+p.Hdr[h].Len <= end-ICRCLen && end <= len(p.Data)
+	return ip, bth, end, v6, ok
+}
+
+// VerifyICRC checks the ICRC of the RoCEv2 packet whose transport starts at
+// header h (the BTH). wellFormed is false when the covered bytes cannot be
+// determined: no IP header right before UDP and h, lengths past the frame
+// or inside h.
+func (p *Packet) VerifyICRC(h int) (valid, wellFormed bool) {
+	ip, bth, end, v6, ok := p.icrcRegion(h)
+	if !ok {
+		return false, false
+	}
+	return ICRC(p.Data, ip, bth, end, v6) == binary.LittleEndian.Uint32(p.Data[end-ICRCLen:end]), true
+}
+
+// ComputeICRC writes the ICRC of the RoCEv2 packet whose transport starts
+// at header h into the last 4 bytes of the IP payload; false when they
+// cannot be determined (as VerifyICRC's wellFormed).
+func (p *Packet) ComputeICRC(h int) bool {
+	ip, bth, end, v6, ok := p.icrcRegion(h)
+	if !ok {
+		return false
+	}
+	binary.LittleEndian.PutUint32(p.Data[end-ICRCLen:end], ICRC(p.Data, ip, bth, end, v6))
+	return true
+}

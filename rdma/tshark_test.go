@@ -1,0 +1,94 @@
+package rdma_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/dragonet-go/nsc/ejfat"
+)
+
+// TestTsharkDecodesNsc: Wireshark's InfiniBand dissector (its RoCEv2 over
+// UDP 4791) reads in nsc's frames the BTH, RETH, ImmDt and AETH fields and
+// the ICRC as the bytes nsc wrote.
+func TestTsharkDecodesNsc(t *testing.T) {
+	tshark, err := exec.LookPath("tshark")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tshark is not installed; CI must install it")
+		}
+		t.Skip("tshark is not installed")
+	}
+	frames := corpus()
+	var buf bytes.Buffer
+	if err := ejfat.WritePcap(&buf, frames); err != nil {
+		t.Fatal(err)
+	}
+	pcap := filepath.Join(t.TempDir(), "nsc.pcap")
+	if err := os.WriteFile(pcap, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fields := []string{"infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.p_key", "infiniband.bth.destqp",
+		"infiniband.bth.a", "infiniband.bth.psn", "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
+		"infiniband.immdt", "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.invariant.crc"}
+	args := []string{"-r", pcap, "-T", "fields", "-E", "occurrence=f"}
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	out, err := exec.Command(tshark, args...).Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(frames) {
+		t.Fatalf("tshark shows %d frames, want %d", len(lines), len(frames))
+	}
+	for i, l := range lines {
+		want := expected(frames[i])
+		for j, v := range strings.Split(l, "\t") {
+			if v != want[fields[j]] {
+				t.Errorf("frame %d: %s = %q, nsc wrote %q", i, fields[j], v, want[fields[j]])
+			}
+		}
+	}
+}
+
+// expected reads the transport fields of a frame from its bytes (after
+// the IP and UDP headers gopacket finds), as tshark prints them.
+func expected(frame []byte) map[string]string {
+	p := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.Default)
+	b := p.Layer(layers.LayerTypeUDP).LayerPayload()
+	u32 := func(b []byte) uint32 { return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) }
+	op := b[0]
+	m := map[string]string{
+		"infiniband.bth.opcode":    fmt.Sprint(op),
+		"infiniband.bth.se":        fmt.Sprint(b[1] >> 7),
+		"infiniband.bth.p_key":     fmt.Sprint(uint16(b[2])<<8 | uint16(b[3])),
+		"infiniband.bth.destqp":    fmt.Sprintf("0x%06x", u32(b[4:])&0xffffff),
+		"infiniband.bth.a":         fmt.Sprint(b[8] >> 7),
+		"infiniband.bth.psn":       fmt.Sprint(u32(b[8:]) & 0xffffff),
+		"infiniband.invariant.crc": fmt.Sprintf("0x%08x", u32(b[len(b)-4:])),
+	}
+	ext := b[12:]
+	if op == 0x06 || op == 0x0a || op == 0x0b {
+		m["infiniband.reth.va"] = fmt.Sprintf("0x%016x", uint64(u32(ext))<<32|uint64(u32(ext[4:])))
+		m["infiniband.reth.r_key"] = fmt.Sprintf("0x%08x", u32(ext[8:]))
+		m["infiniband.reth.dmalen"] = fmt.Sprint(u32(ext[12:]))
+		ext = ext[16:]
+	}
+	if op == 0x03 || op == 0x05 || op == 0x09 || op == 0x0b {
+		m["infiniband.immdt"] = fmt.Sprintf("%08x", u32(ext))
+	}
+	if op == 0x11 {
+		m["infiniband.aeth.syndrome"] = fmt.Sprint(ext[0])
+		m["infiniband.aeth.msn"] = fmt.Sprint(u32(ext) & 0xffffff)
+	}
+	return m
+}
