@@ -202,6 +202,15 @@ func (ps *Predicates) Condition(n *Node, p *Port) predicate.Pred {
 		return s.Eq(ActionField(t), packet.V(uint64(p.Index)))
 	case packet.OpPlace:
 		return ps.PlaceOutcome(op.State, p.Index)
+	case packet.OpLoad, packet.OpStore:
+		// hit(R) on a load's hit port; full(R) on a store's full port.
+		name := "hit("
+		if op.Kind == packet.OpStore {
+			name, yes = "full(", p.Index == 1
+		} else {
+			yes = p.Index == 0
+		}
+		return pick(s.Symbol(name + schema.Registers[op.Register].Name + ")"))
 	}
 	return s.True()
 }
@@ -325,7 +334,29 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		p = p.ForgetField(ps.field(packet.FieldRef{Header: op.Header, Field: h.Checksum}))
 		return p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", h.Name)).And(ps.CsumOK(op.Header))
 	case packet.OpICRCCompute:
+		for _, t := range schema.Headers {
+			if schema.ICRCMayWrite(op.Header, t.ID) {
+				for i, f := range t.Fields {
+					if !f.Variable() {
+						p = p.ForgetField(ps.field(packet.FieldRef{Header: t.ID, Field: i}))
+					}
+				}
+			}
+		}
 		return ps.forgetICRC(p).And(ps.ICRCOK(op.Header))
+	case packet.OpLoad:
+		// The register's value header now holds the entry, or zeros.
+		h := schema.Registers[op.Register].Value
+		for i := range schema.Headers[h].Fields {
+			f := ps.field(packet.FieldRef{Header: h, Field: i})
+			p = p.ForgetField(f)
+			if port.Index == 1 {
+				p = p.And(ps.Space.Eq(f, packet.Value{}))
+			}
+		}
+		return p
+	case packet.OpCut:
+		return ps.forgetICRC(ps.forgetChecksums(p, nil))
 	}
 	return p
 }

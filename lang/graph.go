@@ -418,6 +418,19 @@ func (l *loader) op(od *OpDecl) *packet.Op {
 		return l.switchOp(od, r)
 	case od.Place != nil:
 		return l.placeOp(od, r)
+	case od.Load != nil || od.Store != nil:
+		o.Kind, o.Label = packet.OpStore, ""
+		if od.Load != nil {
+			o.Kind, o.Label = packet.OpLoad, *od.Load
+		} else {
+			o.Label = *od.Store
+		}
+		o.Register, ok = s.Register(o.Label)
+		if !ok {
+			l.errorf(od.Pos, "unknown register %s", o.Label)
+		}
+	case od.Cut:
+		o.Kind = packet.OpCut
 	case od.Lookup != nil:
 		o.Kind = packet.OpLookup
 		o.Table, ok = s.Table(*od.Lookup)

@@ -3,6 +3,7 @@ package packet
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 )
 
 // The RoCEv2 invariant CRC (InfiniBand Architecture, Annex A17): a CRC-32
@@ -93,4 +94,18 @@ func (p *Packet) ComputeICRC(h int) bool {
 	}
 	binary.LittleEndian.PutUint32(p.Data[end-ICRCLen:end], ICRC(p.Data, ip, bth, end, v6))
 	return true
+}
+
+// ICRCMayWrite reports whether the ICRC of a transport starting at header h
+// may be written over a field of wire header t: t follows h in the parse
+// graph, or no parse edge leads to t (a pushed trailer, an extracted
+// header). What `checksum compute icrc(h)` makes unknown.
+func (s *Schema) ICRCMayWrite(h, t int) bool {
+	if s.Headers[t].Metadata || t == h {
+		return false
+	}
+	if slices.Contains(s.follow[h], t) {
+		return true
+	}
+	return !slices.ContainsFunc(s.Next, func(e ParseEdge) bool { return e.To == t })
 }

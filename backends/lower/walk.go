@@ -62,6 +62,14 @@ type ICRCDialect interface {
 	ComputeICRC(n *dataflow.Node)
 }
 
+// RegisterDialect is a Dialect that loads and stores registers and cuts
+// frames; a target whose Dialect is not one refuses them.
+type RegisterDialect interface {
+	// Register returns the condition of a load's hit or a store's out.
+	Register(n *dataflow.Node) (cond string)
+	Cut(n *dataflow.Node)
+}
+
 // Walker prints a Program's blocks through a Dialect.
 type Walker struct {
 	P      *Program
@@ -171,6 +179,8 @@ func (w *Walker) Node(b *Block) {
 		d.Place(n)
 	case packet.OpICRCVerify, packet.OpICRCCompute:
 		w.icrc(n)
+	case packet.OpLoad, packet.OpStore, packet.OpCut:
+		w.register(n)
 	default:
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
 	}
@@ -187,6 +197,20 @@ func (w *Walker) icrc(n *dataflow.Node) {
 	default:
 		d.ComputeICRC(n)
 		w.Fire(n, 0)
+	}
+}
+
+// register prints `load R`, `store R` and `cut`, or refuses them.
+func (w *Walker) register(n *dataflow.Node) {
+	d, ok := w.D.(RegisterDialect)
+	switch {
+	case !ok:
+		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
+	case n.Op.Kind == packet.OpCut:
+		d.Cut(n)
+		w.Fire(n, 0)
+	default:
+		w.Branch(n, d.Register(n))
 	}
 }
 
