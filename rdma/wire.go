@@ -39,6 +39,9 @@ const (
 	ipv6HeaderLen = 40
 	udpHeaderLen  = 8
 	ethHeaderLen  = 14
+	// PlacementLen is the length of the placement header the responder
+	// model puts in front of a whole message (models/rdma/naa.nsc).
+	PlacementLen = 82
 )
 
 // AETH syndromes: an ACK (with no credit count), and the NAKs.
