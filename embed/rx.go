@@ -93,7 +93,7 @@ func (b *builder) pruneRx() error {
 func (b *builder) fold(e *enode, n *dataflow.Node, live *eport, ps *dataflow.Predicates) bool {
 	if n.Kind == dataflow.FNode {
 		switch e.op.Kind {
-		case packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpParse:
+		case packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpICRCVerify, packet.OpParse:
 		case packet.OpPlace:
 			// A sink's claim says how the place ended (rxoffload.go).
 			if !e.claimed {
