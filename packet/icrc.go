@@ -17,36 +17,49 @@ import (
 // ICRCLen is the length of the ICRC trailer.
 const ICRCLen = 4
 
-// icrcHeaders is the most bytes of IP, UDP and BTH the masking copies:
-// an IPv4 header with 40 bytes of options, UDP, and the BTH's first 5.
-const icrcHeaders = 60 + 8 + 5
-
 // ICRC computes the invariant CRC of the RoCEv2 packet in frame whose IP
 // header starts at ip (IPv6 when v6) and whose BTH starts at bth, the UDP
 // header being the 8 bytes before it; end is the end of the IP payload,
 // the ICRC being the 4 bytes before it. The caller checks the offsets:
-// ip+20 (or 40) <= bth-8, bth+12 <= end-4, end <= len(frame).
+// ip+20 (or 40) <= bth-8, bth+12 <= end-4, end <= len(frame). The masked
+// bytes are summed from package-level ones, so nothing is copied or
+// allocated.
 func ICRC(frame []byte, ip, bth, end int, v6 bool) uint32 {
-	var hdr [icrcHeaders]byte
-	n := copy(hdr[:], frame[ip:min(bth+5, ip+icrcHeaders)])
+	c := crc(0, ones[:]) // the LRH
 	if v6 {
-		hdr[0] |= 0x0f // traffic class, flow label
-		hdr[1], hdr[2], hdr[3] = 0xff, 0xff, 0xff
-		hdr[7] = 0xff // hop limit
+		c = crc(c, versionOnes[frame[ip]>>4][:]) // traffic class, flow label
+		c = crc(c, ones[:3])
+		c = crc(c, frame[ip+4:ip+7])
+		c = crc(c, ones[:1]) // hop limit
+		c = crc(c, frame[ip+8:bth-2])
 	} else {
-		hdr[1] = 0xff // TOS
-		hdr[8] = 0xff // TTL
-		hdr[10], hdr[11] = 0xff, 0xff
+		c = crc(c, frame[ip:ip+1])
+		c = crc(c, ones[:1]) // TOS
+		c = crc(c, frame[ip+2:ip+8])
+		c = crc(c, ones[:1]) // TTL
+		c = crc(c, frame[ip+9:ip+10])
+		c = crc(c, ones[:2]) // header checksum
+		c = crc(c, frame[ip+12:bth-2])
 	}
-	u := bth - 8 - ip
-	hdr[u+6], hdr[u+7] = 0xff, 0xff // UDP checksum
-	hdr[n-1] = 0xff                 // BTH FECN, BECN, resv6
-	c := crc32.Update(0, crc32.IEEETable, lrh[:])
-	c = crc32.Update(c, crc32.IEEETable, hdr[:n])
-	return crc32.Update(c, crc32.IEEETable, frame[ip+n:end-ICRCLen])
+	c = crc(c, ones[:2]) // UDP checksum
+	c = crc(c, frame[bth:bth+4])
+	c = crc(c, ones[:1]) // FECN, BECN, resv6
+	return crc(c, frame[bth+5:end-ICRCLen])
 }
 
-var lrh = [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+func crc(c uint32, b []byte) uint32 { return crc32.Update(c, crc32.IEEETable, b) }
+
+// ones are masked bytes; versionOnes[v] is IPv6's first byte, version v
+// with the traffic class's top nibble masked.
+var (
+	ones        = [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	versionOnes = func() (v [16][1]byte) {
+		for i := range v {
+			v[i][0] = byte(i)<<4 | 0x0f
+		}
+		return v
+	}()
+)
 
 // icrcRegion finds what the ICRC of a packet whose transport starts at
 // header h covers: the IP header (by the IP convention), h 8 bytes after it

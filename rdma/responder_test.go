@@ -17,17 +17,17 @@ import (
 
 // The responder's control-plane state in the tests: QP 0x11 (requester's
 // QP 0x22) starting at PSN 0x1000, QP 0x12 starting at 0xfffffe (to wrap),
-// and one region, R_Key 0xabcd, of 64 KiB at 0x10000.
+// and one region, R_Key 0xabcd, of 16 MiB at 0x10000.
 const (
 	qpn, peer  = 0x11, 0x22
 	qpWrap     = 0x12
 	ipsn       = 0x1000
 	rkey       = 0xabcd
 	regionBase = 0x10000
-	regionLen  = 0x10000
+	regionLen  = 0x1000000
 	tablesText = `table_add connections connected 0x11 => 0x1000 0x22
 table_add connections connected 0x12 => 0xfffffe 0x22
-table_add regions region 0xabcd => 0x10000 0x10000
+table_add regions region 0xabcd => 0x10000 0x1000000
 `
 )
 
@@ -40,11 +40,11 @@ type out struct {
 // responder runs the NAA responder model in the interpreter, and NAAAck
 // on what it hands out, as the runtime around them does.
 type responder struct {
-	t         *testing.T
+	t         testing.TB
 	mach, ack *sim.Machine
 }
 
-func newResponder(t *testing.T) *responder {
+func newResponder(t testing.TB) *responder {
 	t.Helper()
 	m := testutil.Model(t, "rdma/naa.nsc")
 	g, _ := m.Graph("NAAResponder")

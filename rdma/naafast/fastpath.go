@@ -213,13 +213,13 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [65]string{"RxWire", "RxIsRoCE", "RxNotRoCE", "RxICRC", "RxBadICRC", "RxRC", "RxNotRC", "RxImmAfterRETH", "RxExtractImm", "RxTruncated", "RxHdrs", "RxImm", "RxSetImm", "RxSize", "RxSizeOK", "RxAddresses", "RxIsIPv4", "RxIPv4", "RxIPv6", "RxBadLength", "RxLoad", "RxConnection", "RxUnknownQP", "RxPSN", "RxInOrder", "RxAhead", "RxNAKedBefore", "RxOutOfSequence", "RxNAKSequence", "RxStoreNAK", "RxQPsFull", "RxDuplicate", "RxResent", "RxOpcode", "RxNotRequest", "RxIdle", "RxIdleSend", "RxInWrite", "RxInWriteLast", "RxRegion", "RxBounds", "RxStart", "RxFirstOrOnly", "RxFirst", "RxBegin", "RxOnly", "RxSend", "RxMiddle", "RxLast", "RxEnd", "RxAccept", "RxAdvance", "RxStore", "RxHasPayload", "RxData", "RxAckWanted", "RxAccepted", "RxPlacement", "RxPlacementFields", "RxIsData", "RxMemory", "RxReply", "RxNAKInvalid", "RxNAKAccess", "RxRefused"}
+var NodeNames = [65]string{"RxQueue", "RxIsRoCE", "RxNotRoCE", "RxICRC", "RxBadICRC", "RxRC", "RxNotRC", "RxImmAfterRETH", "RxExtractImm", "RxTruncated", "RxHdrs", "RxImm", "RxSetImm", "RxSize", "RxSizeOK", "RxAddresses", "RxIsIPv4", "RxIPv4", "RxIPv6", "RxBadLength", "RxLoad", "RxConnection", "RxUnknownQP", "RxPSN", "RxInOrder", "RxAhead", "RxNAKedBefore", "RxOutOfSequence", "RxNAKSequence", "RxStoreNAK", "RxQPsFull", "RxDuplicate", "RxResent", "RxOpcode", "RxNotRequest", "RxIdle", "RxIdleSend", "RxInWrite", "RxInWriteLast", "RxRegion", "RxBounds", "RxStart", "RxFirstOrOnly", "RxFirst", "RxBegin", "RxOnly", "RxSend", "RxMiddle", "RxLast", "RxEnd", "RxAccept", "RxAdvance", "RxStore", "RxHasPayload", "RxData", "RxAckWanted", "RxAccepted", "RxPlacement", "RxPlacementFields", "RxIsData", "RxMemory", "RxReply", "RxNAKInvalid", "RxNAKAccess", "RxRefused"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [2]string{"RxMemory", "RxReply"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [17]fastpath.DropSite{{Node: "RxWire", Reason: "malformed"},
+var DropSites = [17]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 	{Node: "RxIsRoCE", Reason: "malformed"},
 	{Node: "RxNotRoCE", Reason: "not RoCEv2"},
 	{Node: "RxBadICRC", Reason: "bad ICRC"},
@@ -618,7 +618,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m32
 	h16 := -1 // placement
 	_ = h16
-	{ // RxWire: input
+	{ // RxQueue: input
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
