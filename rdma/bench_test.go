@@ -50,34 +50,18 @@ func BenchmarkResponder(b *testing.B) {
 		for i, f := range frames {
 			bufs[i] = make([]byte, 2*packet.Headroom+len(f))
 		}
-		b.SetBytes(1024)
-		b.ReportAllocs()
-		for i := range b.N {
-			k := i % len(frames)
-			if k == 0 {
-				b.StopTimer()
-				pl, _ = naafast.New(tables())
-				b.StartTimer()
-			}
+		perMessage(b, len(frames), func() { pl, _ = naafast.New(tables()) }, func(k int) {
 			copy(bufs[k][packet.Headroom:], frames[k])
 			if r := pl.Process(bufs[k], packet.Headroom, len(frames[k])); r.Sink < 0 {
 				b.Fatalf("packet %d dropped at %v", k, pl.DropSite(int(r.Drop)))
 			}
-		}
+		})
 	})
 	b.Run("interpreter", func(b *testing.B) {
 		var r *responder
-		b.SetBytes(1024)
-		b.ReportAllocs()
-		for i := range b.N {
-			k := i % len(frames)
-			if k == 0 {
-				b.StopTimer()
-				r = newResponder(b)
-				b.StartTimer()
-			}
+		perMessage(b, len(frames), func() { r = newResponder(b) }, func(k int) {
 			r.mach.Run(bytes.Clone(frames[k]), func(*dataflow.Node, []byte) {})
-		}
+		})
 	})
 	b.Run("copy", func(b *testing.B) {
 		dst := make([]byte, 1024)
@@ -88,4 +72,20 @@ func BenchmarkResponder(b *testing.B) {
 			copy(dst, f[len(f)-4-1024:len(f)-4])
 		}
 	})
+}
+
+// perMessage runs packet k of a message of n 1 KiB packets b.N times in
+// all, with a fresh responder (start, not timed) at each message's start.
+func perMessage(b *testing.B, n int, start func(), packet func(k int)) {
+	b.SetBytes(1024)
+	b.ReportAllocs()
+	for i := range b.N {
+		k := i % n
+		if k == 0 {
+			b.StopTimer()
+			start()
+			b.StartTimer()
+		}
+		packet(k)
+	}
 }

@@ -155,14 +155,7 @@ func TestICRCScapyChecksNsc(t *testing.T) {
 		copy(zeroed[i][len(f)-4:], []byte{0, 0, 0, 0})
 	}
 	built, _ := run(t, "Compute", zeroed)
-	var buf bytes.Buffer
-	if err := ejfat.WritePcap(&buf, built); err != nil {
-		t.Fatal(err)
-	}
-	pcap := filepath.Join(t.TempDir(), "nsc.pcap")
-	if err := os.WriteFile(pcap, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pcap := writePcap(t, built)
 	lines := strings.Split(strings.TrimSpace(scapy(t, "check", pcap)), "\n")
 	if len(lines) != len(built) {
 		t.Fatalf("scapy read %d frames, nsc wrote %d", len(lines), len(built))
@@ -225,4 +218,18 @@ func TestICRCNscChecksScapy(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writePcap writes frames to a pcap in a temporary directory.
+func writePcap(t *testing.T, frames [][]byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := ejfat.WritePcap(&buf, frames); err != nil {
+		t.Fatal(err)
+	}
+	pcap := filepath.Join(t.TempDir(), "nsc.pcap")
+	if err := os.WriteFile(pcap, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return pcap
 }

@@ -1,18 +1,14 @@
 package rdma_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-
-	"github.com/dragonet-go/nsc/ejfat"
 )
 
 // TestTsharkDecodesNsc: Wireshark's InfiniBand dissector (its RoCEv2 over
@@ -27,14 +23,7 @@ func TestTsharkDecodesNsc(t *testing.T) {
 		t.Skip("tshark is not installed")
 	}
 	frames := corpus()
-	var buf bytes.Buffer
-	if err := ejfat.WritePcap(&buf, frames); err != nil {
-		t.Fatal(err)
-	}
-	pcap := filepath.Join(t.TempDir(), "nsc.pcap")
-	if err := os.WriteFile(pcap, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pcap := writePcap(t, frames)
 	fields := []string{"infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.p_key", "infiniband.bth.destqp",
 		"infiniband.bth.a", "infiniband.bth.psn", "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
 		"infiniband.immdt", "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.invariant.crc"}

@@ -55,16 +55,12 @@ type Dialect interface {
 	Place(n *dataflow.Node)
 }
 
-// ICRCDialect is a Dialect that verifies and computes RoCEv2 ICRCs; a
-// target whose Dialect is not one refuses them.
-type ICRCDialect interface {
+// RoCEDialect is a Dialect that also runs what a RoCEv2 responder needs:
+// the ICRC, registers and cut. A target whose Dialect is not one refuses
+// them.
+type RoCEDialect interface {
 	VerifyICRC(n *dataflow.Node) (cond string)
 	ComputeICRC(n *dataflow.Node)
-}
-
-// RegisterDialect is a Dialect that loads and stores registers and cuts
-// frames; a target whose Dialect is not one refuses them.
-type RegisterDialect interface {
 	// Register returns the condition of a load's hit or a store's out.
 	Register(n *dataflow.Node) (cond string)
 	Cut(n *dataflow.Node)
@@ -177,40 +173,31 @@ func (w *Walker) Node(b *Block) {
 		w.Exit(&Exit{Kind: Drop, From: n.ID, Site: n.Name, Reason: n.Op.Label, Own: true})
 	case packet.OpPlace:
 		d.Place(n)
-	case packet.OpICRCVerify, packet.OpICRCCompute:
-		w.icrc(n)
-	case packet.OpLoad, packet.OpStore, packet.OpCut:
-		w.register(n)
+	case packet.OpICRCVerify, packet.OpICRCCompute, packet.OpLoad, packet.OpStore, packet.OpCut:
+		w.roce(n)
 	default:
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
 	}
 }
 
-// icrc prints `checksum verify|compute icrc H`, or refuses it.
-func (w *Walker) icrc(n *dataflow.Node) {
-	d, ok := w.D.(ICRCDialect)
-	switch {
-	case !ok:
+// roce prints the ICRC operations, load, store and cut, or refuses them.
+func (w *Walker) roce(n *dataflow.Node) {
+	d, ok := w.D.(RoCEDialect)
+	if !ok {
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
-	case n.Op.Kind == packet.OpICRCVerify:
+		return
+	}
+	switch n.Op.Kind {
+	case packet.OpICRCVerify:
 		w.Branch(n, d.VerifyICRC(n))
-	default:
+	case packet.OpLoad, packet.OpStore:
+		w.Branch(n, d.Register(n))
+	case packet.OpICRCCompute:
 		d.ComputeICRC(n)
 		w.Fire(n, 0)
-	}
-}
-
-// register prints `load R`, `store R` and `cut`, or refuses them.
-func (w *Walker) register(n *dataflow.Node) {
-	d, ok := w.D.(RegisterDialect)
-	switch {
-	case !ok:
-		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
-	case n.Op.Kind == packet.OpCut:
+	default:
 		d.Cut(n)
 		w.Fire(n, 0)
-	default:
-		w.Branch(n, d.Register(n))
 	}
 }
 
