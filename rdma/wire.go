@@ -121,31 +121,63 @@ type Endpoint struct {
 }
 
 // AppendFrame appends p as an Ethernet frame from src to dst: IPv4 (TTL
-// 64, header checksum) or IPv6 (hop limit 64) by dst's address, UDP with
-// no checksum, the transport and its ICRC.
+// 64, DF, header checksum) or IPv6 (hop limit 64) by dst's address, UDP
+// with no checksum, the transport and its ICRC.
 func AppendFrame(b []byte, src, dst Endpoint, p *Packet) []byte {
 	start := len(b)
-	v4 := dst.IP.To4() != nil
-	b = append(b, dst.MAC[:6]...)
-	b = append(b, src.MAC[:6]...)
-	ip := start + ethHeaderLen
-	if v4 {
+	b = appendHeaders(b, src, dst)
+	b = p.AppendTransport(b)
+	b = append(b, 0, 0, 0, 0)
+	return finish(b, start, src, dst)
+}
+
+// Wrap appends the Ethernet frame of a RoCEv2 datagram (BTH to ICRC) that
+// came from src to dst over a UDP socket, with the headers AppendFrame
+// writes, so that an ICRC the sender computed over AppendFrame's frame
+// holds. The MACs are src's and dst's (zero if unset).
+func Wrap(b []byte, src, dst Endpoint, datagram []byte) []byte {
+	start := len(b)
+	b = appendHeaders(b, src, dst)
+	b = append(b, datagram...)
+	return setLengths(b, start, src, dst)
+}
+
+// Unwrap returns the UDP payload of a frame AppendFrame or Wrap made (or
+// the responder's ACK maker): what goes on a UDP socket.
+func Unwrap(frame []byte) []byte {
+	if len(frame) > 13 && frame[12] == 0x86 {
+		return frame[ethHeaderLen+ipv6HeaderLen+udpHeaderLen:]
+	}
+	return frame[ethHeaderLen+ipv4HeaderLen+udpHeaderLen:]
+}
+
+func appendHeaders(b []byte, src, dst Endpoint) []byte {
+	b = append(b, pad6(dst.MAC)...)
+	b = append(b, pad6(src.MAC)...)
+	if dst.IP.To4() != nil {
 		b = append(b, 0x08, 0x00)
 		b = append(b, make([]byte, ipv4HeaderLen)...)
 	} else {
 		b = append(b, 0x86, 0xdd)
 		b = append(b, make([]byte, ipv6HeaderLen)...)
 	}
-	udp := len(b)
-	b = append(b, make([]byte, udpHeaderLen)...)
-	b = p.AppendTransport(b)
-	b = append(b, 0, 0, 0, 0)
+	return append(b, make([]byte, udpHeaderLen)...)
+}
+
+func pad6(mac net.HardwareAddr) []byte {
+	var m [6]byte
+	copy(m[:], mac)
+	return m[:]
+}
+
+// setLengths fills the IP and UDP headers of the frame at b[start:] for
+// its length.
+func setLengths(b []byte, start int, src, dst Endpoint) []byte {
+	ip := start + ethHeaderLen
 	end := len(b)
-	binary.BigEndian.PutUint16(b[udp:], src.Port)
-	binary.BigEndian.PutUint16(b[udp+2:], Port)
-	binary.BigEndian.PutUint16(b[udp+4:], uint16(end-udp))
-	if v4 {
-		h := b[ip : ip+ipv4HeaderLen]
+	if dst.IP.To4() != nil {
+		udp := ip + ipv4HeaderLen
+		h := b[ip:udp]
 		h[0] = 0x45
 		binary.BigEndian.PutUint16(h[2:], uint16(end-ip))
 		h[6] = 0x40 // don't fragment
@@ -153,14 +185,35 @@ func AppendFrame(b []byte, src, dst Endpoint, p *Packet) []byte {
 		copy(h[12:], src.IP.To4())
 		copy(h[16:], dst.IP.To4())
 		binary.BigEndian.PutUint16(h[10:], packet.IPv4HeaderChecksum(h))
+		setUDP(b[udp:], src, end-udp)
 	} else {
-		h := b[ip : ip+ipv6HeaderLen]
+		udp := ip + ipv6HeaderLen
+		h := b[ip:udp]
 		h[0] = 0x60
 		binary.BigEndian.PutUint16(h[4:], uint16(end-udp))
 		h[6], h[7] = 17, 64
 		copy(h[8:], src.IP.To16())
 		copy(h[24:], dst.IP.To16())
+		setUDP(b[udp:], src, end-udp)
 	}
-	binary.LittleEndian.PutUint32(b[end-packet.ICRCLen:], packet.ICRC(b[start:], ip-start, udp+udpHeaderLen-start, end-start, !v4))
+	return b
+}
+
+func setUDP(u []byte, src Endpoint, n int) {
+	binary.BigEndian.PutUint16(u, src.Port)
+	binary.BigEndian.PutUint16(u[2:], Port)
+	binary.BigEndian.PutUint16(u[4:], uint16(n))
+}
+
+// finish sets the lengths and the ICRC of the frame at b[start:].
+func finish(b []byte, start int, src, dst Endpoint) []byte {
+	b = setLengths(b, start, src, dst)
+	f := b[start:]
+	ip, l4 := ethHeaderLen, ethHeaderLen+ipv4HeaderLen
+	v6 := dst.IP.To4() == nil
+	if v6 {
+		l4 = ethHeaderLen + ipv6HeaderLen
+	}
+	binary.LittleEndian.PutUint32(f[len(f)-packet.ICRCLen:], packet.ICRC(f, ip, l4+udpHeaderLen, len(f), v6))
 	return b
 }
