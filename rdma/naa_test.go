@@ -54,12 +54,12 @@ func newLoopback(t testing.TB, size int) *loopback {
 			MTU: 4096, Window: 64, AckEvery: 16, Timeout: 20 * time.Millisecond}
 	}
 	l.host = requester(hq, hqe, nre, nr, 0x11, 0x1000)
-	l.naa = requester(nq, nqe, hre, hr, 0x22, 0xfff000) // wraps at 2^24 within a 64 MiB result
+	l.naa = requester(nq, nqe, hre, hr, 0x22, 0xfffc00) // an 8 MiB result wraps at 2^24
 	naa, err := rdma.NewResponder([]rdma.QP{{QPN: 0x11, IPSN: 0x1000, Peer: 0x21}}, []*rdma.Region{l.in})
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := rdma.NewResponder([]rdma.QP{{QPN: 0x22, IPSN: 0xfff000, Peer: 0x12}}, []*rdma.Region{l.out})
+	host, err := rdma.NewResponder([]rdma.QP{{QPN: 0x22, IPSN: 0xfffc00, Peer: 0x12}}, []*rdma.Region{l.out})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,46 +4,98 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/dragonet-go/nsc/backends/wireshark"
+	"github.com/dragonet-go/nsc/internal/testutil"
 )
 
-// TestTsharkDecodesNsc: Wireshark's InfiniBand dissector (its RoCEv2 over
-// UDP 4791) reads in nsc's frames the BTH, RETH, ImmDt and AETH fields and
-// the ICRC as the bytes nsc wrote.
-func TestTsharkDecodesNsc(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
+// tshark runs tshark over pcap and returns each frame's fields, or skips
+// (fails in CI) without tshark.
+func tshark(t *testing.T, pcap string, fields []string, args ...string) [][]string {
+	t.Helper()
+	path, err := exec.LookPath("tshark")
 	if err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("tshark is not installed; CI must install it")
 		}
 		t.Skip("tshark is not installed")
 	}
-	frames := corpus()
-	pcap := writePcap(t, frames)
-	fields := []string{"infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.p_key", "infiniband.bth.destqp",
-		"infiniband.bth.a", "infiniband.bth.psn", "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
-		"infiniband.immdt", "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.invariant.crc"}
-	args := []string{"-r", pcap, "-T", "fields", "-E", "occurrence=f"}
+	args = append(args, "-r", pcap, "-T", "fields", "-E", "occurrence=f")
 	for _, f := range fields {
 		args = append(args, "-e", f)
 	}
-	out, err := exec.Command(tshark, args...).Output()
+	out, err := exec.Command(path, args...).Output()
 	if err != nil {
 		t.Fatalf("tshark: %v", err)
 	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != len(frames) {
-		t.Fatalf("tshark shows %d frames, want %d", len(lines), len(frames))
+	var rows [][]string
+	for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+		rows = append(rows, strings.Split(l, "\t"))
 	}
-	for i, l := range lines {
+	return rows
+}
+
+// TestTsharkDecodesNsc: Wireshark's InfiniBand dissector (its RoCEv2 over
+// UDP 4791) reads in nsc's frames the BTH, RETH, ImmDt and AETH fields and
+// the ICRC as the bytes nsc wrote.
+func TestTsharkDecodesNsc(t *testing.T) {
+	frames := corpus()
+	fields := []string{"infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.p_key", "infiniband.bth.destqp",
+		"infiniband.bth.a", "infiniband.bth.psn", "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
+		"infiniband.immdt", "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.invariant.crc"}
+	rows := tshark(t, writePcap(t, frames), fields)
+	if len(rows) != len(frames) {
+		t.Fatalf("tshark shows %d frames, want %d", len(rows), len(frames))
+	}
+	for i, row := range rows {
 		want := expected(frames[i])
-		for j, v := range strings.Split(l, "\t") {
+		for j, v := range row {
 			if v != want[fields[j]] {
 				t.Errorf("frame %d: %s = %q, nsc wrote %q", i, fields[j], v, want[fields[j]])
+			}
+		}
+	}
+}
+
+// TestDissectorAgreesWithTshark: the Lua dissector nsc generates for
+// lib/roce.nsc (nsc dissector) reads the same BTH, RETH and AETH values
+// from nsc's frames as Wireshark's own InfiniBand dissector.
+func TestDissectorAgreesWithTshark(t *testing.T) {
+	m := testutil.Model(t, "lib/roce.nsc")
+	src, err := wireshark.Generate(m, wireshark.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lua := filepath.Join(t.TempDir(), "roce.lua")
+	if err := os.WriteFile(lua, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pairs := [][2]string{{"bth.opcode", "infiniband.bth.opcode"}, {"bth.pkey", "infiniband.bth.p_key"}, {"bth.dqpn", "infiniband.bth.destqp"},
+		{"bth.psn", "infiniband.bth.psn"}, {"reth.va", "infiniband.reth.va"}, {"reth.rkey", "infiniband.reth.r_key"},
+		{"reth.dma_len", "infiniband.reth.dmalen"}, {"aeth.syndrome", "infiniband.aeth.syndrome"}, {"aeth.msn", "infiniband.aeth.msn"}}
+	var ours, theirs []string
+	for _, p := range pairs {
+		ours, theirs = append(ours, p[0]), append(theirs, p[1])
+	}
+	frames := corpus()
+	pcap := writePcap(t, frames)
+	a, b := tshark(t, pcap, ours, "-X", "lua_script:"+lua), tshark(t, pcap, theirs)
+	if len(a) != len(frames) || len(b) != len(frames) {
+		t.Fatalf("tshark shows %d and %d frames, want %d", len(a), len(b), len(frames))
+	}
+	for i := range frames {
+		for j, p := range pairs {
+			x, errx := strconv.ParseUint(a[i][j], 0, 64)
+			y, erry := strconv.ParseUint(b[i][j], 0, 64)
+			if (a[i][j] == "") != (b[i][j] == "") || (a[i][j] != "" && (errx != nil || erry != nil || x != y)) {
+				t.Errorf("frame %d: nsc's %s = %q, Wireshark's %s = %q", i, p[0], a[i][j], p[1], b[i][j])
 			}
 		}
 	}
