@@ -26,7 +26,7 @@ type pair struct {
 	buf  []byte
 }
 
-func newPair(t *testing.T) *pair {
+func newPair(t testing.TB) *pair {
 	t.Helper()
 	ts, err := packet.LoadTables(naafast.Schema, "tables", strings.NewReader(tablesText))
 	if err != nil {
@@ -45,7 +45,7 @@ func newPair(t *testing.T) *pair {
 
 // step runs a frame through both: the responder's outcomes, and, for a
 // message or reply, NAAAck's on it, must be equal.
-func (p *pair) step(t *testing.T, i int, frame []byte) difftest.Outcome {
+func (p *pair) step(t testing.TB, i int, frame []byte) difftest.Outcome {
 	t.Helper()
 	want, got := difftest.Interp(p.r.mach, bytes.Clone(frame)), difftest.Fast(p.resp, frame, &p.buf)
 	if want != got {
@@ -124,4 +124,17 @@ func TestFastPathSynthesized(t *testing.T) {
 	}
 	p.counters(t)
 	t.Logf("outcomes: %v", where)
+}
+
+// FuzzResponderFastPath: any frame through the generated responder and
+// ACK maker and through the interpreter, state carried across inputs: the
+// same outcome and bytes, and nothing panics.
+func FuzzResponderFastPath(f *testing.F) {
+	for _, steps := range scenarios() {
+		for _, s := range steps {
+			f.Add(s.frame)
+		}
+	}
+	p := newPair(f)
+	f.Fuzz(func(t *testing.T, frame []byte) { p.step(t, 0, frame) })
 }
