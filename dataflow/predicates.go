@@ -27,6 +27,7 @@ type Predicates struct {
 	port    map[*Port]predicate.Pred
 	in      map[*Node]predicate.Pred
 	spawned map[*Node]bool
+	icrc    []string // the atoms icrc_ok(H) of every wire header H, made once
 }
 
 // Predicates computes (once) and returns the port predicates in a Space of
@@ -177,6 +178,8 @@ func (ps *Predicates) Condition(n *Node, p *Port) predicate.Pred {
 		return ps.parsed(op.Header).Not()
 	case packet.OpChecksumVerify:
 		return pick(ps.CsumOK(op.Header))
+	case packet.OpICRCVerify:
+		return pick(ps.ICRCOK(op.Header))
 	case packet.OpTest:
 		return pick(ps.Cond(op.Cond))
 	case packet.OpSwitch:
@@ -202,6 +205,15 @@ func (ps *Predicates) Condition(n *Node, p *Port) predicate.Pred {
 		return s.Eq(ActionField(t), packet.V(uint64(p.Index)))
 	case packet.OpPlace:
 		return ps.PlaceOutcome(op.State, p.Index)
+	case packet.OpLoad, packet.OpStore:
+		// hit(R) on a load's hit port; full(R) on a store's full port.
+		name := "hit("
+		if op.Kind == packet.OpStore {
+			name, yes = "full(", p.Index == 1
+		} else {
+			yes = p.Index == 0
+		}
+		return pick(s.Symbol(name + schema.Registers[op.Register].Name + ")"))
 	}
 	return s.True()
 }
@@ -254,6 +266,31 @@ func (ps *Predicates) CsumOK(h int) predicate.Pred {
 	return ps.Space.Symbol(fmt.Sprintf("csum_ok(%s)", ps.g.Schema.Headers[h].Name))
 }
 
+// ICRCOK is the atom "the RoCEv2 ICRC of the transport starting at header
+// h is valid".
+func (ps *Predicates) ICRCOK(h int) predicate.Pred {
+	return ps.Space.Symbol(icrcOK(ps.g.Schema.Headers[h]))
+}
+
+func icrcOK(h *packet.HeaderSpec) string { return fmt.Sprintf("icrc_ok(%s)", h.Name) }
+
+// forgetICRC forgets every ICRC's validity: an ICRC covers every wire byte
+// from the IP header on, so any write to the wire may change it.
+func (ps *Predicates) forgetICRC(p predicate.Pred) predicate.Pred {
+	if ps.icrc == nil {
+		ps.icrc = []string{}
+		for _, h := range ps.g.Schema.Headers {
+			if !h.Metadata {
+				ps.icrc = append(ps.icrc, icrcOK(h))
+			}
+		}
+	}
+	for _, a := range ps.icrc {
+		p = p.ForgetSymbol(a)
+	}
+	return p
+}
+
 // effect applies what an F-node writes to the predicate p of packets
 // leaving by port.
 func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pred {
@@ -300,10 +337,10 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 				p = p.And(ps.Space.Eq(ps.field(packet.FieldRef{Header: op.Header, Field: i}), packet.Value{}))
 			}
 		}
-		return ps.forgetChecksums(p, nil)
+		return ps.forgetICRC(ps.forgetChecksums(p, nil))
 	case packet.OpPop:
 		p = ps.forgetParsed(p)
-		return ps.forgetUpdated(ps.forgetChecksums(ps.forgetHeader(p, op.Header, false), op.Update), op.Update)
+		return ps.forgetICRC(ps.forgetUpdated(ps.forgetChecksums(ps.forgetHeader(p, op.Header, false), op.Update), op.Update))
 	case packet.OpPlace:
 		if port.Name != packet.PlacePorts[packet.PlaceComplete] {
 			return p
@@ -319,6 +356,30 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		h := schema.Headers[op.Header]
 		p = p.ForgetField(ps.field(packet.FieldRef{Header: op.Header, Field: h.Checksum}))
 		return p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", h.Name)).And(ps.CsumOK(op.Header))
+	case packet.OpICRCCompute:
+		for _, t := range schema.Headers {
+			if schema.ICRCMayWrite(op.Header, t.ID) {
+				for i, f := range t.Fields {
+					if !f.Variable() {
+						p = p.ForgetField(ps.field(packet.FieldRef{Header: t.ID, Field: i}))
+					}
+				}
+			}
+		}
+		return ps.forgetICRC(p).And(ps.ICRCOK(op.Header))
+	case packet.OpLoad:
+		// The register's value header now holds the entry, or zeros.
+		h := schema.Registers[op.Register].Value
+		for i := range schema.Headers[h].Fields {
+			f := ps.field(packet.FieldRef{Header: h, Field: i})
+			p = p.ForgetField(f)
+			if port.Index == 1 {
+				p = p.And(ps.Space.Eq(f, packet.Value{}))
+			}
+		}
+		return p
+	case packet.OpCut:
+		return ps.forgetICRC(ps.forgetChecksums(p, nil))
 	}
 	return p
 }
@@ -331,7 +392,7 @@ func (ps *Predicates) forgetHeader(p predicate.Pred, h int, valid bool) predicat
 			p = p.ForgetField(ps.field(packet.FieldRef{Header: h, Field: i}))
 		}
 	}
-	p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", spec.Name)).ForgetValid(spec.Name)
+	p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", spec.Name)).ForgetSymbol(icrcOK(spec)).ForgetValid(spec.Name)
 	v := ps.Space.Valid(spec.Name)
 	if !valid {
 		v = v.Not()
@@ -436,8 +497,11 @@ func (ps *Predicates) assign(p predicate.Pred, as []packet.Assign, update []int)
 	for _, a := range as {
 		f := ps.field(a.Dst)
 		p = p.ForgetField(f)
-		if !schema.Headers[a.Dst.Header].Metadata && ps.steersParse(a.Dst) {
-			p = ps.forgetParsed(p)
+		if !schema.Headers[a.Dst.Header].Metadata {
+			p = ps.forgetICRC(p)
+			if ps.steersParse(a.Dst) {
+				p = ps.forgetParsed(p)
+			}
 		}
 		if a.Src.Kind == packet.EConst {
 			p = p.And(ps.Space.Eq(f, a.Src.Const.And(packet.Mask(f.Width))))

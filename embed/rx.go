@@ -103,7 +103,7 @@ func (b *builder) fold(e *enode, n *dataflow.Node, live *eport, ps *dataflow.Pre
 			if predicate.Satisfiable(ps.Reaching(n).And(ps.Malformed(e))) {
 				return false
 			}
-		case packet.OpChecksumVerify:
+		case packet.OpChecksumVerify, packet.OpICRCVerify:
 		case packet.OpParse:
 			// Parsing again forgets a header extracted since the last
 			// parse; the predicates do not say so.

@@ -141,7 +141,7 @@ func (b *builder) canTakeOver(h, sink, e *enode) (walked []*enode, port int, why
 			return fmt.Sprintf("a segment %s placed ends at %s in the LPG", hwName, n.display()), classOf(ps.Reaching(dn))
 		}
 		switch n.op.Kind {
-		case packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpParse, packet.OpNop:
+		case packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpICRCVerify, packet.OpParse, packet.OpNop:
 		case packet.OpExtract:
 			if h := schema.Headers[n.op.Header].Name; !predicate.Implies(ps.Reaching(dn), b.space.Valid(h)) {
 				return fmt.Sprintf("%s extracts %s, which %s did not before placing", n.display(), h, b.prg.Name), classOf(ps.Reaching(dn).And(b.space.Valid(h).Not()))

@@ -160,6 +160,14 @@ func writes(s *packet.Schema, op *packet.Op) (w, patched []packet.FieldRef) {
 	switch op.Kind {
 	case packet.OpChecksumCompute:
 		w = append(w, packet.FieldRef{Header: op.Header, Field: s.Headers[op.Header].Checksum})
+	case packet.OpICRCCompute, packet.OpLoad:
+		for _, h := range s.Headers {
+			if op.Kind == packet.OpICRCCompute && s.ICRCMayWrite(op.Header, h.ID) || op.Kind == packet.OpLoad && h.ID == s.Registers[op.Register].Value {
+				for i := range h.Fields {
+					w = append(w, packet.FieldRef{Header: h.ID, Field: i})
+				}
+			}
+		}
 	case packet.OpSet:
 		for _, a := range op.Assign {
 			w = append(w, a.Dst)
@@ -197,6 +205,14 @@ func reads(s *packet.Schema, op *packet.Op, f packet.FieldRef) bool {
 		}
 	case packet.OpLookup:
 		exprs = append(exprs, s.Tables[op.Table].Keys...)
+	case packet.OpLoad, packet.OpStore:
+		r := s.Registers[op.Register]
+		exprs = append(exprs, r.Keys...)
+		if op.Kind == packet.OpStore && f.Header == r.Value {
+			return true
+		}
+	case packet.OpICRCCompute, packet.OpICRCVerify:
+		return !s.Headers[f.Header].Metadata // the ICRC covers every wire byte from the IP header on
 	case packet.OpChecksumCompute, packet.OpChecksumVerify:
 		c := s.Headers[op.Header]
 		return s.ChecksumCovers(op.Header, f) || (op.Kind == packet.OpChecksumVerify && f == packet.FieldRef{Header: c.ID, Field: c.Checksum})

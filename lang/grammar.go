@@ -31,13 +31,14 @@ type File struct {
 }
 
 type Decl struct {
-	Include *Include    `parser:"  @@"`
-	Header  *HeaderDecl `parser:"| @@"`
-	Next    *NextDecl   `parser:"| @@"`
-	Action  *ActionDecl `parser:"| @@"`
-	Table   *TableDecl  `parser:"| @@"`
-	State   *StateDecl  `parser:"| @@"`
-	Graph   *GraphDecl  `parser:"| @@"`
+	Include  *Include      `parser:"  @@"`
+	Header   *HeaderDecl   `parser:"| @@"`
+	Next     *NextDecl     `parser:"| @@"`
+	Action   *ActionDecl   `parser:"| @@"`
+	Table    *TableDecl    `parser:"| @@"`
+	State    *StateDecl    `parser:"| @@"`
+	Register *RegisterDecl `parser:"| @@"`
+	Graph    *GraphDecl    `parser:"| @@"`
 }
 
 type Include struct {
@@ -120,6 +121,21 @@ type StateDecl struct {
 	Pos   lexer.Position
 	Name  string       `parser:"'state' @Ident '{'"`
 	Items []*StateItem `parser:"@@* '}'"`
+}
+
+// RegisterDecl declares registers the data path reads and writes:
+// `register qps { key { rx.qpn } value qp size 256 }`.
+type RegisterDecl struct {
+	Pos   lexer.Position
+	Name  string          `parser:"'register' @Ident '{'"`
+	Items []*RegisterItem `parser:"@@* '}'"`
+}
+
+type RegisterItem struct {
+	Pos   lexer.Position
+	Keys  []*Expr `parser:"( 'key' '{' ( @@ ','? )* '}'"`
+	Value *string `parser:"| 'value' @Ident"`
+	Size  *string `parser:"| 'size' @Int ) ';'?"`
 }
 
 type StateItem struct {
@@ -272,6 +288,9 @@ type OpDecl struct {
 	Drop     *DropOp     `parser:"| @@"`
 	Count    *CountOp    `parser:"| @@"`
 	Place    *PlaceOp    `parser:"| @@"`
+	Load     *string     `parser:"| 'load' @Ident"`
+	Store    *string     `parser:"| 'store' @Ident"`
+	Cut      bool        `parser:"| @'cut'"`
 	Context  *string     `parser:"| 'context' @String"`
 	Nop      bool        `parser:"| @'nop'"`
 }
@@ -297,9 +316,12 @@ type PopOp struct {
 	Update []*Ident `parser:"( 'update' @@ ( ',' @@ )* )?"`
 }
 
+// ChecksumOp verifies or computes a header's checksum, or, written
+// icrc(H), the RoCEv2 ICRC of the transport starting at header H.
 type ChecksumOp struct {
 	Mode   string `parser:"'checksum' @('verify' | 'compute')"`
-	Header string `parser:"@Ident"`
+	ICRC   string `parser:"( 'icrc' '(' @Ident ')'"`
+	Header string `parser:"| @Ident )"`
 }
 
 // PlaceOp places the payload at the cursor in keyed state.

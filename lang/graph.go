@@ -418,6 +418,19 @@ func (l *loader) op(od *OpDecl) *packet.Op {
 		return l.switchOp(od, r)
 	case od.Place != nil:
 		return l.placeOp(od, r)
+	case od.Load != nil || od.Store != nil:
+		o.Kind, o.Label = packet.OpStore, ""
+		if od.Load != nil {
+			o.Kind, o.Label = packet.OpLoad, *od.Load
+		} else {
+			o.Label = *od.Store
+		}
+		o.Register, ok = s.Register(o.Label)
+		if !ok {
+			l.errorf(od.Pos, "unknown register %s", o.Label)
+		}
+	case od.Cut:
+		o.Kind = packet.OpCut
 	case od.Lookup != nil:
 		o.Kind = packet.OpLookup
 		o.Table, ok = s.Table(*od.Lookup)
@@ -460,12 +473,16 @@ func (l *loader) op(od *OpDecl) *packet.Op {
 			o.Update, ok = checksums(od.Pop.Update)
 		}
 	case od.Checksum != nil:
-		o.Kind = packet.OpChecksumVerify
-		if od.Checksum.Mode == "compute" {
-			o.Kind = packet.OpChecksumCompute
+		verify, compute, name := packet.OpChecksumVerify, packet.OpChecksumCompute, od.Checksum.Header
+		if od.Checksum.ICRC != "" {
+			verify, compute, name = packet.OpICRCVerify, packet.OpICRCCompute, od.Checksum.ICRC
 		}
-		o.Header, ok = wire(od.Checksum.Header)
-		if ok && s.Headers[o.Header].Checksum < 0 {
+		o.Kind = verify
+		if od.Checksum.Mode == "compute" {
+			o.Kind = compute
+		}
+		o.Header, ok = wire(name)
+		if ok && od.Checksum.ICRC == "" && s.Headers[o.Header].Checksum < 0 {
 			l.errorf(od.Pos, "checksum %s: header %s has no field marked @checksum", od.Checksum.Header, od.Checksum.Header)
 			ok = false
 		}

@@ -231,6 +231,7 @@ func (l *loader) resolve() *Model {
 	l.actions()
 	l.tables()
 	l.states()
+	l.registers()
 	l.schema.Finish()
 	m := &Model{Schema: l.schema, Files: l.files}
 	for _, d := range l.decls {

@@ -11,7 +11,7 @@ func (op *Op) Describe(s *Schema) string {
 	}
 	var detail string
 	switch op.Kind {
-	case OpParse, OpExtract, OpPop, OpChecksumVerify, OpChecksumCompute:
+	case OpParse, OpExtract, OpPop, OpChecksumVerify, OpChecksumCompute, OpICRCVerify, OpICRCCompute:
 		detail = headerName(s, op.Header)
 	case OpPush:
 		detail = headerName(s, op.Header)

@@ -13,9 +13,10 @@ const (
 // Schema.Tables order, the keyed state (nil: place is malformed), and
 // scratch space so lookups do not allocate.
 type Env struct {
-	Tables []*Table
-	States States
-	keys   []Value
+	Tables    []*Table
+	States    States
+	Registers []*Register // in Schema.Registers order
+	keys      []Value
 }
 
 // Exec runs o on p and returns the index (in o.Ports order) of the port
@@ -83,6 +84,19 @@ func (o *Op) Exec(p *Packet, env *Env) int {
 		return boolPort(ok)
 	case OpChecksumCompute:
 		if !p.ComputeChecksum(o.Header) {
+			return Malformed
+		}
+		return 0
+	case OpLoad, OpStore:
+		return o.registerOp(p, env)
+	case OpCut:
+		p.Cut()
+		return 0
+	case OpICRCVerify:
+		ok, wellFormed := p.VerifyICRC(o.Header)
+		return boolPort(ok && wellFormed)
+	case OpICRCCompute:
+		if !p.ComputeICRC(o.Header) {
 			return Malformed
 		}
 		return 0

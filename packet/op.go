@@ -24,10 +24,16 @@ const (
 	OpContext                       // a driver context (descriptor) setting, named Label
 	OpNop                           // pass through
 	OpPlace                         // place a segment in keyed State at Offset
+	OpICRCVerify                    // verify the RoCEv2 ICRC of the transport starting at Header
+	OpICRCCompute                   // compute that ICRC into the packet's last 4 IP payload bytes
+	OpLoad                          // read Register's entry into its metadata header
+	OpStore                         // write Register's entry from its metadata header
+	OpCut                           // remove the bytes from the cursor to the end of the frame
 )
 
 var opNames = [...]string{"input", "parse", "extract", "test", "switch", "lookup", "set", "push", "pop",
-	"checksum verify", "checksum compute", "emit", "steer", "drop", "count", "context", "nop", "place"}
+	"checksum verify", "checksum compute", "emit", "steer", "drop", "count", "context", "nop", "place",
+	"checksum verify icrc", "checksum compute icrc", "load", "store", "cut"}
 
 func (k OpKind) String() string {
 	if int(k) < len(opNames) {
@@ -52,7 +58,7 @@ type Case struct {
 // Op is an F-node's operation, resolved against a Schema.
 type Op struct {
 	Kind   OpKind
-	Header int   // parse, extract, push, pop, checksum
+	Header int   // parse, extract, push, pop, checksum (icrc: the BTH)
 	After  int   // push: insert after this header; -1 means at the front
 	Extra  int   // push: zeroed bytes for the header's variable-length field
 	Cond   *Expr // test
@@ -69,6 +75,8 @@ type Op struct {
 	// size (nil: the rest of the frame from the cursor).
 	State        int
 	Offset, Size *Expr
+	// load, store: the register.
+	Register int
 
 	// casePort[i] is the port index of Cases[i]; defaultPort that of Default.
 	casePort    []int
@@ -104,7 +112,7 @@ func (o *Op) Terminal() bool {
 // Ports lists the ports the operation can activate, in a fixed order.
 func (o *Op) Ports(s *Schema) []string {
 	switch o.Kind {
-	case OpParse, OpExtract, OpTest, OpChecksumVerify:
+	case OpParse, OpExtract, OpTest, OpChecksumVerify, OpICRCVerify:
 		return []string{PortTrue, PortFalse}
 	case OpSwitch:
 		var ps []string
@@ -128,6 +136,10 @@ func (o *Op) Ports(s *Schema) []string {
 		return ps
 	case OpPlace:
 		return PlacePorts
+	case OpLoad:
+		return LoadPorts
+	case OpStore:
+		return StorePorts
 	case OpEmit, OpSteer, OpDrop:
 		return nil
 	}

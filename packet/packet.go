@@ -267,3 +267,16 @@ func (p *Packet) Pop(h int) bool {
 	}
 	return true
 }
+
+// Cut removes the bytes from the cursor to the end of the frame (a
+// payload, an ICRC, padding): what `cut` does to turn a request into its
+// reply. A header reaching past the cursor is no longer in the packet.
+func (p *Packet) Cut() {
+	p.Cursor = min(max(p.Cursor, 0), len(p.Data))
+	p.Data = p.Data[:p.Cursor]
+	for i := range p.Hdr {
+		if p.Hdr[i].Valid && !p.Schema.Headers[i].Metadata && p.Hdr[i].Off+p.Hdr[i].Len > p.Cursor {
+			p.Hdr[i] = HeaderState{}
+		}
+	}
+}

@@ -12,6 +12,7 @@ type Schema struct {
 	Actions    []*Action
 	Tables     []*TableDef
 	States     []*StateDef
+	Registers  []*RegisterDef
 
 	ip     ipHeaders     // resolved by Finish
 	follow map[int][]int // header -> headers the parse graph lets follow it, transitively; by Finish

@@ -92,7 +92,7 @@ func New(g *dataflow.Graph, tables []*packet.Table) (*Machine, error) {
 		pos:      make([]int, len(g.Nodes)),
 		ops:      make([][]operand, len(g.Nodes)),
 		ports:    make([][]int, len(g.Nodes)),
-		env:      packet.Env{Tables: tables},
+		env:      packet.Env{Tables: tables, Registers: packet.NewRegisters(g.Schema)},
 		fired:    make([]int, len(g.Nodes)),
 		pkt:      packet.NewPacket(g.Schema),
 		nodeRuns: make([]uint64, len(g.Nodes)),

@@ -28,6 +28,8 @@ var generated = []struct {
 	{"backends/flow/testdata/ops.nsc", "OpsRx", "", "backends/golang/internal/opsfast", "backends/flow/testdata/ops.profile"},
 	{"backends/flow/testdata/ops.nsc", "CsumRx", "", "backends/golang/internal/csumfast", ""},
 	{"ejfat/reassembler.nsc", "Reassembler", "", "ejfat/reasmfast", ""},
+	{"rdma/naa.nsc", "NAAResponder", "", "rdma/naafast", ""},
+	{"rdma/naa.nsc", "NAAAck", "", "rdma/naaackfast", ""},
 	{"ejfat/lb-2021.nsc", "LB2021", "HostRaw", "ejfat/lbfast/lb2021", "ejfat/lbfast/testdata/lb-2021.profile"},
 	{"ejfat/lb-2025.nsc", "LB2025", "HostRaw", "ejfat/lbfast/lb2025", "ejfat/lbfast/testdata/lb-2025.profile"},
 	{"ejfat/lb-2026.nsc", "LB2026", "HostRaw", "ejfat/lbfast/lb2026", "ejfat/lbfast/testdata/lb-2026.profile"},

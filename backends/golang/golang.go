@@ -446,6 +446,70 @@ func (c *gen) Compute(n *dataflow.Node) {
 	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeChecksum(%d)", n.Op.Header)), c.malformed())
 }
 
+// VerifyICRC generates `checksum verify icrc H` as a call of the packet
+// runtime (packet.Packet.VerifyICRC) on the packet as it is.
+func (c *gen) VerifyICRC(n *dataflow.Node) string {
+	v, wf := c.newTmp("ok"), c.newTmp("wellFormed")
+	c.patchPending()
+	c.syncState()
+	c.emit("%s, %s := p.VerifyICRC(%d)", v, wf, n.Op.Header)
+	c.reloadState()
+	return v + " && " + wf
+}
+
+// ComputeICRC generates `checksum compute icrc H` (packet.Packet.ComputeICRC).
+func (c *gen) ComputeICRC(n *dataflow.Node) {
+	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeICRC(%d)", n.Op.Header)), c.malformed())
+}
+
+// Register generates `load R` and `store R` as calls of the register's
+// runtime (packet.Register) with the key evaluated and the value header's
+// fields, the metadata locals, copied out or in.
+func (c *gen) Register(n *dataflow.Node) string {
+	o := n.Op
+	def := c.s.Registers[o.Register]
+	h := c.s.Headers[def.Value]
+	k, v, ok := c.newTmp("rk"), c.newTmp("rv"), c.newTmp("ok")
+	c.emit("var %s packet.RegisterKey", k)
+	for i, e := range def.Keys {
+		if flow.IsWide(e) {
+			c.emit("%s[%d] = %s", k, i, c.Value(e))
+		} else {
+			c.emit("%s[%d] = packet.V(%s)", k, i, c.U64(e))
+		}
+	}
+	c.emit("var %s [%d]packet.Value", v, len(h.Fields))
+	wide := func(j int) bool { return h.Fields[j].Width > 64 }
+	if o.Kind == packet.OpStore {
+		for j := range h.Fields {
+			if wide(j) {
+				c.emit("%s[%d] = m%d", v, j, h.MetaBase+j)
+			} else {
+				c.emit("%s[%d] = packet.V(m%d)", v, j, h.MetaBase+j)
+			}
+		}
+		c.emit("%s := pl.regs[%d].Store(&%s, %s[:])", ok, o.Register, k, v)
+		return ok
+	}
+	c.emit("%s := pl.regs[%d].Load(&%s, %s[:])", ok, o.Register, k, v)
+	for j := range h.Fields {
+		if wide(j) {
+			c.emit("m%d = %s[%d]", h.MetaBase+j, v, j)
+		} else {
+			c.emit("m%d = %s[%d].Lo", h.MetaBase+j, v, j)
+		}
+	}
+	return ok
+}
+
+// Cut generates `cut` as the packet runtime does it (packet.Packet.Cut).
+func (c *gen) Cut(*dataflow.Node) {
+	c.patchPending()
+	c.syncState()
+	c.emit("p.Cut()")
+	c.reloadState()
+}
+
 // verifyHeader generates `checksum verify` of a checksum over its own
 // header's bytes (the IPv4 header's) as packet.Packet.VerifyChecksum does
 // it, with a call of packet.Sum rather than of the runtime, which would
@@ -1220,6 +1284,17 @@ func (c *gen) schema(w *bytes.Buffer) {
 			valuesLit(sp.DefaultParams), joinInts(t.Actions), t.Default, valuesLit(t.DefaultParams))
 	}
 	w.WriteString("},\n")
+	if len(s.Registers) > 0 {
+		w.WriteString("Registers: []*packet.RegisterDef{\n")
+		for _, r := range s.Registers {
+			fmt.Fprintf(w, "{Name: %q, Value: %d, Size: %d, Keys: []*packet.Expr{", r.Name, r.Value, r.Size)
+			for _, k := range r.Keys {
+				w.WriteString(exprLit(k) + ", ")
+			}
+			w.WriteString("}},\n")
+		}
+		w.WriteString("},\n")
+	}
 	if len(s.States) > 0 {
 		w.WriteString("States: []*packet.StateDef{\n")
 		for _, st := range s.States {

@@ -31,7 +31,7 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 
 // names name the counters, for package fastpath.
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
-`, len(c.s.Tables), max(c.maxKeys, 1), c.counters, c.statesField())
+`, len(c.s.Tables), max(c.maxKeys, 1), c.counters, c.statesField()+c.registersField())
 	w.WriteString(`
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
 // with packet.LoadTables(Schema, …) or Table.Insert.
@@ -46,7 +46,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
 	copy(pl.tables[:], tables)
-` + c.statesInit() + `	return pl, nil
+` + c.statesInit() + c.registersInit() + `	return pl, nil
 }
 
 // Tables are the pipeline's runtime tables.
@@ -104,6 +104,23 @@ func (c *gen) statesField() string {
 		return ""
 	}
 	return fmt.Sprintf("\tstates [%d]*fastpath.State // keyed state, in Schema.States order\n", len(c.s.States))
+}
+
+// The registers of a graph with load and store operations: the
+// interpreter's runtime (packet.Register), one per register.
+
+func (c *gen) registersField() string {
+	if len(c.s.Registers) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\tregs [%d]*packet.Register // in Schema.Registers order\n", len(c.s.Registers))
+}
+
+func (c *gen) registersInit() string {
+	if len(c.s.Registers) == 0 {
+		return ""
+	}
+	return "\tcopy(pl.regs[:], packet.NewRegisters(Schema))\n"
 }
 
 func (c *gen) statesInit() string {

@@ -55,6 +55,17 @@ type Dialect interface {
 	Place(n *dataflow.Node)
 }
 
+// RoCEDialect is a Dialect that also runs what a RoCEv2 responder needs:
+// the ICRC, registers and cut. A target whose Dialect is not one refuses
+// them.
+type RoCEDialect interface {
+	VerifyICRC(n *dataflow.Node) (cond string)
+	ComputeICRC(n *dataflow.Node)
+	// Register returns the condition of a load's hit or a store's out.
+	Register(n *dataflow.Node) (cond string)
+	Cut(n *dataflow.Node)
+}
+
 // Walker prints a Program's blocks through a Dialect.
 type Walker struct {
 	P      *Program
@@ -162,8 +173,31 @@ func (w *Walker) Node(b *Block) {
 		w.Exit(&Exit{Kind: Drop, From: n.ID, Site: n.Name, Reason: n.Op.Label, Own: true})
 	case packet.OpPlace:
 		d.Place(n)
+	case packet.OpICRCVerify, packet.OpICRCCompute, packet.OpLoad, packet.OpStore, packet.OpCut:
+		w.roce(n)
 	default:
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
+	}
+}
+
+// roce prints the ICRC operations, load, store and cut, or refuses them.
+func (w *Walker) roce(n *dataflow.Node) {
+	d, ok := w.D.(RoCEDialect)
+	if !ok {
+		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
+		return
+	}
+	switch n.Op.Kind {
+	case packet.OpICRCVerify:
+		w.Branch(n, d.VerifyICRC(n))
+	case packet.OpLoad, packet.OpStore:
+		w.Branch(n, d.Register(n))
+	case packet.OpICRCCompute:
+		d.ComputeICRC(n)
+		w.Fire(n, 0)
+	default:
+		d.Cut(n)
+		w.Fire(n, 0)
 	}
 }
 

@@ -1,0 +1,109 @@
+package rdma
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Requester is the sending side of an RC queue pair over a UDP socket:
+// it cuts a buffer into MTU-sized RDMA WRITEs (First, Middle, Last, or
+// Only; the last with the immediate if asked), keeps a window of them in
+// flight, asks for an ACK every AckEvery packets, and goes back to the
+// PSN a NAK names or, after Timeout without progress, to the oldest
+// packet not acknowledged (go-back-N).
+type Requester struct {
+	Conn     net.PacketConn
+	To       net.Addr
+	Src, Dst Endpoint // conn's end and To's, for the ICRC's headers
+	QPN      uint32   // the responder's QP
+	PSN      uint32   // the next packet's
+	MTU      int      // payload bytes per packet
+	Window   int      // packets in flight
+	AckEvery int
+	Timeout  time.Duration
+	// Resent counts the packets sent again.
+	Resent int
+
+	frame []byte
+}
+
+// ErrNAK is a NAK other than a PSN sequence error: the responder refused
+// the request (invalid request, remote access error, …).
+var ErrNAK = errors.New("rdma: request NAKed")
+
+// Write moves data to the responder's region rkey at virtual address va;
+// with imm, its last packet carries the immediate. It returns once the
+// responder acknowledged every packet.
+func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withImm bool) error {
+	n := max((len(data)+q.MTU-1)/q.MTU, 1)
+	first := q.PSN
+	index := func(psn uint32) int { return int((psn - first) & psnMask) }
+	reply := make([]byte, 2048)
+	base, next := 0, 0
+	for base < n {
+		for ; next < n && next < base+q.Window; next++ {
+			if err := q.send(data, next, n, first, va, rkey, imm, withImm); err != nil {
+				return err
+			}
+		}
+		if err := q.Conn.SetReadDeadline(time.Now().Add(q.Timeout)); err != nil {
+			return err
+		}
+		m, _, err := q.Conn.ReadFrom(reply)
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			q.Resent += next - base
+			next = base
+			continue
+		case err != nil:
+			return err
+		case m < HeaderLen+AETHLen || reply[0] != Acknowledge:
+			continue
+		}
+		psn := binary.BigEndian.Uint32(reply[8:]) & psnMask
+		switch syn := reply[HeaderLen]; {
+		case syn&0x60 == 0 || syn&0x60 == 0x20: // ACK (or RNR NAK: NAAICE's failed SEND)
+			if i := index(psn); i < n && i >= base {
+				base = i + 1
+			}
+		case syn == NAKSequence:
+			if i := index(psn); i < n && i >= base {
+				q.Resent += next - i
+				base, next = i, i
+			}
+		default:
+			return fmt.Errorf("%w: syndrome %#x at PSN %#x", ErrNAK, syn, psn)
+		}
+	}
+	q.PSN = (first + uint32(n)) & psnMask
+	return nil
+}
+
+// send sends packet i of n of a WRITE of data.
+func (q *Requester) send(data []byte, i, n int, first uint32, va uint64, rkey uint32, imm uint32, withImm bool) error {
+	lo, hi := i*q.MTU, min((i+1)*q.MTU, len(data))
+	p := Packet{PKey: DefaultPKey, DQPN: q.QPN, PSN: (first + uint32(i)) & psnMask, Payload: data[lo:hi],
+		VA: va, RKey: rkey, DMALen: uint32(len(data)), Imm: imm,
+		AckReq: i == n-1 || (i+1)%q.AckEvery == 0}
+	switch {
+	case n == 1 && withImm:
+		p.Opcode = WriteOnlyImm
+	case n == 1:
+		p.Opcode = WriteOnly
+	case i == 0:
+		p.Opcode = WriteFirst
+	case i < n-1:
+		p.Opcode = WriteMiddle
+	case withImm:
+		p.Opcode = WriteLastImm
+	default:
+		p.Opcode = WriteLast
+	}
+	q.frame = AppendFrame(q.frame[:0], q.Src, q.Dst, &p)
+	_, err := q.Conn.WriteTo(Unwrap(q.frame), q.To)
+	return err
+}
