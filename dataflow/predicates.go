@@ -300,8 +300,10 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 	op := n.Op
 	schema := ps.g.Schema
 	switch op.Kind {
-	case packet.OpParse, packet.OpInput:
-		if op.Header < 0 || !ps.changedSinceParse(n) {
+	case packet.OpParse:
+		// (input parse H is not: a PRG's Tx entry parses what the LPG
+		// built, and the Tx stages compare what it knows of it.)
+		if !ps.changedSinceParse(n) {
 			return p // the same bytes parse into the same headers
 		}
 		// A header extracted since the last parse is gone, others may
