@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -35,9 +36,14 @@ func runLB(e *env, args []string) error {
 	fromCP := &cpTables{}
 	fs.StringVar(&fromCP.addr, "cp", "", "HOST:PORT of an nsc cp's --http (run with --lb-feed): forward by the tables it writes as well as --tables, following their changes")
 	fs.StringVar(&fromCP.token, "token", "", "with --cp: the CP's admin token")
+	asJSON := fs.Bool("json", false, "print the final counters as JSON on stdout, the text on stderr (docs/json.md)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	var jsonOut io.Writer
+	if *asJSON {
+		jsonOut, e = e.stdout, &env{e.stderr, e.stderr}
 	}
 	if len(files) > 0 || *listen == "" || *tables == "" {
 		return usagef("--tables and --listen are required")
@@ -111,7 +117,11 @@ func runLB(e *env, args []string) error {
 	}
 	start := time.Now()
 	err = serveLB(e, fwd, *tables, *duration, reload)
-	reportLB(e, fwd, time.Since(start))
+	took := time.Since(start)
+	reportLB(e, fwd, took)
+	if jsonOut != nil {
+		err = errors.Join(err, printJSON(jsonOut, lbJSONOf(fwd, took)))
+	}
 	return err
 }
 

@@ -41,6 +41,7 @@ type sendOpts struct {
 	rate                 float64
 	dataID               uint
 	ins                  []string
+	json                 bool
 }
 
 func runSend(e *env, args []string) error {
@@ -60,6 +61,7 @@ func runSend(e *env, args []string) error {
 		return nil
 	})
 	fs.StringVar(&o.pcap, "pcap", "", "write Ethernet/IP/UDP frames to this pcap instead of sending")
+	fs.BoolVar(&o.json, "json", false, "print the summary as JSON (docs/json.md)")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -98,9 +100,17 @@ func runSend(e *env, args []string) error {
 	if err == nil {
 		err = sink.commit()
 	}
-	s.summary(e.stdout, d)
-	if u, ok := sink.(*udpSink); ok && u.refused > 0 {
-		fmt.Fprintf(e.stderr, "nsc send: %s refused datagrams %d times (ICMP port unreachable): is anything listening?\n", cfg.Dst, u.refused)
+	var refused uint64
+	if u, ok := sink.(*udpSink); ok {
+		refused = u.refused
+	}
+	if o.json {
+		err = errors.Join(err, printJSON(e.stdout, s.summaryJSON(d, o.pcap, refused)))
+	} else {
+		s.summary(e.stdout, d, o.pcap)
+	}
+	if refused > 0 {
+		fmt.Fprintf(e.stderr, "nsc send: %s refused datagrams %d times (ICMP port unreachable): is anything listening?\n", cfg.Dst, refused)
 	}
 	return err
 }
@@ -473,8 +483,14 @@ func (s *sender) sendSync(c net.Conn, rate float64) {
 	c.Write(m[:])
 }
 
-func (s *sender) summary(w io.Writer, d time.Duration) {
+// summary says what was sent, or written to pcap (no rate: nothing
+// crossed a network).
+func (s *sender) summary(w io.Writer, d time.Duration, pcap string) {
 	n, b := s.events.Load(), s.bytes.Load()
+	if pcap != "" {
+		fmt.Fprintf(w, "wrote %d events, %d segments, %d bytes to %s\n", n, s.segments.Load(), b, pcap)
+		return
+	}
 	fmt.Fprintf(w, "sent %d events, %d segments, %d bytes in %.3fs: %.0f events/s, %.3f Gbps\n",
 		n, s.segments.Load(), b, d.Seconds(), float64(n)/d.Seconds(), gbps(b, d))
 }
