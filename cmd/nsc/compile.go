@@ -25,7 +25,7 @@ func runCompile(e *env, args []string) error {
 	lpg := fs.String("lpg", "", "the LPG")
 	prg := fs.String("prg", "", "the PRG to embed it in (none: the LPG alone)")
 	target := fs.String("target", "go", "what to generate: go, xdp or p4")
-	arch := fs.String("arch", "v1model", "P4 architecture (--target p4): v1model or xsa")
+	arch := fs.String("arch", "", "P4 architecture (--target p4): v1model or xsa (default: the PRG's, U280 xsa, BMv2 v1model)")
 	tables := fs.String("tables", "", "table_add script to convert to the P4 program's names (--target p4)")
 	out := fs.String("o", "", "output directory")
 	pkg := fs.String("package", "", "Go package name (default: the output directory's name)")
@@ -71,6 +71,9 @@ func runCompile(e *env, args []string) error {
 		names = []string{strings.ToLower(*lpg) + ".c", strings.ToLower(*lpg) + ".o", filepath.Join("host", "fastpath.go")}
 		t = xdp.Target{Options: xdp.Options{Command: compileCommand(files, *lpg, *prg, "--target", "xdp", "-o", outSlash)}, Program: strings.ToLower(*lpg)}
 	case "p4":
+		if *arch, err = p4Arch(*arch, *prg); err != nil {
+			return err
+		}
 		extra := []string{"--target", "p4", "--arch", *arch}
 		if *tables != "" {
 			extra = append(extra, "--tables", *tables)
