@@ -79,3 +79,28 @@ func TestDocP4Sample(t *testing.T) {
 		t.Errorf("docs/p4.md shows\n%s\nthe command prints\n%s", want, got)
 	}
 }
+
+// TestShippedModelsFromAnywhere: outside the repository, models/... and
+// models/FILE name the models compiled into the binary, every one of
+// them (the repository's files are the oracle).
+func TestShippedModelsFromAnywhere(t *testing.T) {
+	onDisk, err := filepath.Glob("../../models/*/*.nsc")
+	if err != nil || len(onDisk) == 0 {
+		t.Fatalf("no models on disk: %v", err)
+	}
+	t.Chdir(t.TempDir())
+	var o, e strings.Builder
+	if code := run([]string{"check", "models/..."}, &env{&o, &e}); code != exitOK {
+		t.Fatalf("nsc check models/... outside the repository: exit %d: %s", code, e.String())
+	}
+	for _, f := range onDisk {
+		name := strings.TrimPrefix(filepath.ToSlash(f), "../../")
+		if !strings.Contains(o.String(), "ok  "+name+": ") {
+			t.Errorf("nsc check models/... did not check %s:\n%s", name, o.String())
+		}
+	}
+	o.Reset()
+	if code := run([]string{"check", "models/inet/udp.nsc"}, &env{&o, &e}); code != exitOK || !strings.HasPrefix(o.String(), "ok  models/inet/udp.nsc: lpg UDPIPv4") {
+		t.Errorf("nsc check models/inet/udp.nsc: exit %d: %s%s", code, o.String(), e.String())
+	}
+}
