@@ -86,6 +86,7 @@ func runSim(e *env, args []string) error {
 	for _, st := range sortedKeys(mach.InProgress()) {
 		fmt.Fprintf(e.stdout, "  state %-23s %6d  (in progress)\n", st, mach.InProgress()[st])
 	}
+	fmt.Fprint(e.stderr, lbHeadedHint(m, frames, *tables))
 	return nil
 }
 
