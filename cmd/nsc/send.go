@@ -42,6 +42,7 @@ type sendOpts struct {
 	dataID               uint
 	ins                  []string
 	json                 bool
+	srcPortFromTick      bool
 }
 
 func runSend(e *env, args []string) error {
@@ -62,6 +63,7 @@ func runSend(e *env, args []string) error {
 	})
 	fs.StringVar(&o.pcap, "pcap", "", "write Ethernet/IP/UDP frames to this pcap instead of sending")
 	fs.BoolVar(&o.json, "json", false, "print the summary as JSON (docs/json.md)")
+	fs.BoolVar(&o.srcPortFromTick, "src-port-from-tick", false, "with --pcap: each frame's UDP source port is the low 16 bits of its tick (LAG entropy, seed 000)")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -135,6 +137,7 @@ func (o *sendOpts) sink(cfg *segment.Config) (segmentSink, error) {
 		return nil, err
 	}
 	cfg.Src, cfg.Frames, cfg.SrcMAC, cfg.DstMAC = src, true, sendSrcMAC, sendDstMAC
+	cfg.SrcPortFromTick = o.srcPortFromTick
 	return newPcapSink(o.pcap, o.rate, room)
 }
 
@@ -147,6 +150,8 @@ func (o *sendOpts) check() (segment.Config, error) {
 		return cfg, usagef("--to is required")
 	case o.lb != "v2" && o.lb != "v3":
 		return cfg, usagef("--lb %s: want v2 or v3", o.lb)
+	case o.srcPortFromTick && o.pcap == "":
+		return cfg, usagef("--src-port-from-tick goes with --pcap: a UDP socket sends from its one port")
 	case o.dataID > 0xffff:
 		return cfg, usagef("--data-id %d: must be 0 to 65535", o.dataID)
 	case len(o.ins) == 0 && (o.size < 1 || uint64(o.size) > 0xffffffff):
