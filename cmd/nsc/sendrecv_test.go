@@ -558,21 +558,8 @@ func TestSendSrcPortFromTick(t *testing.T) {
 	if code, _, stderr := nsc(t, "send", "--to", "127.0.0.1:19522", "--events", "5", "--size", "20000", "--pcap", pcap, "--src-port-from-tick"); code != exitOK {
 		t.Fatal(stderr)
 	}
-	f, err := os.Open(pcap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ports := map[uint16]bool{}
-	for {
-		data, _, err := r.ReadPacketData()
-		if err != nil {
-			break
-		}
+	for _, data := range readSinkPcap(t, pcap) {
 		p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.Default)
 		udp, ok := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
 		if !ok || len(udp.Payload) < 16 {
