@@ -60,11 +60,11 @@ func runDot(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	format, err := pictureFormat(*out)
-	if err != nil {
+	if err := refuseOverwrite(files, *out); err != nil {
 		return err
 	}
-	if err := refuseOverwrite(files, *out); err != nil {
+	format, err := pictureFormat(*out)
+	if err != nil {
 		return err
 	}
 	defer fileout.AbortOnInterrupt()()

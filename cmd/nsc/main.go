@@ -120,11 +120,13 @@ func run(args []string, e *env) int {
 			fmt.Fprintf(e.stderr, "nsc %s: %s\nusage: nsc %s %s\n", c.name, ue.msg, c.name, c.args)
 			return exitUsage
 		default:
-			msg := err.Error()
-			if !strings.HasPrefix(msg, "nsc ") {
-				msg = "nsc " + c.name + ": " + msg
+			// Each line names the command: a model's errors are one a line.
+			for line := range strings.Lines(err.Error()) {
+				if !strings.HasPrefix(line, "nsc ") && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "\t") {
+					line = "nsc " + c.name + ": " + line
+				}
+				fmt.Fprintln(e.stderr, strings.TrimSuffix(line, "\n"))
 			}
-			fmt.Fprintln(e.stderr, msg)
 			return exitModel
 		}
 	}
