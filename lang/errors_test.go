@@ -31,6 +31,8 @@ var errorCases = []struct {
 }{
 	{"syntax", "header h { a: 8 b 8 }",
 		`main.nsc:1:19: unexpected token "8" (expected ":" (<int> | ("bytes" "(" Expr ")")) ChecksumAttr? ";"?)`},
+	{"= for ==", "header h { a: 8 }\nlpg G {\n node Q { op input parse h port out -> T }\n node T { op test h.a = 8 port true port false }\n}",
+		`main.nsc:4:23: unexpected token "=" (expected "}"); a comparison is written ==`},
 	{"comment not closed", "header h { a: 8 } /* a: 8 }",
 		"main.nsc:1:19: comment /* is not closed"},
 	{"unknown field", udpHeaders + "lpg G {\n node Q { op input port out -> T }\n node T { op test ipv4.protocol == 17 port true port false }\n}",

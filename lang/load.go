@@ -109,10 +109,17 @@ func Parse(name string, src []byte) (*File, error) {
 
 func syntaxError(err error) error {
 	var pe participle.Error
-	if errors.As(err, &pe) {
-		return ErrorList{{pe.Position(), pe.Message()}}
+	if !errors.As(err, &pe) {
+		return err
 	}
-	return err
+	msg := pe.Message()
+	// An "=" where none may stand is most often a comparison (op test)
+	// written as an assignment.
+	var ut *participle.UnexpectedTokenError
+	if errors.As(err, &ut) && ut.Unexpected.Value == "=" {
+		msg += `; a comparison is written ==`
+	}
+	return ErrorList{{pe.Position(), msg}}
 }
 
 // Load reads the files (and what they include) as one model.

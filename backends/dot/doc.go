@@ -27,8 +27,17 @@
 //   - Every edge is labelled with the name of the port it leaves by. Spawn
 //     edges are dashed. A port with no edge (packets end there) leads to a
 //     small black dot.
-//   - Options.Highlight replaces a node's fill color.
+//   - Options.Highlight replaces a node's fill color; Options.Notes adds a
+//     line to a node's label; Options.Ghosts are drawn faintly in a cluster
+//     "pruned: not in the graph"; Options.Legend is a cluster "legend" of
+//     sample nodes; Options.Only draws a part (Neighbourhood), edges leaving
+//     it ending in "…".
+//   - EmbeddingOptions sets them for an embedded graph: LPG nodes in
+//     software or on the host, in a device's program, hardware doing LPG
+//     work (noted with the LPG nodes it does), residual guards, pruned LPG
+//     nodes with why.
 //
-// SVG runs `dot -Tsvg`; without Graphviz on PATH it returns ErrNoGraphviz.
+// Render runs `dot -T<svg|png|pdf>` (SVG is Render for svg); without
+// Graphviz on PATH it returns ErrNoGraphviz.
 // ExampleWrite shows the text for a two-node graph.
 package dot

@@ -20,7 +20,23 @@ type Options struct {
 	// Highlight maps node names to a Graphviz fill color ("palegreen",
 	// "#a0e0a0"), replacing the node's usual fill.
 	Highlight map[string]string
+	// Notes adds a last line to the labels of the nodes it names.
+	Notes map[string]string
+	// Ghosts are nodes the graph no longer has (pruned), drawn faintly in
+	// a cluster of their own, each with why it is gone.
+	Ghosts []Ghost
+	// Legend explains the fills, in a cluster of sample nodes.
+	Legend []LegendEntry
+	// Only, when not nil, limits the picture to these nodes; an edge to
+	// any other ends in "…".
+	Only map[string]bool
 }
+
+// Ghost is a node drawn though not in the graph.
+type Ghost struct{ Name, Why string }
+
+// LegendEntry is one fill of the picture and what it means.
+type LegendEntry struct{ Fill, Meaning string }
 
 // Fill colors of the node kinds.
 const (
@@ -45,17 +61,36 @@ func Write(w io.Writer, g *dataflow.Graph, opts Options) error {
 		root.Attrs("label", opts.Title, "labelloc", "t")
 	}
 
-	d := &drawing{g: g, root: root, nodes: map[*dataflow.Node]gv.Node{}}
+	d := &drawing{g: g, root: root, nodes: map[*dataflow.Node]gv.Node{}, only: opts.Only}
 	// Nodes first, in declaration order: emicklei/dot numbers nodes and
 	// subgraphs (n1, cluster_s2, ...) in creation order, so the ids are stable.
 	for _, n := range g.Nodes {
-		d.node(n, opts.Highlight[n.Name])
+		if opts.Only == nil || opts.Only[n.Name] {
+			d.node(n, opts.Highlight[n.Name], opts.Notes[n.Name])
+		}
 	}
 	for _, n := range g.Nodes {
+		if _, drawn := d.nodes[n]; !drawn {
+			continue
+		}
 		for _, p := range n.Ports {
 			if err := d.port(p); err != nil {
 				return err
 			}
+		}
+	}
+	if len(opts.Ghosts) > 0 {
+		sub := root.Subgraph("pruned: not in the graph", gv.ClusterOption{})
+		sub.Attrs("fontcolor", "gray50", "style", "dashed", "color", "gray70")
+		for _, gh := range opts.Ghosts {
+			sub.Node("\x00pruned "+gh.Name).Attrs("shape", "box", "style", "dashed", "color", "gray70",
+				"fontcolor", "gray50", "label", gh.Name+"\n"+gh.Why)
+		}
+	}
+	if len(opts.Legend) > 0 {
+		sub := root.Subgraph("legend", gv.ClusterOption{})
+		for _, l := range opts.Legend {
+			sub.Node("\x00legend "+l.Meaning).Attrs("shape", "box", "style", "filled", "fillcolor", l.Fill, "label", l.Meaning)
 		}
 	}
 
@@ -79,6 +114,7 @@ type drawing struct {
 	g     *dataflow.Graph
 	root  *gv.Graph
 	nodes map[*dataflow.Node]gv.Node
+	only  map[string]bool
 }
 
 // cluster returns the (nested) subgraph of a cluster path.
@@ -90,31 +126,33 @@ func (d *drawing) cluster(path []string) *gv.Graph {
 	return sub
 }
 
-func (d *drawing) node(n *dataflow.Node, highlight string) {
+func (d *drawing) node(n *dataflow.Node, highlight, note string) {
 	gn := d.cluster(n.Cluster).Node(n.Name)
 	d.nodes[n] = gn
 
 	var style []string
-	var fill string
+	var label, shape, fill string
 	switch n.Kind {
 	case dataflow.ONode:
-		gn.Attrs("shape", "box", "label", strings.ToUpper(n.Logic.String())+"\n"+n.Name)
+		label, shape = strings.ToUpper(n.Logic.String())+"\n"+n.Name, "box"
 		style, fill = []string{"rounded", "filled"}, fillO
 	case dataflow.CNode:
-		label := n.Name
+		label, shape = n.Name, "hexagon"
 		if n.Config != nil {
 			label += "\n" + n.Config.Type + " = " + n.Config.Value
 		}
-		gn.Attrs("shape", "hexagon", "label", label)
 		style, fill = []string{"filled"}, fillC
 	default:
-		label := n.Name
+		label, shape = n.Name, "box"
 		if op := n.Op.Describe(d.g.Schema); op != "" {
 			label += "\n" + op
 		}
-		gn.Attrs("shape", "box", "label", label)
 		style, fill = []string{"filled"}, fillF
 	}
+	if note != "" {
+		label += "\n" + note
+	}
+	gn.Attrs("shape", shape, "label", label)
 	if n.Software {
 		style = append(style, "dotted")
 	}
@@ -142,7 +180,10 @@ func (d *drawing) port(p *dataflow.Port) error {
 	for _, edges := range [][]*dataflow.Edge{p.Out, p.Spawn} {
 		for _, e := range edges {
 			to, ok := d.nodes[e.To]
-			if !ok {
+			if !ok && d.only != nil && d.g.Node(e.To.Name) == e.To {
+				to = d.cluster(p.Node.Cluster).Node(p.Node.Name + "\x00" + p.Name + "\x00beyond")
+				to.Attrs("shape", "plaintext", "label", "…")
+			} else if !ok {
 				return fmt.Errorf("graph %s: node %s: port %s: edge to a node outside the graph", d.g.Name, p.Node.Name, p.Name)
 			}
 			ge := d.root.Edge(from, to, p.Name)
@@ -154,7 +195,7 @@ func (d *drawing) port(p *dataflow.Port) error {
 	return nil
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

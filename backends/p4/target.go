@@ -3,6 +3,7 @@ package p4
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 
@@ -57,9 +58,12 @@ func init() {
 
 // flags are --arch and --tables.
 func flags(fs *flag.FlagSet) func(backends.Request) (backends.Job, error) {
-	arch := fs.String("arch", V1Model, "P4 architecture: "+V1Model+" or "+XSA)
+	arch := fs.String("arch", "", "P4 architecture: "+V1Model+" or "+XSA+" (default: the PRG's, U280 "+XSA+", BMv2 "+V1Model+")")
 	tables := fs.String("tables", "", "table_add script to convert to the P4 program's names")
 	return func(r backends.Request) (backends.Job, error) {
+		if err := archFor(arch, r.PRG); err != nil {
+			return backends.Job{}, err
+		}
 		extra := []string{"--target", "p4", "--arch", *arch}
 		if *tables != "" {
 			extra = append(extra, "--tables", *tables)
@@ -74,4 +78,26 @@ func flags(fs *flag.FlagSet) func(backends.Request) (backends.Job, error) {
 		}
 		return backends.Job{Target: t, Inputs: []string{*tables}, Outputs: []string{name + ".p4", name + ".entries"}}, nil
 	}
+}
+
+// archFor settles the architecture for a PRG: the one its device runs
+// (the U280 VitisNet's xsa, BMv2 v1model), so that a program is never made
+// for an architecture its device does not run; other PRGs must name one.
+func archFor(arch *string, prg string) error {
+	var want string
+	switch {
+	case prg == "U280":
+		want = XSA
+	case strings.HasPrefix(prg, "BMv2"):
+		want = V1Model
+	}
+	switch {
+	case *arch == "" && want == "":
+		return backends.UsageError(fmt.Sprintf("--arch is required with --prg %q: %s or %s", prg, V1Model, XSA))
+	case *arch == "":
+		*arch = want
+	case want != "" && *arch != want && (*arch == XSA || *arch == V1Model):
+		return backends.UsageError(fmt.Sprintf("--arch %s: %s runs %s", *arch, prg, want))
+	}
+	return nil
 }

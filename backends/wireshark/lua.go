@@ -287,6 +287,11 @@ func (g *gen) step(h int, st *step, depth int, why luaText) {
 		g.line(depth, "return true")
 		return
 	}
+	if next, ok := g.then[h]; ok && (st == nil || st.kind == stepEnd) {
+		q := g.protoName(next)
+		g.line(depth, "return follow(tvb, n, pinfo, tree, t, h_%s.expert, %q) -- next as --headers orders them", q, q)
+		return
+	}
 	if st == nil {
 		g.line(depth, "return rest(tvb, n, pinfo, tree)")
 		return

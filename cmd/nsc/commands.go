@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/dot"
@@ -51,7 +52,10 @@ func runDot(e *env, args []string) error {
 	embedded := fs.Bool("embedded", false, "draw the LPG embedded into the PRG")
 	lpg := fs.String("lpg", "", "with --embedded: the LPG")
 	prg := fs.String("prg", "", "with --embedded: the PRG")
-	out := fs.String("o", "", "output file: .dot, or .svg (needs Graphviz); default stdout")
+	hidePruned := fs.Bool("hide-pruned", false, "with --embedded: leave out the pruned LPG nodes (drawn faintly, with why, by default)")
+	focus := fs.String("focus", "", "draw only this node and its neighbours (see --depth): a readable part of a large graph")
+	depth := fs.Int("depth", 2, "with --focus: how many edges away a node may be")
+	out := fs.String("o", "", "output file: .dot or .gv (DOT), .svg, .png or .pdf (rendered by Graphviz); default DOT on stdout")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -59,34 +63,60 @@ func runDot(e *env, args []string) error {
 	if err := refuseOverwrite(files, *out); err != nil {
 		return err
 	}
+	format, err := pictureFormat(*out)
+	if err != nil {
+		return err
+	}
 	defer fileout.AbortOnInterrupt()()
+	var g *dataflow.Graph
+	var opts dot.Options
 	if *embedded {
 		em, err := embedding(files, *lpg, *prg)
 		if err != nil {
 			return err
 		}
-		return writeDot(e, em.Graph, *out, dot.EmbeddingOptions(em))
-	}
-	_, g, err := graphOf(files, *graph)
-	if err != nil {
+		g, opts = em.Graph, dot.EmbeddingOptions(em)
+		if *hidePruned {
+			opts.Ghosts = nil
+		}
+	} else if _, g, err = graphOf(files, *graph); err != nil {
 		return err
 	}
-	return writeDot(e, g, *out, dot.Options{})
+	if *focus != "" {
+		if opts.Only, err = dot.Neighbourhood(g, *focus, *depth); err != nil {
+			return err
+		}
+		opts.Ghosts = nil
+	}
+	return writeDot(e, g, *out, format, opts)
 }
 
-// writeDot writes g as DOT, or as SVG when out ends in .svg.
-func writeDot(e *env, g *dataflow.Graph, out string, opts dot.Options) error {
+// pictureFormat is the Graphviz format an output file's extension asks
+// for: "" for DOT text.
+func pictureFormat(out string) (string, error) {
+	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(out), "."))
+	switch {
+	case out == "" || ext == "dot" || ext == "gv":
+		return "", nil
+	case slices.Contains(dot.Formats, ext):
+		return ext, nil
+	}
+	return "", usagef("-o %s: unknown picture format %q (want .dot, .gv, .svg, .png or .pdf)", out, ext)
+}
+
+// writeDot writes g as DOT, or rendered in format (svg, png, pdf).
+func writeDot(e *env, g *dataflow.Graph, out, format string, opts dot.Options) error {
 	var buf bytes.Buffer
 	if err := dot.Write(&buf, g, opts); err != nil {
 		return err
 	}
 	data := buf.Bytes()
-	if strings.EqualFold(filepath.Ext(out), ".svg") {
-		svg, err := dot.SVG(data)
+	if format != "" {
+		pic, err := dot.Render(data, format)
 		if err != nil {
 			return fmt.Errorf("%s: %w (install Graphviz, or write .dot)", out, err)
 		}
-		data = svg
+		data = pic
 	}
 	if out == "" {
 		_, err := e.stdout.Write(data)

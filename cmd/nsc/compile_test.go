@@ -20,8 +20,8 @@ lpg L {
 `), 0o644)
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := nsc(t, "compile", model, "--lpg", "L", "--target", "go", "-o", out)
-	want := model + ":4:3: go: node A: port true has a spawn edge; the generated code runs one task per frame\n" +
-		model + ":5:3: go: node B: port true has a spawn edge; the generated code runs one task per frame\n"
+	want := "nsc compile: " + model + ":4:3: go: node A: port true has a spawn edge; the generated code runs one task per frame\n" +
+		"nsc compile: " + model + ":5:3: go: node B: port true has a spawn edge; the generated code runs one task per frame\n"
 	if code != exitModel || stderr != want {
 		t.Errorf("exit %d, stderr\n%s\nwant exit %d and\n%s", code, stderr, exitModel, want)
 	}

@@ -65,7 +65,7 @@ func TestCPXDPPinnedKillUnderLoad(t *testing.T) {
 	startCP := func() *nscProcess {
 		p := startNSC(t, "cp", "--grpc", grpcAddr, "--http", httpAddr, "--lb-feed", "--sync-ipv4", nw.cpIP, "--db", filepath.Join(dir, "cp.db"),
 			"--admin-token-file", filepath.Join(dir, "admin"), "--instances", "1", "--epoch-interval", "100ms", "--ready-timeout", "1m",
-			"--data-ipv4", "10.201.0.1", "--member-mac", nw.lbFlags[5], "--xdp-pinned", pins)
+			"--data-ipv4", strings.TrimSuffix(nw.lb, fmt.Sprintf(":%d", lbPort)), "--member-mac", nw.lbFlags[5], "--xdp-pinned", pins)
 		p.expect(t, p.stdout, "nsc cp: gRPC on ")
 		return p
 	}
@@ -155,7 +155,7 @@ func TestCPXDPPinnedKillUnderLoad(t *testing.T) {
 	}
 	sync := fmt.Sprintf("%s:%d", res.SyncIpv4Address, res.SyncUdpPort)
 	sender := func(dataID, events int) *nscProcess {
-		return startNSCIn(t, nw.netns, "send", "--to", "10.201.0.1:19522", "--from", nw.hostIP+":0", "--events", fmt.Sprint(events),
+		return startNSCIn(t, nw.netns, "send", "--to", nw.lb, "--from", nw.hostIP+":0", "--events", fmt.Sprint(events),
 			"--data-id", fmt.Sprint(dataID), "--size", "20000", "--mtu", "1500", "--rate", "100", "--sync", sync)
 	}
 	want, inMaps, _ := cpTables()

@@ -70,22 +70,40 @@ func runDemo(e *env, args []string) error {
 		return err
 	}
 	for _, g := range m.Graphs {
-		base := filepath.Join(*out, g.Name)
-		if err := writeDot(e, g, base+".dot", dot.Options{}); err != nil {
+		if err := demoPicture(e, filepath.Join(*out, g.Name), g, dot.Options{}); err != nil {
 			return err
 		}
-		msg := base + ".dot"
-		switch err := writeDot(e, g, base+".svg", dot.Options{}); {
-		case err == nil:
-			msg += ", " + base + ".svg"
-		case errors.Is(err, dot.ErrNoGraphviz):
-			msg += " (install Graphviz for SVG)"
-		default:
-			return err
-		}
-		fmt.Fprintln(e.stdout, msg)
+	}
+	// The stack embedded in the NIC's receive side: what the picture of
+	// an embedding explains (colours, what hardware does, what is pruned).
+	lpgG, _ := m.Graph("IPStack")
+	prgG, _ := m.Graph("IPNicRx")
+	em, err := embed.Embed(lpgG, prgG)
+	if err != nil {
+		return err
+	}
+	if err := demoPicture(e, filepath.Join(*out, "IPStack-in-IPNicRx"), em.Graph, dot.EmbeddingOptions(em)); err != nil {
+		return err
 	}
 	return demoLB(e)
+}
+
+// demoPicture writes base.dot, and base.svg when Graphviz is installed.
+func demoPicture(e *env, base string, g *dataflow.Graph, opts dot.Options) error {
+	if err := writeDot(e, g, base+".dot", "", opts); err != nil {
+		return err
+	}
+	msg := base + ".dot"
+	switch err := writeDot(e, g, base+".svg", "svg", opts); {
+	case err == nil:
+		msg += ", " + base + ".svg"
+	case errors.Is(err, dot.ErrNoGraphviz):
+		msg += " (install Graphviz for SVG)"
+	default:
+		return err
+	}
+	fmt.Fprintln(e.stdout, msg)
+	return nil
 }
 
 // demoLB runs seed 000's packets and table script through the 2021 EJFAT

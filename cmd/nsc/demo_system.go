@@ -350,7 +350,9 @@ func startDemoProc(self, netns string, args ...string) (*demoProc, error) {
 
 // await returns the first line that starts with or holds prefix.
 func (p *demoProc) await(prefix string) (string, error) {
-	timeout := time.After(10 * time.Second)
+	// Generous: nsc cp --xdp-dev compiles its program (clang) before it
+	// serves, which takes seconds on a busy machine.
+	timeout := time.After(45 * time.Second)
 	for {
 		select {
 		case l := <-p.lines:
@@ -360,7 +362,7 @@ func (p *demoProc) await(prefix string) (string, error) {
 		case <-p.done:
 			return "", fmt.Errorf("nsc %s ended before saying %q: %s", p.name, prefix, p.stderr.String())
 		case <-timeout:
-			return "", fmt.Errorf("nsc %s did not say %q", p.name, prefix)
+			return "", fmt.Errorf("nsc %s did not say %q within 45 s: %s", p.name, prefix, p.stderr.String())
 		}
 	}
 }

@@ -41,8 +41,9 @@ func loopbackNet() (*demoNet, error) {
 }
 
 // xdpNet makes the namespace and veth pairs of the demo with --xdp (root
-// only): data 10.201.0.1 (the XDP LB's side) – 10.201.0.2, control
-// 10.202.0.1 (the CP) – 10.202.0.2.
+// only): data 10.201.N.1 (the XDP LB's side) – 10.201.N.2, control
+// 10.202.N.1 (the CP) – 10.202.N.2, N the first of a run's own that no
+// interface uses, so that demos (and tests) run side by side.
 func xdpNet() (*demoNet, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("--xdp needs root (a network namespace, veths, an XDP program)")
@@ -51,15 +52,30 @@ func xdpNet() (*demoNet, error) {
 	if err != nil {
 		return nil, err
 	}
+	inUse := map[[2]byte]bool{}
 	for _, a := range addrs {
-		if ip, ok := a.(*net.IPNet); ok && (ip.IP.Equal(net.IPv4(10, 201, 0, 1)) || ip.IP.Equal(net.IPv4(10, 202, 0, 1))) {
-			return nil, fmt.Errorf("%v, the demo's address, is in use: another demo runs, or one was killed (ip netns list; ip link | grep nsc)", ip.IP)
+		if ip, ok := a.(*net.IPNet); ok {
+			if v4 := ip.IP.To4(); v4 != nil && v4[0] == 10 {
+				inUse[[2]byte{v4[1], v4[2]}] = true
+			}
 		}
 	}
+	sub := -1
+	for i := range 250 {
+		n := byte((os.Getpid() + i) % 250)
+		if !inUse[[2]byte{201, n}] && !inUse[[2]byte{202, n}] {
+			sub = int(n)
+			break
+		}
+	}
+	if sub < 0 {
+		return nil, fmt.Errorf("10.201.0.0/16 and 10.202.0.0/16 are in use: demos were killed (ip netns list; ip link | grep nsc)")
+	}
+	dataNet, ctlNet := fmt.Sprintf("10.201.%d", sub), fmt.Sprintf("10.202.%d", sub)
 	id := os.Getpid() % 100000
 	netns := fmt.Sprintf("nsc-demo%d", id)
 	data, ctl := fmt.Sprintf("nscd%da", id), fmt.Sprintf("nscc%da", id)
-	n := &demoNet{lb: fmt.Sprintf("10.201.0.1:%d", lbPort), cpIP: "10.202.0.1", hostIP: "10.201.0.2", syncIP: "10.202.0.2", netns: netns, mtu: "1500"}
+	n := &demoNet{lb: fmt.Sprintf("%s.1:%d", dataNet, lbPort), cpIP: ctlNet + ".1", hostIP: dataNet + ".2", syncIP: ctlNet + ".2", netns: netns, mtu: "1500"}
 	n.cleanup = func() {
 		exec.Command("ip", "link", "del", data).Run()
 		exec.Command("ip", "link", "del", ctl).Run()
@@ -72,7 +88,7 @@ func xdpNet() (*demoNet, error) {
 		return nil
 	}
 	steps := [][]string{{"netns", "add", netns}}
-	for _, p := range []struct{ dev, net string }{{data, "10.201.0"}, {ctl, "10.202.0"}} {
+	for _, p := range []struct{ dev, net string }{{data, dataNet}, {ctl, ctlNet}} {
 		peer := strings.TrimSuffix(p.dev, "a") + "b"
 		steps = append(steps, []string{"link", "add", p.dev, "type", "veth", "peer", "name", peer},
 			[]string{"link", "set", peer, "netns", netns},
@@ -99,10 +115,11 @@ func xdpNet() (*demoNet, error) {
 	// The LB's MAC and broadcast (the senders' ARP); its address for
 	// IPv4 and ARP. Members are the namespace's end of the veth.
 	mac := strings.ReplaceAll(lbIf.HardwareAddr.String(), ":", "")
+	lbIP := 0x0ac90001 | sub<<8 // 10.201.N.1
 	n.tables = fmt.Sprintf("table_add mac_dst_filter_table set_mac_sa 0&&&0 0x%s => 0x%s 0\n"+
 		"table_add mac_dst_filter_table set_mac_sa 0&&&0 0xffffffffffff => 0x%s 0\n"+
-		"table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 0x0ac90001 => 0x0ac90001 0 0\n"+
-		"table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 0\n", mac, mac, mac)
-	n.lbFlags = []string{"--xdp-dev", data, "--xdp-mode", "generic", "--member-mac", string(peerMAC[1]), "--data-ipv4", "10.201.0.1"}
+		"table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0\n"+
+		"table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 %#x => %#x 0 0\n", mac, mac, mac, lbIP, lbIP, lbIP, lbIP)
+	n.lbFlags = []string{"--xdp-dev", data, "--xdp-mode", "generic", "--member-mac", string(peerMAC[1]), "--data-ipv4", dataNet + ".1"}
 	return n, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -36,9 +37,14 @@ func runLB(e *env, args []string) error {
 	fs.StringVar(&fromCP.addr, "cp", "", "HOST:PORT of an nsc cp's --http (run with --lb-feed): forward by the tables it writes as well as --tables, following their changes")
 	fs.StringVar(&fromCP.token, "token", "", "with --cp: a token of the CP holding READ_ONLY on ALL (a feed token, or the admin token)")
 	fs.StringVar(&fromCP.ca, "tls-ca", "", "with --cp: the CA certificate of a CP serving TLS (--tls-cert): fetch the tables over HTTPS")
+	asJSON := fs.Bool("json", false, "print the final counters as JSON on stdout, the text on stderr (docs/json.md)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	var jsonOut io.Writer
+	if *asJSON {
+		jsonOut, e = e.stdout, &env{e.stderr, e.stderr}
 	}
 	if len(files) > 0 || *listen == "" || *tables == "" {
 		return usagef("--tables and --listen are required")
@@ -115,7 +121,11 @@ func runLB(e *env, args []string) error {
 	}
 	start := time.Now()
 	err = serveLB(e, fwd, *tables, *duration, reload)
-	reportLB(e, fwd, time.Since(start))
+	took := time.Since(start)
+	reportLB(e, fwd, took)
+	if jsonOut != nil {
+		err = errors.Join(err, printJSON(jsonOut, lbJSONOf(fwd, took)))
+	}
 	return err
 }
 

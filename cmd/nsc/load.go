@@ -31,6 +31,9 @@ func readFile(name string) ([]byte, error) {
 
 func shippedPath(name string) (string, bool) {
 	p := path.Clean(filepath.ToSlash(name))
+	if p == "models" {
+		return ".", true
+	}
 	p = strings.TrimPrefix(p, "models/")
 	if _, err := fs.Stat(models.FS, p); err == nil {
 		return p, true
@@ -65,7 +68,7 @@ func expand(args []string) ([]string, error) {
 		if st, statErr := os.Stat(dir); statErr == nil && st.IsDir() {
 			err = walk(os.DirFS(dir), ".", dir)
 		} else if shipped, ok := shippedPath(dir); ok {
-			err = walk(models.FS, shipped, "")
+			err = walk(models.FS, shipped, "models") // named as in the repository
 		} else {
 			return nil, fmt.Errorf("%s: no such directory", dir)
 		}

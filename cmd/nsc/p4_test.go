@@ -88,3 +88,40 @@ func TestEmbedP4PRGs(t *testing.T) {
 		}
 	}
 }
+
+// The architecture follows the PRG unless given, and never contradicts it.
+func TestP4ArchFromPRG(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		prg, arch string
+		code      int
+		want      string // in the program's first line, or in stderr
+	}{
+		{"U280", "", exitOK, "--arch xsa"},
+		{"BMv2", "", exitOK, "--arch v1model"},
+		{"U280", "v1model", exitUsage, "--arch v1model: U280 runs xsa"},
+		{"BMv2", "xsa", exitUsage, "--arch xsa: BMv2 runs v1model"},
+		{"HostRaw", "", exitUsage, `--arch is required with --prg "HostRaw"`},
+	} {
+		out := filepath.Join(dir, c.prg+c.arch)
+		args := []string{"compile", "models/ejfat/lb-2025.nsc", "--lpg", "LB2025", "--prg", c.prg, "--target", "p4", "-o", out}
+		if c.arch != "" {
+			args = append(args, "--arch", c.arch)
+		}
+		code, _, stderr := nsc(t, args...)
+		if code != c.code {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+			continue
+		}
+		if code != exitOK {
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("%v: %s, want %q", args, stderr, c.want)
+			}
+			continue
+		}
+		prog, _ := os.ReadFile(filepath.Join(out, "lb2025.p4"))
+		if first, _, _ := strings.Cut(string(prog), "\n"); !strings.Contains(first, c.want) {
+			t.Errorf("%v: program begins %q, want %q", args, first, c.want)
+		}
+	}
+}

@@ -92,3 +92,26 @@ func TestSimReassembly(t *testing.T) {
 		t.Errorf("counters (-want +got):\n%s\n%s", diff, stdout)
 	}
 }
+
+// TestSimHintsAtLBHeaders: nsc sim on the reassembler with segments that
+// still carry the LB header says so and names the table entry; with that
+// entry, every event is delivered.
+func TestSimHintsAtLBHeaders(t *testing.T) {
+	dir := t.TempDir()
+	pcap := filepath.Join(dir, "seg.pcap")
+	if code, _, stderr := nsc(t, "send", "--to", "127.0.0.1:19000", "--events", "3", "--size", "20000", "--pcap", pcap); code != exitOK {
+		t.Fatal(stderr)
+	}
+	sim := []string{"sim", "models/ejfat/reassembler.nsc", "--graph", "Reassembler", "--in", pcap, "--out", filepath.Join(dir, "out")}
+	code, _, stderr := nsc(t, sim...)
+	entry := "table_add data_ports keep_lb 19000->19000 => 1"
+	if code != exitOK || !strings.Contains(stderr, "nsc sim: hint: 9 of 9 frames carry an EJFAT LB header") || !strings.Contains(stderr, entry) {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	tables := filepath.Join(dir, "t.tables")
+	os.WriteFile(tables, []byte(entry+"\n"), 0o644)
+	code, out, stderr := nsc(t, append(sim, "--tables", tables)...)
+	if code != exitOK || stderr != "" || !strings.Contains(out, "sink Deliver                       3") {
+		t.Errorf("with the hinted entry: exit %d\n%s%s", code, out, stderr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"net"
 	"net/netip"
@@ -45,6 +46,7 @@ type recvOpts struct {
 	reasm           reasm.Config
 	cp              cpSession // --cp: register and report state
 	engine          string
+	jsonOut         io.Writer     // --json: the final counters go here, the text to stderr
 	slow            time.Duration // an application this much slower per event (demos)
 
 	deliveredEnough  context.CancelFunc // stops a live run at --events
@@ -56,6 +58,9 @@ func runRecv(e *env, args []string) error {
 	o, err := parseRecv(e, args)
 	if err != nil {
 		return err
+	}
+	if o.jsonOut != nil {
+		e = &env{e.stderr, e.stderr}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -78,10 +83,14 @@ func parseRecv(e *env, args []string) (*recvOpts, error) {
 	o.cp.flags(fs)
 	fs.IntVar(&o.reasm.Queue, "queue", reasm.DefaultQueue, "complete events that may wait for the application (per thread); past it they are lost, counted as enqueue errors")
 	fs.DurationVar(&o.slow, "slow", 0, "take this long over each complete event, as a slow application would (its queue fills)")
+	asJSON := fs.Bool("json", false, "print the final counters as JSON on stdout, the text on stderr (docs/json.md)")
 	fs.StringVar(&o.engine, "engine", "runtime", "what reassembles: runtime (ejfat/reasm, after the kernel's checks) or model (the Go code generated from models/ejfat/reassembler.nsc, by its rules)")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
+	}
+	if *asJSON {
+		o.jsonOut = e.stdout
 	}
 	return o, o.check(rest)
 }
@@ -431,6 +440,9 @@ func (o *recvOpts) report(e *env, threads []*thread, d *delivery) error {
 	}
 	fmt.Fprintln(w)
 	var errs []error
+	if o.jsonOut != nil {
+		errs = append(errs, printJSON(o.jsonOut, o.recvJSONOf(s, d)))
+	}
 	if n := d.bad.Load(); n > 0 {
 		errs = append(errs, fmt.Errorf("nsc recv: %d events failed --verify", n))
 	}

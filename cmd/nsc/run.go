@@ -22,6 +22,7 @@ func runRun(e *env, args []string) error {
 	out := fs.String("out", "", "output pcap: every frame the LB sends")
 	interp := fs.Bool("interp", false, "run the reference interpreter instead of the generated fast path")
 	profile := fs.String("profile", "", "write the frames each node ran on here (for nsc compile --profile)")
+	asJSON := fs.Bool("json", false, "print the counters as JSON (docs/json.md)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -65,6 +66,9 @@ func runRun(e *env, args []string) error {
 	}
 	if err := w.Commit(); err != nil {
 		return err
+	}
+	if *asJSON {
+		return printJSON(e.stdout, countersOf(len(frames), counters, paths))
 	}
 	printCounters(e, len(frames), counters, paths)
 	return nil

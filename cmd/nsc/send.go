@@ -41,6 +41,8 @@ type sendOpts struct {
 	rate                 float64
 	dataID               uint
 	ins                  []string
+	json                 bool
+	srcPortFromTick      bool
 }
 
 func runSend(e *env, args []string) error {
@@ -60,6 +62,8 @@ func runSend(e *env, args []string) error {
 		return nil
 	})
 	fs.StringVar(&o.pcap, "pcap", "", "write Ethernet/IP/UDP frames to this pcap instead of sending")
+	fs.BoolVar(&o.json, "json", false, "print the summary as JSON (docs/json.md)")
+	fs.BoolVar(&o.srcPortFromTick, "src-port-from-tick", false, "with --pcap: each frame's UDP source port is the low 16 bits of its tick (LAG entropy, seed 000)")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -98,9 +102,17 @@ func runSend(e *env, args []string) error {
 	if err == nil {
 		err = sink.commit()
 	}
-	s.summary(e.stdout, d)
-	if u, ok := sink.(*udpSink); ok && u.refused > 0 {
-		fmt.Fprintf(e.stderr, "nsc send: %s refused datagrams %d times (ICMP port unreachable): is anything listening?\n", cfg.Dst, u.refused)
+	var refused uint64
+	if u, ok := sink.(*udpSink); ok {
+		refused = u.refused
+	}
+	if o.json {
+		err = errors.Join(err, printJSON(e.stdout, s.summaryJSON(d, o.pcap, refused)))
+	} else {
+		s.summary(e.stdout, d, o.pcap)
+	}
+	if refused > 0 {
+		fmt.Fprintf(e.stderr, "nsc send: %s refused datagrams %d times (ICMP port unreachable): is anything listening?\n", cfg.Dst, refused)
 	}
 	return err
 }
@@ -125,6 +137,7 @@ func (o *sendOpts) sink(cfg *segment.Config) (segmentSink, error) {
 		return nil, err
 	}
 	cfg.Src, cfg.Frames, cfg.SrcMAC, cfg.DstMAC = src, true, sendSrcMAC, sendDstMAC
+	cfg.SrcPortFromTick = o.srcPortFromTick
 	return newPcapSink(o.pcap, o.rate, room)
 }
 
@@ -137,6 +150,8 @@ func (o *sendOpts) check() (segment.Config, error) {
 		return cfg, usagef("--to is required")
 	case o.lb != "v2" && o.lb != "v3":
 		return cfg, usagef("--lb %s: want v2 or v3", o.lb)
+	case o.srcPortFromTick && o.pcap == "":
+		return cfg, usagef("--src-port-from-tick goes with --pcap: a UDP socket sends from its one port")
 	case o.dataID > 0xffff:
 		return cfg, usagef("--data-id %d: must be 0 to 65535", o.dataID)
 	case len(o.ins) == 0 && (o.size < 1 || uint64(o.size) > 0xffffffff):
@@ -473,8 +488,14 @@ func (s *sender) sendSync(c net.Conn, rate float64) {
 	c.Write(m[:])
 }
 
-func (s *sender) summary(w io.Writer, d time.Duration) {
+// summary says what was sent, or written to pcap (no rate: nothing
+// crossed a network).
+func (s *sender) summary(w io.Writer, d time.Duration, pcap string) {
 	n, b := s.events.Load(), s.bytes.Load()
+	if pcap != "" {
+		fmt.Fprintf(w, "wrote %d events, %d segments, %d bytes to %s\n", n, s.segments.Load(), b, pcap)
+		return
+	}
 	fmt.Fprintf(w, "sent %d events, %d segments, %d bytes in %.3fs: %.0f events/s, %.3f Gbps\n",
 		n, s.segments.Load(), b, d.Seconds(), float64(n)/d.Seconds(), gbps(b, d))
 }

@@ -549,3 +549,32 @@ func FuzzRecvFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestSendSrcPortFromTick: with --src-port-from-tick every frame's UDP
+// source port is the low 16 bits of the tick in its LB header (read by
+// gopacket and the header's bytes); live sending refuses it.
+func TestSendSrcPortFromTick(t *testing.T) {
+	pcap := filepath.Join(t.TempDir(), "s.pcap")
+	if code, _, stderr := nsc(t, "send", "--to", "127.0.0.1:19522", "--events", "5", "--size", "20000", "--pcap", pcap, "--src-port-from-tick"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	ports := map[uint16]bool{}
+	for _, data := range readSinkPcap(t, pcap) {
+		p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.Default)
+		udp, ok := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
+		if !ok || len(udp.Payload) < 16 {
+			t.Fatalf("not an LB datagram: %v", p)
+		}
+		tick := binary.BigEndian.Uint64(udp.Payload[8:16])
+		if uint16(udp.SrcPort) != uint16(tick) {
+			t.Errorf("source port %d, tick %d", udp.SrcPort, tick)
+		}
+		ports[uint16(udp.SrcPort)] = true
+	}
+	if len(ports) != 5 {
+		t.Errorf("%d source ports for 5 events", len(ports))
+	}
+	if code, _, stderr := nsc(t, "send", "--to", "127.0.0.1:19522", "--events", "1", "--src-port-from-tick"); code != exitUsage || !strings.Contains(stderr, "goes with --pcap") {
+		t.Errorf("live --src-port-from-tick: exit %d, %s", code, stderr)
+	}
+}

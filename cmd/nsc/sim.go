@@ -25,6 +25,7 @@ func runSim(e *env, args []string) error {
 	source := fs.String("source", "", "source node packets enter by (default: the graph's first)")
 	tables := fs.String("tables", "", "table entries (table_add lines) to load")
 	profile := fs.String("profile", "", "write the frames each node ran on here (for nsc compile --profile)")
+	asJSON := fs.Bool("json", false, "print the counters as JSON (docs/json.md)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -76,10 +77,16 @@ func runSim(e *env, args []string) error {
 	if err := sinks.commit(); err != nil {
 		return err
 	}
+	if *asJSON {
+		j := countersOf(len(frames), mach.Counters(), sinks.paths)
+		j.InProgress = mach.InProgress()
+		return printJSON(e.stdout, j)
+	}
 	printCounters(e, len(frames), mach.Counters(), sinks.paths)
 	for _, st := range sortedKeys(mach.InProgress()) {
 		fmt.Fprintf(e.stdout, "  state %-23s %6d  (in progress)\n", st, mach.InProgress()[st])
 	}
+	fmt.Fprint(e.stderr, lbHeadedHint(m, frames, *tables))
 	return nil
 }
 

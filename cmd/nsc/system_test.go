@@ -137,12 +137,15 @@ func systemDemoRun(t *testing.T, args ...string) string {
 	}
 	code, out := p.waitExit(t)
 	text := strings.Join(out, "\n")
+	p.mu.Lock()
+	stderr := strings.Join(p.errOut, "\n") // the cause, when there is one: a process's error, a lost receiver
+	p.mu.Unlock()
 	if code != 0 || !strings.Contains(text, ", 0 split across receivers") || !strings.Contains(text, "nsc_cp_epochs_total") {
-		t.Errorf("nsc %v exited %d:\n%s", args, code, text)
+		t.Errorf("nsc %v exited %d:\n%s\nstderr:\n%s", args, code, text, stderr)
 	}
 	m := regexp.MustCompile(`sent (\d+) events, (\d+) written whole`).FindStringSubmatch(text)
 	if m == nil || 2*atoi(m[2]) < atoi(m[1]) {
-		t.Errorf("nsc %v: fewer than half the events written whole:\n%s", args, text)
+		t.Errorf("nsc %v: fewer than half the events written whole:\n%s\nstderr:\n%s", args, text, stderr)
 	}
 	return text
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -21,7 +22,8 @@ func runVerify(e *env, args []string) error {
 	prg := fs.String("prg", "", "the PRG")
 	n := fs.Int("packets", 10000, "how many packets to run")
 	seed := fs.Uint64("seed", 1, "seed of the packet generator")
-	bad := fs.String("mismatches", "verify-mismatches.pcap", "where to write the packets that differ")
+	bad := fs.String("mismatches", "", "where to write the packets that differ (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as JSON (docs/json.md)")
 	tables := fs.String("tables", "", "table entries (table_add lines) for the LPG and the embedded graph")
 	frames := fs.String("frames", "", "a pcap of frames to run too, into the LPG's "+lpg.RxEntry)
 	files, err := parseArgs(fs, args)
@@ -66,6 +68,9 @@ func runVerify(e *env, args []string) error {
 	for _, c := range res.Claims {
 		claimed += c.Packets
 	}
+	if *asJSON {
+		return verifyJSONOut(e, em, res, claimed, *bad)
+	}
 	var seqs string
 	if res.Sequences > 0 {
 		seqs = fmt.Sprintf(", %d segments in sequences", res.Sequences)
@@ -100,11 +105,26 @@ func runVerify(e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "\nmismatch %d: %s", i+1, m)
 	}
-	if err := writeMismatches(*bad, res.Mismatches); err != nil {
-		return err
+	_, err = verifyFailed(em, res, *bad)
+	return err
+}
+
+// verifyFailed writes the packets that differ to bad (or to a new
+// temporary directory, never the working directory) and returns the
+// error that says so, with the file's name.
+func verifyFailed(em *embed.Embedding, res *verify.Result, bad string) (string, error) {
+	if bad == "" {
+		dir, err := os.MkdirTemp("", "nsc-verify-")
+		if err != nil {
+			return "", err
+		}
+		bad = filepath.Join(dir, "mismatches.pcap")
 	}
-	return fmt.Errorf("verify: %d of %d packets differ between %s alone and embedded in %s; they are in %s",
-		len(res.Mismatches), res.Cases, em.LPG.Name, em.PRG.Name, *bad)
+	if err := writeMismatches(bad, res.Mismatches); err != nil {
+		return "", err
+	}
+	return bad, fmt.Errorf("%d of %d packets differ between %s alone and embedded in %s; they are in %s",
+		len(res.Mismatches), res.Cases, em.LPG.Name, em.PRG.Name, bad)
 }
 
 // loadTablesFile reads table_add lines for the schema's tables.

@@ -23,6 +23,8 @@ func runXDP(e *env, args []string) error {
 		return usagef("want run or attach")
 	}
 	switch args[0] {
+	case "-h", "--help", "help":
+		return &helpRequest{"xdp", nil}
 	case "run":
 		return xdpRun(e, args[1:])
 	case "attach":

@@ -49,6 +49,10 @@ type Config struct {
 	// for all of its segments; by default a hash of the event number and
 	// data id, which spreads events over the receiver's ports.
 	PortSelect func(number uint64, dataID uint16) uint16
+	// SrcPortFromTick sets each frame's UDP source port to the low 16
+	// bits of its tick, for LAG switch entropy (seed 000, "UDP Header");
+	// with Frames only (a socket sends from its one port).
+	SrcPortFromTick bool
 }
 
 // Segmenter cuts one event at a time; Start begins an event, Next writes
@@ -92,6 +96,8 @@ func New(cfg Config) (*Segmenter, error) {
 		return nil, fmt.Errorf("segment: MTU %d leaves no payload or is too large", cfg.MTU)
 	case !cfg.Src.IsValid() || !cfg.Dst.IsValid() || cfg.Dst.Addr().Is6() != v6 || cfg.Src.Addr().Is4In6() || cfg.Dst.Addr().Is4In6():
 		return nil, fmt.Errorf("segment: addresses %v and %v not both IPv4 or both IPv6", cfg.Src, cfg.Dst)
+	case cfg.SrcPortFromTick && !cfg.Frames:
+		return nil, fmt.Errorf("segment: the source port from the tick needs frames")
 	case cfg.Frames && (len(cfg.SrcMAC) != 6 || len(cfg.DstMAC) != 6):
 		return nil, fmt.Errorf("segment: frames need 6-byte MACs, have %v and %v", cfg.SrcMAC, cfg.DstMAC)
 	}
@@ -187,6 +193,9 @@ func (s *Segmenter) frameHeaders(f []byte) {
 	copy(f, s.tmpl)
 	ip := f[EthLen:]
 	udp := ip[s.ipLen:]
+	if s.cfg.SrcPortFromTick {
+		binary.BigEndian.PutUint16(udp, uint16(s.number))
+	}
 	udpLen := uint16(len(udp))
 	var pseudo uint32
 	if s.ipLen == IPv4Len {
