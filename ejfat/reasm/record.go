@@ -37,9 +37,9 @@ func (k RecordKind) String() string {
 	return "intervals"
 }
 
-func newRecord(k RecordKind, capacity int) record {
+func newRecord(k RecordKind) record {
 	if k == Bitmap {
-		return &bitmap{w: make([]uint64, 0, (capacity+63)/64)}
+		return &bitmap{}
 	}
 	return &intervals{}
 }
