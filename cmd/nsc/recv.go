@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -39,6 +40,8 @@ type recvOpts struct {
 	ports, threads  int
 	timeout, runFor time.Duration
 	maxEvent        uint
+	maxBytes        int64
+	maxEvents       int
 	events          uint64
 	verify          bool
 	base            netip.AddrPort // --listen resolved
@@ -70,6 +73,8 @@ func parseRecv(e *env, args []string) (*recvOpts, error) {
 	fs.IntVar(&o.threads, "threads", 0, "receive threads, each with its own reassembler; a port's datagrams go to one (default: one per port, at most one per CPU)")
 	fs.DurationVar(&o.timeout, "timeout", reasm.DefaultTimeout, "how long an event may take to complete after its first segment")
 	fs.UintVar(&o.maxEvent, "max-event", reasm.DefaultMaxEventSize, "the largest event accepted, bytes")
+	fs.Int64Var(&o.maxBytes, "max-bytes", reasm.DefaultMaxBytes, "the bytes of event buffers the receiver holds, all threads together (in progress, complete until written, free)")
+	fs.IntVar(&o.maxEvents, "max-events", reasm.DefaultMaxEvents, "incomplete events held, all threads together; past it the oldest with one segment, else the oldest, is dropped")
 	fs.StringVar(&o.out, "out", "", "write each complete event to DIR/<event>-<dataid>.bin")
 	fs.StringVar(&o.in, "in", "", "reassemble the UDP datagrams of this pcap (to the --listen ports, if given) instead of listening")
 	fs.BoolVar(&o.verify, "verify", false, "check each event holds nsc send's synthetic content for its number and data id")
@@ -124,9 +129,16 @@ func (o *recvOpts) check(rest []string) error {
 	if o.reasm.Queue < 1 {
 		return usagef("--queue %d: must be at least 1", o.reasm.Queue)
 	}
-	o.reasm = reasm.Config{Timeout: o.timeout, MaxEventSize: uint32(o.maxEvent), Queue: o.reasm.Queue}
-	if o.reasm.MaxEventSize > reasm.DefaultMaxEventSize {
-		o.reasm.MaxBytes = 2 * int64(o.maxEvent) // room for the largest event's buffer class
+	o.reasm = reasm.Config{Timeout: o.timeout, MaxEventSize: uint32(o.maxEvent), Queue: o.reasm.Queue,
+		MaxBytes: o.maxBytes / int64(o.threads), MaxEvents: max(1, o.maxEvents/o.threads)}
+	switch {
+	case o.maxEvents < 1:
+		return usagef("--max-events %d: must be at least 1", o.maxEvents)
+	case o.maxBytes < 1:
+		return usagef("--max-bytes %d: must be positive", o.maxBytes)
+	}
+	if _, err := reasm.New(o.reasm); err != nil {
+		return usagef("--max-bytes %d over %s: %v", o.maxBytes, plural(o.threads, "thread"), err)
 	}
 	if o.listen != "" {
 		var err error
@@ -167,8 +179,20 @@ func (d *delivery) window() time.Duration {
 	return time.Duration(max(0, d.last.Load()-d.first.Load()))
 }
 
+// memoryBound is the most memory a live run holds whatever it receives
+// (docs/reassembly.md, "Memory"): its reassemblers', the readers'
+// batches, and the runtime's own.
+func (o *recvOpts) memoryBound() int64 {
+	const runtime = 64 << 20
+	r, _ := o.reasm.Memory() // checked by check
+	return int64(o.threads)*r + int64(o.ports)*readBatch*maxDatagram + runtime
+}
+
 // live receives on the ports until a signal, --events or --duration.
 func (o *recvOpts) live(ctx context.Context, e *env) error {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(o.memoryBound()) // the collector keeps freed buffers from piling up
+	}
 	threads := make([]*thread, o.threads)
 	for i := range threads {
 		r, err := o.newReassembler(nil)
@@ -182,8 +206,8 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 		return err
 	}
 	first := conns[0].LocalAddr().(*net.UDPAddr).AddrPort()
-	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s\n", first.Addr(), first.Port(),
-		int(first.Port())+o.ports-1, plural(o.threads, "thread"))
+	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s, in at most %d MiB\n", first.Addr(), first.Port(),
+		int(first.Port())+o.ports-1, plural(o.threads, "thread"), o.memoryBound()>>20)
 	if o.cp.addr != "" {
 		stopCP, err := o.cp.start(e, first, o.ports, func() (reasm.Stats, float64) { return sumStats(threads), meanFill(threads) })
 		if err != nil {
@@ -278,6 +302,9 @@ const readBuffer = 64 << 20
 // readBatch is how many datagrams one recvmmsg takes.
 const readBatch = 32
 
+// maxDatagram is a reader's buffer per datagram: the largest UDP payload.
+const maxDatagram = 1 << 16
+
 // read hands c's datagrams to t's reassembler, a batch (one recvmmsg, one
 // lock) at a time, until c is closed, and drops the timed-out events
 // when c is idle.
@@ -285,7 +312,7 @@ func (o *recvOpts) read(c *net.UDPConn, t *thread, d *delivery) {
 	pc := ipv4.NewPacketConn(c) // recvmmsg, whatever the socket's family
 	msgs := make([]ipv4.Message, readBatch)
 	for i := range msgs {
-		msgs[i].Buffers = [][]byte{make([]byte, 1<<16)}
+		msgs[i].Buffers = [][]byte{make([]byte, maxDatagram)}
 	}
 	c.SetReadDeadline(time.Now().Add(expireEvery))
 	for {

@@ -500,6 +500,9 @@ func TestSendRecvUsage(t *testing.T) {
 		{[]string{"recv", "--listen", "127.0.0.1:65535", "--ports", "2"}, exitUsage, "ports past 65535"},
 		{[]string{"recv", "--listen", "127.0.0.1:0", "--timeout", "0s"}, exitUsage, "--timeout 0s: must be positive"},
 		{[]string{"recv", "--in", "go.mod"}, exitModel, "go.mod: not a pcap or pcapng file"},
+		{[]string{"recv", "--listen", "127.0.0.1:0", "--max-events", "0"}, exitUsage, "--max-events 0: must be at least 1"},
+		{[]string{"recv", "--listen", "127.0.0.1:0", "--max-bytes", "0"}, exitUsage, "--max-bytes 0: must be positive"},
+		{[]string{"recv", "--listen", "127.0.0.1:0", "--ports", "2", "--threads", "2", "--max-bytes", "100000000"}, exitUsage, "--max-bytes 100000000 over 2 threads: reasm: the buffer of a 67108864-byte event"},
 	} {
 		code, _, stderr := nsc(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.stderr) {

@@ -113,5 +113,6 @@ func (p *pool) put(ev *Event) {
 		p.keep(ev.buf)
 	}
 	ev.pooled, ev.Data, ev.buf = true, nil, nil
+	ev.rec.trim()
 	p.events = append(p.events, ev)
 }

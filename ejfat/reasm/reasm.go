@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"time"
+	"unsafe"
 
 	"github.com/dragonet-go/nsc/ejfat"
 )
@@ -77,6 +78,21 @@ func (c *Config) fill() error {
 		return fmt.Errorf("reasm: negative bound or unknown record kind in %+v", *c)
 	}
 	return nil
+}
+
+// Memory is the most memory a Reassembler of c holds, whatever segments
+// it gets: MaxBytes of buffers (complete events the application holds
+// until Release included), the records of the events in progress (at most
+// 1/8 of their buffers), what the pooled events keep of theirs, and the
+// hash tables. (Event structs the application never releases add theirs.)
+func (c Config) Memory() (int64, error) {
+	if err := c.fill(); err != nil {
+		return 0, err
+	}
+	events := int64(c.MaxEvents + c.Queue)
+	tables := 2 * (int64(c.MaxEvents)*int64(unsafe.Sizeof(slot[*Event]{})) +
+		int64(c.Tombstones)*int64(unsafe.Sizeof(slot[Reason]{})+unsafe.Sizeof(Key{})))
+	return c.MaxBytes + c.MaxBytes/8 + events*(keepRecord+int64(unsafe.Sizeof(Event{}))) + tables, nil
 }
 
 // Key names an event: the sender's address, the data id and the event

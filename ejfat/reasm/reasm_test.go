@@ -444,6 +444,25 @@ func TestFragmented(t *testing.T) {
 	}
 }
 
+// TestPooledRecordTrimmed: an event's record of many ranges is let go when
+// the event goes back to the pool, so pooled events keep little memory
+// whatever lengths and orders came before.
+func TestPooledRecordTrimmed(t *testing.T) {
+	r, c := newTest(t, Config{Record: Intervals})
+	p := []byte{1}
+	for i := range 2000 {
+		r.Segment(Key{src1, 1, 1}, uint32(2*i), 200000, p)
+	}
+	if s := r.age.newer.rec.(*intervals).s; len(s) != 2000 {
+		t.Fatalf("%d ranges", len(s))
+	}
+	c.advance(DefaultTimeout)
+	r.Expire()
+	if n := len(r.pool.events); n != 1 || cap(r.pool.events[0].rec.(*intervals).s)*8 > keepRecord {
+		t.Errorf("%d pooled events, the record keeps %d ranges", n, cap(r.pool.events[0].rec.(*intervals).s))
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	for _, c := range []Config{
 		{MaxEventSize: 1 << 20, MaxBytes: 1 << 19},
