@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
 	"golang.org/x/net/ipv4"
 
 	"github.com/dragonet-go/nsc/ejfat"
@@ -27,6 +25,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/segment"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // expireEvery is how often an idle receive thread drops the events whose
@@ -484,16 +483,15 @@ func (o *recvOpts) offline(e *env) error {
 	}
 	t := &thread{r: r}
 	d := &o.got
-	var p udpParser
 	for _, f := range frames {
 		now = f.CI.Timestamp
-		src, dst, payload, ok := p.parse(f.Data)
+		src, dst, payload, ok := frame.ParseUDP(f.Data)
 		if !ok || (o.listen != "" && !o.ours(dst)) {
 			o.skips.Add(1)
 			continue
 		}
 		d.began()
-		if r.Datagram(src, o.stripLB(payload)) == reasm.Completed {
+		if r.Datagram(src.Addr(), o.stripLB(payload)) == reasm.Completed {
 			o.drain(e, r, d)
 		}
 	}
@@ -518,44 +516,6 @@ func (o *recvOpts) drain(e *env, r reassembler, d *delivery) {
 		}
 		o.deliver(e, r, ev, d)
 	}
-}
-
-// udpParser finds the UDP datagram in an Ethernet frame.
-type udpParser struct {
-	eth     layers.Ethernet
-	ip4     layers.IPv4
-	ip6     layers.IPv6
-	udp     layers.UDP
-	parser  *gopacket.DecodingLayerParser
-	decoded []gopacket.LayerType
-}
-
-// parse returns the datagram's source address, destination and payload;
-// false for a frame that holds no whole UDP datagram.
-func (p *udpParser) parse(frame []byte) (src netip.Addr, dst netip.AddrPort, payload []byte, ok bool) {
-	if p.parser == nil {
-		p.parser = gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &p.eth, &p.ip4, &p.ip6, &p.udp)
-		p.parser.IgnoreUnsupported = true
-	}
-	if err := p.parser.DecodeLayers(frame, &p.decoded); err != nil || len(p.decoded) != 3 || p.decoded[2] != layers.LayerTypeUDP {
-		return src, dst, nil, false
-	}
-	var dstIP net.IP
-	if p.decoded[1] == layers.LayerTypeIPv4 {
-		if p.ip4.Flags&layers.IPv4MoreFragments != 0 || p.ip4.FragOffset != 0 {
-			return src, dst, nil, false
-		}
-		src, _ = netip.AddrFromSlice(p.ip4.SrcIP)
-		dstIP = p.ip4.DstIP
-	} else {
-		src, _ = netip.AddrFromSlice(p.ip6.SrcIP)
-		dstIP = p.ip6.DstIP
-	}
-	d, _ := netip.AddrFromSlice(dstIP)
-	if int(p.udp.Length) != len(p.udp.Contents)+len(p.udp.Payload) {
-		return src, dst, nil, false // truncated or padded: not the datagram sent
-	}
-	return src.Unmap(), netip.AddrPortFrom(d.Unmap(), uint16(p.udp.DstPort)), p.udp.Payload, true
 }
 
 // newReassembler makes a thread's reassembler: the runtime with --timeout

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"net/netip"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/reasm"
 	"github.com/dragonet-go/nsc/ejfat/reasmfast"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // reassembler is what a receive thread needs of one: ejfat/reasm's, or
@@ -86,50 +86,23 @@ func (m *modelReassembler) Datagram(src netip.Addr, b []byte) reasm.Reason {
 }
 
 // frame rebuilds the frame of datagram b from src in m's buffer, with
-// packet.Headroom on either side.
+// packet.Headroom on either side: to an unspecified address, ports 0, the
+// UDP checksum 0 over IPv4 (the kernel checked it) and computed over IPv6
+// (where it is not optional).
 func (m *modelReassembler) frame(src netip.Addr, b []byte) []byte {
-	hdr := 14 + 20 + 8
+	to := netip.IPv4Unspecified()
 	if !src.Is4() {
-		hdr = 14 + 40 + 8
+		to = netip.IPv6Unspecified()
 	}
+	d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(to, 0), TTL: 64}
+	hdr := d.HeaderLen()
 	n := 2*packet.Headroom + hdr + len(b)
 	if cap(m.buf) < n {
 		m.buf = make([]byte, n)
 	}
 	f := m.buf[:n]
-	h := f[packet.Headroom : packet.Headroom+hdr]
-	clear(h)
-	udpLen := 8 + len(b)
-	if src.Is4() {
-		binary.BigEndian.PutUint16(h[12:], 0x0800)
-		ip := h[14:34]
-		ip[0], ip[8], ip[9] = 0x45, 64, 17
-		binary.BigEndian.PutUint16(ip[2:], uint16(20+udpLen))
-		copy(ip[12:16], src.AsSlice())
-		binary.BigEndian.PutUint16(ip[10:], packet.Fold(packet.Sum(ip, 0)))
-		binary.BigEndian.PutUint16(h[38:], uint16(udpLen))
-	} else {
-		binary.BigEndian.PutUint16(h[12:], 0x86dd)
-		ip := h[14:54]
-		ip[0], ip[6], ip[7] = 0x60, 17, 64
-		binary.BigEndian.PutUint16(ip[4:], uint16(udpLen))
-		copy(ip[8:24], src.AsSlice())
-		udp := h[54:62]
-		binary.BigEndian.PutUint16(udp[4:], uint16(udpLen))
-		// Over IPv6 the UDP checksum is not optional: the pseudo-header
-		// (addresses, length, next header) and the datagram.
-		var pseudo [40]byte
-		copy(pseudo[:32], ip[8:40])
-		binary.BigEndian.PutUint32(pseudo[32:], uint32(udpLen))
-		pseudo[39] = 17
-		sum := packet.Sum(b, packet.Sum(udp, packet.Sum(pseudo[:], 0)))
-		c := packet.Fold(sum)
-		if c == 0 {
-			c = 0xffff
-		}
-		binary.BigEndian.PutUint16(udp[6:], c)
-	}
 	copy(f[packet.Headroom+hdr:], b)
+	d.Build(f[packet.Headroom : n-packet.Headroom])
 	return f
 }
 

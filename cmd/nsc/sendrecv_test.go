@@ -24,6 +24,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
 	"github.com/dragonet-go/nsc/ejfat/reasm"
 	"github.com/dragonet-go/nsc/ejfat/segment"
+	framelayer "github.com/dragonet-go/nsc/packet/frame"
 )
 
 // e2eLB is the lb-2025 configuration of the end-to-end test: epoch 0 for
@@ -531,9 +532,8 @@ func FuzzRecvFrame(f *testing.F) {
 	f.Add([]byte{})
 	o := &recvOpts{}
 	r, _ := reasm.New(reasm.Config{MaxEventSize: 1 << 16, MaxBytes: 1 << 20})
-	var p udpParser
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		src, dst, payload, ok := p.parse(frame)
+		src, dst, payload, ok := framelayer.ParseUDP(frame)
 		pkt := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.DecodeOptions{NoCopy: true})
 		udp, _ := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
 		if !ok {
@@ -543,10 +543,10 @@ func FuzzRecvFrame(f *testing.F) {
 			t.Fatalf("parse found a datagram to %v of %d bytes gopacket does not: %v", dst, len(payload), pkt)
 		}
 		flow := pkt.NetworkLayer().NetworkFlow()
-		if s, _ := netip.AddrFromSlice(flow.Src().Raw()); s.Unmap() != src {
+		if s, _ := netip.AddrFromSlice(flow.Src().Raw()); s.Unmap() != src.Addr() {
 			t.Fatalf("source %v, gopacket %v", src, s)
 		}
-		r.Datagram(src, o.stripLB(payload))
+		r.Datagram(src.Addr(), o.stripLB(payload))
 		for ev, ok := r.TryDequeue(); ok; ev, ok = r.TryDequeue() {
 			r.Release(ev)
 		}

@@ -1,4 +1,4 @@
 package lbnet
 
 // Frame frames a datagram as a worker does, for the in-memory baseline.
-var Frame = frame
+var Frame = frameOf

@@ -26,12 +26,13 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 const (
 	// MaxUDPPayload is the largest UDP payload over IPv4 (65,535 bytes
 	// less the IPv4 and UDP headers).
-	MaxUDPPayload = 65535 - 20 - udpLen
+	MaxUDPPayload = 65535 - frame.IPv4MinLen - frame.UDPLen
 	// MaxBatch is the most datagrams one recvmmsg or sendmmsg moves: the
 	// kernel's UIO_MAXIOV, to which it cuts longer vectors silently.
 	MaxBatch = 1024

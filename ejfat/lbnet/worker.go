@@ -2,7 +2,6 @@ package lbnet
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -16,11 +15,10 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 const (
-	ethLen = 14
-	udpLen = 8
 	// drainReads bounds the reads that empty a socket when the LB stops:
 	// a sender that outpaces the LB would otherwise keep it from stopping.
 	drainReads = 64
@@ -68,7 +66,7 @@ func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
 	w.batch = ipv4.NewPacketConn(conn)
 	w.local = netip.AddrPortFrom(ip, local.Port())
 	n, size := lb.cfg.Batch, lb.cfg.MaxDatagram
-	hdr := packet.Headroom + ethLen + 20 + udpLen
+	hdr := packet.Headroom + frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen
 	w.bufs = make([][]byte, n)
 	w.in = make([]ipv4.Message, n)
 	w.out = make([]ipv4.Message, n)
@@ -156,7 +154,7 @@ func (w *worker) forward(n int) {
 			w.count.dropped.Add(1)
 			continue
 		}
-		off, size := frame(w.bufs[i], set.mac, src.AddrPort(), w.local, m.N)
+		off, size := frameOf(w.bufs[i], set.mac, src.AddrPort(), w.local, m.N)
 		r := pl.Process(w.bufs[i], off, size)
 		if r.Sink < 0 {
 			w.count.dropped.Add(1)
@@ -199,52 +197,21 @@ func (w *worker) send(k int) {
 	}
 }
 
-// frame writes, in front of the n datagram bytes in buf, the Ethernet
+// frameOf writes, in front of the n datagram bytes in buf, the Ethernet
 // (to the LB's MAC), IPv4 and UDP headers they had on the wire from src
-// to dst (TTL 64, the IPv4 header checksum right; the UDP checksum 0,
-// "none", which spares summing the payload: the kernel has checked it, and
-// it frames what the LB sends anew), and returns the frame's offset and
-// size.
-func frame(buf []byte, mac net.HardwareAddr, src, dst netip.AddrPort, n int) (off, size int) {
-	off = packet.Headroom
-	b := buf[off:]
-	copy(b[0:6], mac)
-	clear(b[6:12])
-	binary.BigEndian.PutUint16(b[12:], 0x0800)
-	ip := b[ethLen:]
-	ip[0], ip[1] = 0x45, 0
-	binary.BigEndian.PutUint16(ip[2:], uint16(20+udpLen+n))
-	binary.BigEndian.PutUint32(ip[4:], 0) // id, flags, fragment offset
-	ip[8], ip[9] = 64, 17
-	clear(ip[10:12])
-	s, d := src.Addr().Unmap().As4(), dst.Addr().As4()
-	copy(ip[12:16], s[:])
-	copy(ip[16:20], d[:])
-	binary.BigEndian.PutUint16(ip[10:], packet.IPv4HeaderChecksum(ip[:20]))
-	u := ip[20:]
-	binary.BigEndian.PutUint16(u[0:], src.Port())
-	binary.BigEndian.PutUint16(u[2:], dst.Port())
-	binary.BigEndian.PutUint16(u[4:], uint16(udpLen+n))
-	binary.BigEndian.PutUint16(u[6:], 0) // none: the kernel has checked it, LinuxUDP takes 0 over IPv4
-	return off, ethLen + 20 + udpLen + n
+// to dst (TTL 64; the UDP checksum 0, "none", which spares summing the
+// payload: the kernel has checked it, and it frames what the LB sends
+// anew), and returns the frame's offset and size.
+func frameOf(buf []byte, mac net.HardwareAddr, src, dst netip.AddrPort, n int) (off, size int) {
+	d := frame.Datagram{DstMAC: mac, Src: src, Dst: dst, TTL: 64}
+	size = d.HeaderLen() + n
+	d.Build(buf[packet.Headroom : packet.Headroom+size])
+	return packet.Headroom, size
 }
 
 // destination reads, from a frame the LB sends, the UDP payload and the
-// address and port it goes to.
-func destination(frame []byte) (payload []byte, to netip.AddrPort, ok bool) {
-	if len(frame) < ethLen+20+udpLen || binary.BigEndian.Uint16(frame[12:]) != 0x0800 {
-		return nil, netip.AddrPort{}, false
-	}
-	ip := frame[ethLen:]
-	ihl := int(ip[0]&0x0f) * 4
-	if ihl < 20 || len(ip) < ihl+udpLen {
-		return nil, netip.AddrPort{}, false
-	}
-	dst := netip.AddrFrom4([4]byte(ip[16:20]))
-	u := ip[ihl:]
-	length := int(binary.BigEndian.Uint16(u[4:]))
-	if length < udpLen || length > len(u) {
-		return nil, netip.AddrPort{}, false
-	}
-	return u[udpLen:length], netip.AddrPortFrom(dst, binary.BigEndian.Uint16(u[2:])), true
+// IPv4 address and port it goes to.
+func destination(f []byte) (payload []byte, to netip.AddrPort, ok bool) {
+	_, to, payload, ok = frame.ParseUDP(f)
+	return payload, to, ok && to.Addr().Is4()
 }
