@@ -22,9 +22,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
-	"github.com/dragonet-go/nsc/ejfat/reasm"
 	"github.com/dragonet-go/nsc/ejfat/segment"
-	framelayer "github.com/dragonet-go/nsc/packet/frame"
 )
 
 // e2eLB is the lb-2025 configuration of the end-to-end test: epoch 0 for
@@ -510,45 +508,4 @@ func TestSendRecvUsage(t *testing.T) {
 			t.Errorf("nsc %v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.stderr)
 		}
 	}
-}
-
-// FuzzRecvFrame: nsc recv --in's frame parser agrees with gopacket's full
-// decoding on any frame (a UDP datagram, whole, with the same addresses
-// and payload, or nothing), and what it finds goes through the LB header
-// check and a reassembler without a panic.
-func FuzzRecvFrame(f *testing.F) {
-	seg, _ := segment.New(segment.Config{MTU: 200, Src: netip.MustParseAddrPort("10.0.0.2:5"), Dst: netip.MustParseAddrPort("10.0.0.1:19522"),
-		Frames: true, SrcMAC: sendSrcMAC, DstMAC: sendDstMAC})
-	seg.Start(make([]byte, 300), 1, 2)
-	for {
-		buf := make([]byte, seg.MaxLen())
-		n, err := seg.Next(buf)
-		if err != nil {
-			break
-		}
-		f.Add(buf[:n])
-		f.Add(buf[:n-1])
-	}
-	f.Add([]byte{})
-	o := &recvOpts{}
-	r, _ := reasm.New(reasm.Config{MaxEventSize: 1 << 16, MaxBytes: 1 << 20})
-	f.Fuzz(func(t *testing.T, frame []byte) {
-		src, dst, payload, ok := framelayer.ParseUDP(frame)
-		pkt := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.DecodeOptions{NoCopy: true})
-		udp, _ := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
-		if !ok {
-			return
-		}
-		if udp == nil || !bytes.Equal(udp.Payload, payload) || uint16(udp.DstPort) != dst.Port() || int(udp.Length) != 8+len(payload) {
-			t.Fatalf("parse found a datagram to %v of %d bytes gopacket does not: %v", dst, len(payload), pkt)
-		}
-		flow := pkt.NetworkLayer().NetworkFlow()
-		if s, _ := netip.AddrFromSlice(flow.Src().Raw()); s.Unmap() != src.Addr() {
-			t.Fatalf("source %v, gopacket %v", src, s)
-		}
-		r.Datagram(src.Addr(), o.stripLB(payload))
-		for ev, ok := r.TryDequeue(); ok; ev, ok = r.TryDequeue() {
-			r.Release(ev)
-		}
-	})
 }

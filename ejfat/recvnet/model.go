@@ -1,4 +1,4 @@
-package main
+package recvnet
 
 import (
 	"bytes"
@@ -14,25 +14,13 @@ import (
 	"github.com/dragonet-go/nsc/packet/frame"
 )
 
-// reassembler is what a receive thread needs of one: ejfat/reasm's, or
-// the model's generated code (modelReassembler).
-type reassembler interface {
-	Datagram(src netip.Addr, b []byte) reasm.Reason
-	Expire()
-	Dequeue(ctx context.Context) (*reasm.Event, error)
-	TryDequeue() (*reasm.Event, bool)
-	Release(ev *reasm.Event)
-	Fill() float64
-	Stats() reasm.Stats
-}
-
-// modelReassembler runs the Go code nsc generates from
+// Model is a Reassembler that runs the Go code nsc generates from
 // models/ejfat/reassembler.nsc (ejfat/reasmfast) on
 // datagrams: each goes in as the frame the kernel received — Ethernet, IP
 // and UDP headers rebuilt in front of it (UDP checksum 0 over IPv4: the
 // kernel checked it) — and the model decides its fate by its own rules
 // (its state declaration's timeout and caps, not --timeout).
-type modelReassembler struct {
+type Model struct {
 	mu    sync.Mutex // the pipeline and stats: receive thread, consumer and progress meet here
 	pl    *reasmfast.Pipeline
 	buf   []byte
@@ -40,7 +28,9 @@ type modelReassembler struct {
 	stats reasm.Stats
 }
 
-func newModelReassembler(now func() time.Time, queue int) (*modelReassembler, error) {
+// NewModel makes a Model on clock now (nil: time.Now) whose queue holds
+// queue complete events.
+func NewModel(now func() time.Time, queue int) (*Model, error) {
 	pl, err := reasmfast.New(nil) // data_ports empty: every port a plain data port
 	if err != nil {
 		return nil, err
@@ -48,7 +38,7 @@ func newModelReassembler(now func() time.Time, queue int) (*modelReassembler, er
 	if now != nil {
 		pl.SetClock(now)
 	}
-	return &modelReassembler{pl: pl, queue: make(chan *reasm.Event, queue)}, nil
+	return &Model{pl: pl, queue: make(chan *reasm.Event, queue)}, nil
 }
 
 // reasons maps the model's drops to the runtime's reasons, for one report.
@@ -58,7 +48,7 @@ var reasons = map[string]reasm.Reason{
 	"too large": reasm.TooLarge, "truncated": reasm.Short,
 }
 
-func (m *modelReassembler) Datagram(src netip.Addr, b []byte) reasm.Reason {
+func (m *Model) Datagram(src netip.Addr, b []byte) reasm.Reason {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stats.Packets++
@@ -89,7 +79,7 @@ func (m *modelReassembler) Datagram(src netip.Addr, b []byte) reasm.Reason {
 // packet.Headroom on either side: to an unspecified address, ports 0, the
 // UDP checksum 0 over IPv4 (the kernel checked it) and computed over IPv6
 // (where it is not optional).
-func (m *modelReassembler) frame(src netip.Addr, b []byte) []byte {
+func (m *Model) frame(src netip.Addr, b []byte) []byte {
 	to := netip.IPv4Unspecified()
 	if !src.Is4() {
 		to = netip.IPv6Unspecified()
@@ -106,9 +96,9 @@ func (m *modelReassembler) frame(src netip.Addr, b []byte) []byte {
 	return f
 }
 
-func (m *modelReassembler) Expire() {} // the model's state expires as segments come
+func (m *Model) Expire() {} // the model's state expires as segments come
 
-func (m *modelReassembler) Dequeue(ctx context.Context) (*reasm.Event, error) {
+func (m *Model) Dequeue(ctx context.Context) (*reasm.Event, error) {
 	select {
 	case ev := <-m.queue:
 		m.dequeued()
@@ -118,7 +108,7 @@ func (m *modelReassembler) Dequeue(ctx context.Context) (*reasm.Event, error) {
 	}
 }
 
-func (m *modelReassembler) TryDequeue() (*reasm.Event, bool) {
+func (m *Model) TryDequeue() (*reasm.Event, bool) {
 	select {
 	case ev := <-m.queue:
 		m.dequeued()
@@ -128,18 +118,18 @@ func (m *modelReassembler) TryDequeue() (*reasm.Event, bool) {
 	}
 }
 
-func (m *modelReassembler) dequeued() {
+func (m *Model) dequeued() {
 	m.mu.Lock()
 	m.stats.Dequeued++
 	m.mu.Unlock()
 }
 
-func (m *modelReassembler) Release(*reasm.Event) {}
+func (m *Model) Release(*reasm.Event) {}
 
-func (m *modelReassembler) Fill() float64 { return float64(len(m.queue)) / float64(cap(m.queue)) }
+func (m *Model) Fill() float64 { return float64(len(m.queue)) / float64(cap(m.queue)) }
 
 // Stats are the runtime's counters, the events' from the model's state.
-func (m *modelReassembler) Stats() reasm.Stats {
+func (m *Model) Stats() reasm.Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.stats
