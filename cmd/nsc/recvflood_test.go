@@ -33,6 +33,11 @@ func TestRecvUnderFlood(t *testing.T) {
 	stop, flooded := floodRecv(t, port)
 	send := startNSC(t, "send", "--to", fmt.Sprintf("127.0.0.1:%d", port), "--events", strconv.Itoa(events),
 		"--size", strconv.Itoa(size), "--rate", strconv.Itoa(rate), "--data-id", "7")
+	select { // waitExit's bound is for a process told to stop; this one sends for --recv-flood
+	case <-send.exited:
+	case <-time.After(*recvFlood + wait):
+		t.Fatalf("nsc send did not end in %v", *recvFlood+wait)
+	}
 	if code, out := send.waitExit(t); code != 0 {
 		t.Fatalf("nsc send exited %d: %q", code, out)
 	}
