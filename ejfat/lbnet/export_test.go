@@ -1,4 +1,38 @@
 package lbnet
 
+import "net"
+
 // Frame frames a datagram as a worker does, for the in-memory baseline.
 var Frame = frameOf
+
+// SegmentedSends is the number of UDP_SEGMENT sends lb's workers made.
+func SegmentedSends(lb *LB) (n uint64) {
+	for _, w := range lb.workers {
+		n += w.count.segmented.Load()
+	}
+	return n
+}
+
+// BatchReader reads up to n datagrams at a time from c with recvmmsg,
+// allocating nothing per call: a benchmark's members count what the LB
+// sends without adding allocations of their own.
+func BatchReader(c *net.UDPConn, n int) func() (int, error) {
+	raw, _ := c.SyscallConn()
+	m := newMmsg(n)
+	for i := range n {
+		m.setBuffer(i, make([]byte, 2048))
+	}
+	return func() (int, error) { return m.recv(raw, n, 0) }
+}
+
+// BatchWriter sends the datagrams ds with one sendmmsg on the connected
+// socket c, allocating nothing per call.
+func BatchWriter(c *net.UDPConn, ds [][]byte) func() (int, error) {
+	raw, _ := c.SyscallConn()
+	m := newMmsg(len(ds))
+	for i, d := range ds {
+		m.setBuffer(i, d)
+		m.hdrs[i].Hdr.Name, m.hdrs[i].Hdr.Namelen = nil, 0
+	}
+	return func() (int, error) { return m.send(raw, 0, len(ds)) }
+}

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
@@ -22,11 +22,17 @@ const (
 	// drainReads bounds the reads that empty a socket when the LB stops:
 	// a sender that outpaces the LB would otherwise keep it from stopping.
 	drainReads = 64
+	// maxSegments and maxGSOBytes bound one UDP_SEGMENT send: the kernel's
+	// UDP_MAX_SEGMENTS (64 before Linux 6.x raised it) and a UDP datagram
+	// over IPv4.
+	maxSegments = 64
+	maxGSOBytes = MaxUDPPayload
 )
 
 // counters are a worker's Stats, read with atomic loads while it runs.
 type counters struct {
 	received, forwarded, dropped, oversize, sendErrors atomic.Uint64
+	segmented                                          atomic.Uint64 // UDP_SEGMENT messages made (of more than one datagram)
 }
 
 // worker forwards the datagrams arriving on one socket.
@@ -34,23 +40,20 @@ type worker struct {
 	lb    *LB
 	id    int // its pipeline in every table set
 	conn  *net.UDPConn
-	batch batchConn
 	local netip.AddrPort
 	count counters
 	set   *tableSet // the one the last batch ran over
 	// drops are those of the pipelines of earlier sets, by site.
 	drops map[fastpath.DropSite]uint64
 
-	bufs  [][]byte
-	in    []ipv4.Message
-	out   []ipv4.Message
-	addrs []net.UDPAddr
-}
-
-// batchConn is what x/net's ipv4 and ipv6 packet conns have in common.
-type batchConn interface {
-	ReadBatch(ms []ipv4.Message, flags int) (int, error)
-	WriteBatch(ms []ipv4.Message, flags int) (int, error)
+	raw     syscall.RawConn
+	bufs    [][]byte
+	in, out *mmsg
+	dests   []netip.AddrPort // of the datagrams of out.iovs
+	first   []int            // of each message of out, its first datagram
+	// gso: consecutive datagrams to one member go as one UDP_SEGMENT send,
+	// until the kernel refuses one.
+	gso bool
 }
 
 func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
@@ -63,20 +66,20 @@ func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
 	case !ip.Is4():
 		return nil, fmt.Errorf("lbnet: IPv6 listen addresses are not supported yet (%v)", ip)
 	}
-	w.batch = ipv4.NewPacketConn(conn)
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	w.raw, w.gso = raw, true
 	w.local = netip.AddrPortFrom(ip, local.Port())
 	n, size := lb.cfg.Batch, lb.cfg.MaxDatagram
 	hdr := packet.Headroom + frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen
 	w.bufs = make([][]byte, n)
-	w.in = make([]ipv4.Message, n)
-	w.out = make([]ipv4.Message, n)
-	w.addrs = make([]net.UDPAddr, n)
+	w.in, w.out = newMmsg(n), newMmsg(n)
+	w.dests, w.first = make([]netip.AddrPort, n), make([]int, n+1)
 	for i := range w.bufs {
 		w.bufs[i] = make([]byte, hdr+size+packet.Headroom)
-		w.in[i].Buffers = [][]byte{w.bufs[i][hdr : hdr+size]}
-		w.out[i].Buffers = make([][]byte, 1)
-		w.out[i].Addr = &w.addrs[i]
-		w.addrs[i].IP = make(net.IP, 4) // filled in place: no allocation per datagram
+		w.in.setBuffer(i, w.bufs[i][hdr:hdr+size])
 	}
 	return w, nil
 }
@@ -89,6 +92,14 @@ func (w *worker) stats() Stats {
 // run forwards until ctx ends, then drains the socket; or until the socket
 // fails.
 func (w *worker) run(ctx context.Context) error {
+	if w.lb.cfg.Pin {
+		// Never unlocked: the thread ends with the goroutine, pinned
+		// threads do not go back to the runtime's pool.
+		runtime.LockOSThread()
+		if err := pin(w.id); err != nil {
+			return fmt.Errorf("lbnet: pin worker %d: %w", w.id, err)
+		}
+	}
 	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		w.conn.SetReadDeadline(time.Now())
@@ -96,7 +107,7 @@ func (w *worker) run(ctx context.Context) error {
 	})
 	defer stop()
 	for {
-		n, err := w.batch.ReadBatch(w.in, 0)
+		n, err := w.in.recv(w.raw, len(w.bufs), 0)
 		if err == nil {
 			w.forward(n)
 		}
@@ -119,7 +130,7 @@ func (w *worker) run(ctx context.Context) error {
 func (w *worker) drain() error {
 	w.conn.SetReadDeadline(time.Time{})
 	for range drainReads {
-		n, err := w.batch.ReadBatch(w.in, unix.MSG_DONTWAIT)
+		n, err := w.in.recv(w.raw, len(w.bufs), unix.MSG_DONTWAIT)
 		if errors.Is(err, syscall.EAGAIN) {
 			return nil
 		}
@@ -127,7 +138,7 @@ func (w *worker) drain() error {
 			return err
 		}
 		w.forward(n)
-		if n < len(w.in) {
+		if n < len(w.bufs) {
 			return nil
 		}
 	}
@@ -144,17 +155,16 @@ func (w *worker) forward(n int) {
 	w.count.received.Add(uint64(n))
 	k := 0
 	for i := range n {
-		m := &w.in[i]
-		if m.Flags&unix.MSG_TRUNC != 0 {
+		size, src, truncated := w.in.received(i)
+		if truncated {
 			w.count.oversize.Add(1)
 			continue
 		}
-		src, ok := m.Addr.(*net.UDPAddr)
-		if !ok {
+		if !src.IsValid() {
 			w.count.dropped.Add(1)
 			continue
 		}
-		off, size := frameOf(w.bufs[i], set.mac, src.AddrPort(), w.local, m.N)
+		off, size := frameOf(w.bufs[i], set.mac, src, w.local, size)
 		r := pl.Process(w.bufs[i], off, size)
 		if r.Sink < 0 {
 			w.count.dropped.Add(1)
@@ -165,10 +175,8 @@ func (w *worker) forward(n int) {
 			w.count.dropped.Add(1)
 			continue
 		}
-		ip4 := to.Addr().As4()
-		copy(w.addrs[k].IP, ip4[:])
-		w.addrs[k].Port = int(to.Port())
-		w.out[k].Buffers[0] = payload
+		w.out.setBuffer(k, payload) // an iovec, gathered by send
+		w.dests[k] = to
 		k++
 	}
 	w.send(k)
@@ -184,17 +192,48 @@ func (w *worker) use(set *tableSet) {
 	w.set = set
 }
 
-// send sends the first k messages of w.out.
+// send sends the first k datagrams of w.out: consecutive ones to the same
+// member, of one size but the last, as one UDP_SEGMENT (GSO) send, which
+// the kernel cuts into the datagrams again; one sendmmsg for them all.
 func (w *worker) send(k int) {
-	for sent := 0; sent < k; {
-		n, err := w.batch.WriteBatch(w.out[sent:k], 0)
+	msgs := w.group(0, 0, k)
+	for sent := 0; sent < msgs; {
+		n, err := w.out.send(w.raw, sent, msgs)
+		if err != nil && w.gso && w.first[sent+1]-w.first[sent] > 1 {
+			// The device or kernel takes no GSO: send one by one from here.
+			w.gso = false
+			msgs = w.group(sent, w.first[sent], k)
+			continue
+		}
 		if err != nil {
-			w.count.sendErrors.Add(uint64(k - sent))
+			w.count.sendErrors.Add(uint64(k - w.first[sent]))
 			return
 		}
-		w.count.forwarded.Add(uint64(n))
+		w.count.forwarded.Add(uint64(w.first[sent+n] - w.first[sent]))
 		sent += n
 	}
+}
+
+// group makes messages from msg on of datagrams [from, k) and returns
+// the number of messages; w.first[m] is message m's first datagram.
+func (w *worker) group(msg, from, k int) int {
+	for i := from; i < k; msg++ {
+		size := int(w.out.iovs[i].Len)
+		j, total := i+1, size
+		for w.gso && j < k && j-i < maxSegments && w.dests[j] == w.dests[i] && int(w.out.iovs[j-1].Len) == size &&
+			int(w.out.iovs[j].Len) <= size && total+int(w.out.iovs[j].Len) <= maxGSOBytes {
+			total += int(w.out.iovs[j].Len)
+			j++
+		}
+		w.first[msg] = i
+		w.out.setSend(msg, i, j-i, size, w.dests[i])
+		if j-i > 1 {
+			w.count.segmented.Add(1)
+		}
+		i = j
+	}
+	w.first[msg] = k
+	return msg
 }
 
 // frameOf writes, in front of the n datagram bytes in buf, the Ethernet
