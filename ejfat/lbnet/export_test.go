@@ -1,14 +1,25 @@
 package lbnet
 
-import "net"
+import (
+	"net"
+	"net/netip"
+)
 
 // Frame frames a datagram as a worker does, for the in-memory baseline.
 var Frame = frameOf
 
-// SegmentedSends is the number of UDP_SEGMENT sends lb's workers made.
+// SegmentedSends and CoalescedReceives are the UDP_SEGMENT messages lb's
+// workers sent and the UDP_GRO ones they received.
 func SegmentedSends(lb *LB) (n uint64) {
 	for _, w := range lb.workers {
 		n += w.count.segmented.Load()
+	}
+	return n
+}
+
+func CoalescedReceives(lb *LB) (n uint64) {
+	for _, w := range lb.workers {
+		n += w.count.coalesced.Load()
 	}
 	return n
 }
@@ -35,4 +46,17 @@ func BatchWriter(c *net.UDPConn, ds [][]byte) func() (int, error) {
 		m.hdrs[i].Hdr.Name, m.hdrs[i].Hdr.Namelen = nil, 0
 	}
 	return func() (int, error) { return m.send(raw, 0, len(ds)) }
+}
+
+// SegmentWriter sends the datagrams ds, of one size but the last, as one
+// UDP_SEGMENT message on the connected socket c.
+func SegmentWriter(c *net.UDPConn, ds [][]byte) func() (int, error) {
+	raw, _ := c.SyscallConn()
+	m := newMmsg(len(ds))
+	for i, d := range ds {
+		m.setBuffer(i, d)
+	}
+	m.setSend(0, 0, len(ds), len(ds[0]), netip.AddrPortFrom(netip.IPv4Unspecified(), 0)) // the name cleared: connected
+	m.hdrs[0].Hdr.Name, m.hdrs[0].Hdr.Namelen = nil, 0
+	return func() (int, error) { return m.send(raw, 0, 1) }
 }

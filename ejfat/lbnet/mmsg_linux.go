@@ -29,8 +29,9 @@ type mmsg struct {
 	sendFn   func(fd uintptr) bool
 }
 
-// ctrlLen is a sent message's control buffer: UDP_SEGMENT's cmsg.
-var ctrlLen = unix.CmsgSpace(2)
+// ctrlLen is a message's control buffer: one cmsg, UDP_GRO's segment
+// size (an int) in, UDP_SEGMENT's (a uint16) out.
+var ctrlLen = unix.CmsgSpace(4)
 
 func newMmsg(n int) *mmsg {
 	m := &mmsg{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), names: make([]unix.RawSockaddrInet4, n),
@@ -68,7 +69,8 @@ func (m *mmsg) recv(raw syscall.RawConn, n, flags int) (int, error) {
 	for i := range n {
 		h := &m.hdrs[i].Hdr
 		h.Namelen = unix.SizeofSockaddrInet4
-		h.Control, h.Controllen, h.Flags = nil, 0, 0
+		h.Control, h.Flags = &m.ctrl[i*ctrlLen], 0
+		h.SetControllen(ctrlLen)
 	}
 	m.n, m.flags = n, flags
 	if err := raw.Read(m.recvFn); err != nil {
@@ -80,16 +82,24 @@ func (m *mmsg) recv(raw syscall.RawConn, n, flags int) (int, error) {
 	return m.done, nil
 }
 
-// received is message i's datagram length, source (invalid unless IPv4),
-// and whether the kernel truncated it.
-func (m *mmsg) received(i int) (n int, from netip.AddrPort, truncated bool) {
+// received is message i's length, source (invalid unless IPv4), whether
+// the kernel truncated it, and, when it coalesced datagrams of one flow
+// into it (UDP_GRO), their size (the last may be shorter; 0: one
+// datagram).
+func (m *mmsg) received(i int) (n int, from netip.AddrPort, truncated bool, segment int) {
 	h := &m.hdrs[i]
 	sa := &m.names[i]
 	port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:])
 	if sa.Family == unix.AF_INET && h.Hdr.Namelen >= unix.SizeofSockaddrInet4 {
 		from = netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), port)
 	}
-	return int(h.Len), from, h.Hdr.Flags&unix.MSG_TRUNC != 0
+	if h.Hdr.Controllen >= uint64(unix.CmsgLen(4)) {
+		c := m.ctrl[i*ctrlLen:]
+		if hdr := (*unix.Cmsghdr)(unsafe.Pointer(&c[0])); hdr.Level == unix.SOL_UDP && hdr.Type == unix.UDP_GRO {
+			segment = int(binary.NativeEndian.Uint32(c[unix.CmsgLen(0):]))
+		}
+	}
+	return int(h.Len), from, h.Hdr.Flags&unix.MSG_TRUNC != 0, segment
 }
 
 // setSend makes message k the datagrams iovs[first:first+count] to to,
@@ -148,4 +158,11 @@ func pin(i int) error {
 			i--
 		}
 	}
+}
+
+// setGRO asks the kernel to hand over datagrams of one flow coalesced
+// (UDP_GRO): it does when they arrive so, from a GSO sender on loopback or
+// through a NIC's GRO. Best effort: without it they come one by one.
+func setGRO(raw syscall.RawConn) {
+	raw.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.SOL_UDP, unix.UDP_GRO, 1) })
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -22,6 +23,11 @@ const (
 	// drainReads bounds the reads that empty a socket when the LB stops:
 	// a sender that outpaces the LB would otherwise keep it from stopping.
 	drainReads = 64
+	// outPerIn is how many datagrams a batch sends per message it
+	// receives, at most, before it sends the rest in another sendmmsg:
+	// room for coalesced messages (UDP_GRO) of up to 4 datagrams each on
+	// average, and one of maxSegments more.
+	outPerIn = 4
 	// maxSegments and maxGSOBytes bound one UDP_SEGMENT send: the kernel's
 	// UDP_MAX_SEGMENTS (64 before Linux 6.x raised it) and a UDP datagram
 	// over IPv4.
@@ -33,6 +39,7 @@ const (
 type counters struct {
 	received, forwarded, dropped, oversize, sendErrors atomic.Uint64
 	segmented                                          atomic.Uint64 // UDP_SEGMENT messages made (of more than one datagram)
+	coalesced                                          atomic.Uint64 // UDP_GRO messages received (of more than one datagram)
 }
 
 // worker forwards the datagrams arriving on one socket.
@@ -48,6 +55,7 @@ type worker struct {
 
 	raw     syscall.RawConn
 	bufs    [][]byte
+	save    []byte // the bytes a coalesced datagram's headers cover
 	in, out *mmsg
 	dests   []netip.AddrPort // of the datagrams of out.iovs
 	first   []int            // of each message of out, its first datagram
@@ -71,12 +79,19 @@ func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
 		return nil, err
 	}
 	w.raw, w.gso = raw, true
+	if lb.cfg.MaxDatagram == MaxUDPPayload {
+		// Coalesced datagrams need the largest buffers: with smaller ones
+		// they would come truncated.
+		setGRO(raw)
+	}
 	w.local = netip.AddrPortFrom(ip, local.Port())
 	n, size := lb.cfg.Batch, lb.cfg.MaxDatagram
 	hdr := packet.Headroom + frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen
 	w.bufs = make([][]byte, n)
-	w.in, w.out = newMmsg(n), newMmsg(n)
-	w.dests, w.first = make([]netip.AddrPort, n), make([]int, n+1)
+	w.in, w.out = newMmsg(n), newMmsg(n*outPerIn+maxSegments)
+	out := n*outPerIn + maxSegments
+	w.dests, w.first = make([]netip.AddrPort, out), make([]int, out+1)
+	w.save = make([]byte, hdr)
 	for i := range w.bufs {
 		w.bufs[i] = make([]byte, hdr+size+packet.Headroom)
 		w.in.setBuffer(i, w.bufs[i][hdr:hdr+size])
@@ -145,41 +160,78 @@ func (w *worker) drain() error {
 	return nil
 }
 
-// forward runs n received datagrams through the LB, over the table set
+// forward runs n received messages through the LB, over the table set
 // current when the batch starts, and sends the results.
 func (w *worker) forward(n int) {
 	if set := w.lb.current.Load(); set != w.set {
 		w.use(set)
 	}
-	set, pl := w.set, w.set.pls[w.id]
-	w.count.received.Add(uint64(n))
 	k := 0
 	for i := range n {
-		size, src, truncated := w.in.received(i)
-		if truncated {
+		size, src, truncated, segment := w.in.received(i)
+		switch {
+		case truncated:
+			w.count.received.Add(1)
 			w.count.oversize.Add(1)
-			continue
-		}
-		if !src.IsValid() {
+		case !src.IsValid():
+			w.count.received.Add(1)
 			w.count.dropped.Add(1)
-			continue
+		case segment == 0 || segment >= size:
+			k = w.one(w.bufs[i], src, size, k)
+		default:
+			k = w.coalesced(w.bufs[i], src, size, segment, k)
 		}
-		off, size := frameOf(w.bufs[i], set.mac, src, w.local, size)
-		r := pl.Process(w.bufs[i], off, size)
-		if r.Sink < 0 {
-			w.count.dropped.Add(1)
-			continue
-		}
-		payload, to, ok := destination(r.Data)
-		if !ok {
-			w.count.dropped.Add(1)
-			continue
-		}
-		w.out.setBuffer(k, payload) // an iovec, gathered by send
-		w.dests[k] = to
-		k++
 	}
 	w.send(k)
+}
+
+// coalesced runs the datagrams of one UDP_GRO message, segment bytes each
+// (the last may be shorter), back to front: each datagram's frame headers
+// go over the end of the one before it, whose bytes are put back before it
+// runs, while the outputs of those after it stay untouched. Their outputs,
+// added back to front, are then put in order.
+func (w *worker) coalesced(buf []byte, src netip.AddrPort, size, segment, k int) int {
+	w.count.coalesced.Add(1)
+	if k+(size+segment-1)/segment > len(w.dests) {
+		w.send(k)
+		k = 0
+	}
+	first := k
+	hdr := len(buf) - w.lb.cfg.MaxDatagram - packet.Headroom // where the message starts
+	for start := (size - 1) / segment * segment; start >= 0; start -= segment {
+		end := min(start+segment, size)
+		copy(w.save, buf[start:start+hdr])
+		k = w.one(buf[start:hdr+end:hdr+end], src, end-start, k)
+		copy(buf[start:start+hdr], w.save)
+	}
+	slices.Reverse(w.dests[first:k])
+	slices.Reverse(w.out.iovs[first:k])
+	return k
+}
+
+// one runs the datagram of n bytes at buf[hdr:] through the LB and adds
+// what it sends, if anything, to w.out as datagram k; it returns the next
+// k, sending w.out first when it is full.
+func (w *worker) one(buf []byte, src netip.AddrPort, n, k int) int {
+	w.count.received.Add(1)
+	if k == len(w.dests) {
+		w.send(k)
+		k = 0
+	}
+	off, size := frameOf(buf, w.set.mac, src, w.local, n)
+	r := w.set.pls[w.id].Process(buf, off, size)
+	if r.Sink < 0 {
+		w.count.dropped.Add(1)
+		return k
+	}
+	payload, to, ok := destination(r.Data)
+	if !ok {
+		w.count.dropped.Add(1)
+		return k
+	}
+	w.out.setBuffer(k, payload) // an iovec, gathered by send
+	w.dests[k] = to
+	return k + 1
 }
 
 // use moves the worker to a new table set, keeping the drops of its
