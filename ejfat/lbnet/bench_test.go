@@ -26,16 +26,21 @@ import (
 // delivered says how much got through). Events are one datagram of 24
 // bytes each, alternating members (segs=1), or 8 segments of 1 KiB each,
 // an event's segments one after the other as a sender sends them
-// (segs=8): the LB sends those to one member with UDP_SEGMENT. Senders
+// (segs=8): the LB sends those to one member with UDP_SEGMENT; with
+// gso=true the senders send each event as one UDP_SEGMENT message too,
+// and the LB receives it coalesced (UDP_GRO). Senders
 // and members allocate nothing: allocs/op are the LB's. The baseline: the
 // same one-datagram events framed as a worker frames them and run
 // through the fast path in memory.
 func BenchmarkLive(b *testing.B) {
 	b.Run("in-memory", benchInMemory)
-	for _, segs := range []int{1, 8} {
+	for _, c := range []struct {
+		segs int
+		gso  bool
+	}{{1, false}, {8, false}, {8, true}} {
 		for _, n := range slices.Compact([]int{1, 2, runtime.NumCPU()}) {
 			for _, pin := range []bool{false, true} {
-				b.Run(fmt.Sprintf("segs=%d/workers=%d/pin=%v", segs, n, pin), func(b *testing.B) { benchLive(b, n, segs, pin) })
+				b.Run(fmt.Sprintf("segs=%d/gso=%v/workers=%d/pin=%v", c.segs, c.gso, n, pin), func(b *testing.B) { benchLive(b, n, c.segs, c.gso, pin) })
 			}
 		}
 	}
@@ -63,7 +68,7 @@ func benchInMemory(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "packets/s")
 }
 
-func benchLive(b *testing.B, workers, segs int, pin bool) {
+func benchLive(b *testing.B, workers, segs int, gso, pin bool) {
 	members := []*counter{newCounter(b), newCounter(b)}
 	lb, addr := newLB(b, workers, lbnet.Config{Pin: pin})
 	setTables(b, lb, lbtest.Tables(ip(addr), lbtest.Dest{ID: 0, Port: members[0].port()}, lbtest.Dest{ID: 1, Port: members[1].port()}))
@@ -78,7 +83,15 @@ func benchLive(b *testing.B, workers, segs int, pin bool) {
 	}
 	var senders []func() (int, error)
 	for range 8 {
-		senders = append(senders, lbnet.BatchWriter(lbtest.Sender(b, addr), ds))
+		if gso {
+			var events [][][]byte
+			for i := 0; i < len(ds); i += segs {
+				events = append(events, ds[i:i+segs])
+			}
+			senders = append(senders, lbnet.SegmentWriter(lbtest.Sender(b, addr), events))
+		} else {
+			senders = append(senders, lbnet.BatchWriter(lbtest.Sender(b, addr), ds))
+		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -48,15 +48,27 @@ func BatchWriter(c *net.UDPConn, ds [][]byte) func() (int, error) {
 	return func() (int, error) { return m.send(raw, 0, len(ds)) }
 }
 
-// SegmentWriter sends the datagrams ds, of one size but the last, as one
-// UDP_SEGMENT message on the connected socket c.
-func SegmentWriter(c *net.UDPConn, ds [][]byte) func() (int, error) {
+// SegmentWriter sends each group of datagrams, of one size but the last,
+// as one UDP_SEGMENT message, all with one sendmmsg, on the connected
+// socket c; it returns the datagrams sent.
+func SegmentWriter(c *net.UDPConn, groups [][][]byte) func() (int, error) {
 	raw, _ := c.SyscallConn()
+	var ds [][]byte
+	for _, g := range groups {
+		ds = append(ds, g...)
+	}
 	m := newMmsg(len(ds))
 	for i, d := range ds {
 		m.setBuffer(i, d)
 	}
-	m.setSend(0, 0, len(ds), len(ds[0]), netip.AddrPortFrom(netip.IPv4Unspecified(), 0)) // the name cleared: connected
-	m.hdrs[0].Hdr.Name, m.hdrs[0].Hdr.Namelen = nil, 0
-	return func() (int, error) { return m.send(raw, 0, 1) }
+	first := 0
+	for k, g := range groups {
+		m.setSend(k, first, len(g), len(g[0]), netip.AddrPortFrom(netip.IPv4Unspecified(), 0))
+		m.hdrs[k].Hdr.Name, m.hdrs[k].Hdr.Namelen = nil, 0 // connected
+		first += len(g)
+	}
+	return func() (int, error) {
+		n, err := m.send(raw, 0, len(groups))
+		return n * len(ds) / len(groups), err
+	}
 }
