@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket"
-	"golang.org/x/net/ipv4"
 
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/segment"
 	"github.com/dragonet-go/nsc/internal/pcapio"
+	"github.com/dragonet-go/nsc/internal/udpbatch"
 )
 
 // The Ethernet addresses of the frames nsc send --pcap writes: a locally
@@ -242,14 +242,14 @@ type segmentSink interface {
 const sendBatch = 32
 
 // udpSink sends the segments as datagrams on a connected socket,
-// sendBatch to a system call.
+// sendBatch to a system call, an event's segments (of one size but the
+// last) as UDP_SEGMENT messages where the kernel takes them.
 type udpSink struct {
 	conn  *net.UDPConn
-	batch *ipv4.PacketConn // sendmmsg on conn, whatever its family
+	raw   syscall.RawConn
+	out   *udpbatch.Sender
 	local netip.AddrPort
-	msgs  []ipv4.Message
 	bufs  [][]byte
-	n     int // segments put, not yet sent
 	// refused counts the ICMP port unreachables the socket reported (a
 	// send fails with ECONNREFUSED once for the datagrams before it): a
 	// datagram sender carries on, as if they were lost on the way.
@@ -270,41 +270,42 @@ func dialSink(from string, to netip.AddrPort, maxLen int) (*udpSink, error) {
 		return nil, err
 	}
 	c.SetWriteBuffer(4 << 20) // at most net.core.wmem_max: best effort
+	raw, err := c.SyscallConn()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
 	la := c.LocalAddr().(*net.UDPAddr).AddrPort()
-	u := &udpSink{conn: c, batch: ipv4.NewPacketConn(c), local: netip.AddrPortFrom(la.Addr().Unmap(), la.Port()),
-		msgs: make([]ipv4.Message, sendBatch), bufs: make([][]byte, sendBatch)}
+	u := &udpSink{conn: c, raw: raw, out: udpbatch.NewSender(sendBatch), local: netip.AddrPortFrom(la.Addr().Unmap(), la.Port()),
+		bufs: make([][]byte, sendBatch)}
 	for i := range u.bufs {
 		u.bufs[i] = make([]byte, maxLen)
-		u.msgs[i].Buffers = [][]byte{nil}
 	}
 	return u, nil
 }
 
-func (u *udpSink) room() []byte { return u.bufs[u.n] }
+func (u *udpSink) room() []byte { return u.bufs[u.out.Len()] }
 
 func (u *udpSink) put(n int, _ uint64) error {
-	u.msgs[u.n].Buffers[0] = u.bufs[u.n][:n]
-	if u.n++; u.n == len(u.msgs) {
+	u.out.Add(u.bufs[u.out.Len()][:n], netip.AddrPort{}) // to the connected peer
+	if u.out.Len() == u.out.Cap() {
 		return u.flush()
 	}
 	return nil
 }
 
 func (u *udpSink) flush() error {
-	for sent := 0; sent < u.n; {
-		k, err := u.batch.WriteBatch(u.msgs[sent:u.n], 0)
+	for {
+		_, err := u.out.Flush(u.raw)
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			u.refused++ // reported, and cleared: the retry sends
 			continue
 		}
 		if err != nil {
-			u.n = 0
-			return err
+			u.out.Reset()
 		}
-		sent += k
+		return err
 	}
-	u.n = 0
-	return nil
 }
 
 func (u *udpSink) commit() error { return errors.Join(u.flush(), u.conn.Close()) }

@@ -27,8 +27,9 @@ import (
 // bytes each, alternating members (segs=1), or 8 segments of 1 KiB each,
 // an event's segments one after the other as a sender sends them
 // (segs=8): the LB sends those to one member with UDP_SEGMENT; with
-// gso=true the senders send each event as one UDP_SEGMENT message too,
-// and the LB receives it coalesced (UDP_GRO). Senders
+// gso=true the senders send with UDP_SEGMENT too (an event's segments and
+// the next events' of the same size, up to 64 a message), and the LB
+// receives them coalesced (UDP_GRO). Senders
 // and members allocate nothing: allocs/op are the LB's. The baseline: the
 // same one-datagram events framed as a worker frames them and run
 // through the fast path in memory.
@@ -83,15 +84,7 @@ func benchLive(b *testing.B, workers, segs int, gso, pin bool) {
 	}
 	var senders []func() (int, error)
 	for range 8 {
-		if gso {
-			var events [][][]byte
-			for i := 0; i < len(ds); i += segs {
-				events = append(events, ds[i:i+segs])
-			}
-			senders = append(senders, lbnet.SegmentWriter(lbtest.Sender(b, addr), events))
-		} else {
-			senders = append(senders, lbnet.BatchWriter(lbtest.Sender(b, addr), ds))
-		}
+		senders = append(senders, batchWriter(lbtest.Sender(b, addr), ds, gso))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -127,7 +120,7 @@ func newCounter(b *testing.B) *counter {
 	c := &counter{conn: conn}
 	var done sync.WaitGroup
 	done.Go(func() {
-		read := lbnet.BatchReader(conn, 64)
+		read := batchReader(conn, 64)
 		for {
 			k, err := read()
 			if err != nil {

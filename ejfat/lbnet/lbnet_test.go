@@ -393,7 +393,7 @@ func TestCoalescedReceives(t *testing.T) {
 			ds = append(ds, d)
 			want = append(want, d[16:])
 		}
-		if _, err := lbnet.SegmentWriter(s, [][][]byte{ds})(); err != nil {
+		if _, err := batchWriter(s, ds, true)(); err != nil {
 			t.Skipf("no UDP_SEGMENT on loopback: %v", err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
-	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
+	"github.com/dragonet-go/nsc/internal/udpbatch"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/packet/frame"
 )
@@ -26,19 +26,13 @@ const (
 	// outPerIn is how many datagrams a batch sends per message it
 	// receives, at most, before it sends the rest in another sendmmsg:
 	// room for coalesced messages (UDP_GRO) of up to 4 datagrams each on
-	// average, and one of maxSegments more.
+	// average, and one of udpbatch.MaxSegments more.
 	outPerIn = 4
-	// maxSegments and maxGSOBytes bound one UDP_SEGMENT send: the kernel's
-	// UDP_MAX_SEGMENTS (64 before Linux 6.x raised it) and a UDP datagram
-	// over IPv4.
-	maxSegments = 64
-	maxGSOBytes = MaxUDPPayload
 )
 
 // counters are a worker's Stats, read with atomic loads while it runs.
 type counters struct {
 	received, forwarded, dropped, oversize, sendErrors atomic.Uint64
-	segmented                                          atomic.Uint64 // UDP_SEGMENT messages made (of more than one datagram)
 	coalesced                                          atomic.Uint64 // UDP_GRO messages received (of more than one datagram)
 }
 
@@ -53,15 +47,11 @@ type worker struct {
 	// drops are those of the pipelines of earlier sets, by site.
 	drops map[fastpath.DropSite]uint64
 
-	raw     syscall.RawConn
-	bufs    [][]byte
-	save    []byte // the bytes a coalesced datagram's headers cover
-	in, out *mmsg
-	dests   []netip.AddrPort // of the datagrams of out.iovs
-	first   []int            // of each message of out, its first datagram
-	// gso: consecutive datagrams to one member go as one UDP_SEGMENT send,
-	// until the kernel refuses one.
-	gso bool
+	raw  syscall.RawConn
+	bufs [][]byte
+	save []byte // the bytes a coalesced datagram's headers cover
+	in   *udpbatch.Receiver
+	out  *udpbatch.Sender
 }
 
 func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
@@ -78,24 +68,23 @@ func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.raw, w.gso = raw, true
+	w.raw = raw
 	if lb.cfg.MaxDatagram == MaxUDPPayload {
 		// Coalesced datagrams need the largest buffers: with smaller ones
 		// they would come truncated.
-		setGRO(raw)
+		udpbatch.SetGRO(raw)
 	}
 	w.local = netip.AddrPortFrom(ip, local.Port())
 	n, size := lb.cfg.Batch, lb.cfg.MaxDatagram
 	hdr := packet.Headroom + frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen
 	w.bufs = make([][]byte, n)
-	w.in, w.out = newMmsg(n), newMmsg(n*outPerIn+maxSegments)
-	out := n*outPerIn + maxSegments
-	w.dests, w.first = make([]netip.AddrPort, out), make([]int, out+1)
 	w.save = make([]byte, hdr)
+	in := make([][]byte, n)
 	for i := range w.bufs {
 		w.bufs[i] = make([]byte, hdr+size+packet.Headroom)
-		w.in.setBuffer(i, w.bufs[i][hdr:hdr+size])
+		in[i] = w.bufs[i][hdr : hdr+size]
 	}
+	w.in, w.out = udpbatch.NewReceiver(in), udpbatch.NewSender(n*outPerIn+udpbatch.MaxSegments)
 	return w, nil
 }
 
@@ -122,7 +111,7 @@ func (w *worker) run(ctx context.Context) error {
 	})
 	defer stop()
 	for {
-		n, err := w.in.recv(w.raw, len(w.bufs), 0)
+		n, err := w.in.Receive(w.raw, 0)
 		if err == nil {
 			w.forward(n)
 		}
@@ -145,7 +134,7 @@ func (w *worker) run(ctx context.Context) error {
 func (w *worker) drain() error {
 	w.conn.SetReadDeadline(time.Time{})
 	for range drainReads {
-		n, err := w.in.recv(w.raw, len(w.bufs), unix.MSG_DONTWAIT)
+		n, err := w.in.Receive(w.raw, unix.MSG_DONTWAIT)
 		if errors.Is(err, syscall.EAGAIN) {
 			return nil
 		}
@@ -166,9 +155,8 @@ func (w *worker) forward(n int) {
 	if set := w.lb.current.Load(); set != w.set {
 		w.use(set)
 	}
-	k := 0
 	for i := range n {
-		size, src, truncated, segment := w.in.received(i)
+		size, src, truncated, segment := w.in.Datagram(i)
 		switch {
 		case truncated:
 			w.count.received.Add(1)
@@ -177,61 +165,54 @@ func (w *worker) forward(n int) {
 			w.count.received.Add(1)
 			w.count.dropped.Add(1)
 		case segment == 0 || segment >= size:
-			k = w.one(w.bufs[i], src, size, k)
+			w.one(w.bufs[i], src, size)
 		default:
-			k = w.coalesced(w.bufs[i], src, size, segment, k)
+			w.coalesced(w.bufs[i], src, size, segment)
 		}
 	}
-	w.send(k)
+	w.send()
 }
 
 // coalesced runs the datagrams of one UDP_GRO message, segment bytes each
 // (the last may be shorter), back to front: each datagram's frame headers
 // go over the end of the one before it, whose bytes are put back before it
 // runs, while the outputs of those after it stay untouched. Their outputs,
-// added back to front, are then put in order.
-func (w *worker) coalesced(buf []byte, src netip.AddrPort, size, segment, k int) int {
+// queued back to front, are then put in order.
+func (w *worker) coalesced(buf []byte, src netip.AddrPort, size, segment int) {
 	w.count.coalesced.Add(1)
-	if k+(size+segment-1)/segment > len(w.dests) {
-		w.send(k)
-		k = 0
+	if w.out.Len()+(size+segment-1)/segment > w.out.Cap() {
+		w.send()
 	}
-	first := k
+	first := w.out.Len()
 	hdr := len(buf) - w.lb.cfg.MaxDatagram - packet.Headroom // where the message starts
 	for start := (size - 1) / segment * segment; start >= 0; start -= segment {
 		end := min(start+segment, size)
 		copy(w.save, buf[start:start+hdr])
-		k = w.one(buf[start:hdr+end:hdr+end], src, end-start, k)
+		w.one(buf[start:hdr+end:hdr+end], src, end-start)
 		copy(buf[start:start+hdr], w.save)
 	}
-	slices.Reverse(w.dests[first:k])
-	slices.Reverse(w.out.iovs[first:k])
-	return k
+	w.out.Reverse(first)
 }
 
-// one runs the datagram of n bytes at buf[hdr:] through the LB and adds
-// what it sends, if anything, to w.out as datagram k; it returns the next
-// k, sending w.out first when it is full.
-func (w *worker) one(buf []byte, src netip.AddrPort, n, k int) int {
+// one runs the datagram of n bytes at buf[hdr:] through the LB and queues
+// what it sends, if anything, sending the queue first when it is full.
+func (w *worker) one(buf []byte, src netip.AddrPort, n int) {
 	w.count.received.Add(1)
-	if k == len(w.dests) {
-		w.send(k)
-		k = 0
+	if w.out.Len() == w.out.Cap() {
+		w.send()
 	}
 	off, size := frameOf(buf, w.set.mac, src, w.local, n)
 	r := w.set.pls[w.id].Process(buf, off, size)
 	if r.Sink < 0 {
 		w.count.dropped.Add(1)
-		return k
+		return
 	}
 	payload, to, ok := destination(r.Data)
 	if !ok {
 		w.count.dropped.Add(1)
-		return k
+		return
 	}
-	w.out.setBuffer(k, payload) // an iovec, gathered by send
-	w.dests[k] = to
-	return k + 1
+	w.out.Add(payload, to)
 }
 
 // use moves the worker to a new table set, keeping the drops of its
@@ -244,48 +225,18 @@ func (w *worker) use(set *tableSet) {
 	w.set = set
 }
 
-// send sends the first k datagrams of w.out: consecutive ones to the same
-// member, of one size but the last, as one UDP_SEGMENT (GSO) send, which
-// the kernel cuts into the datagrams again; one sendmmsg for them all.
-func (w *worker) send(k int) {
-	msgs := w.group(0, 0, k)
-	for sent := 0; sent < msgs; {
-		n, err := w.out.send(w.raw, sent, msgs)
-		if err != nil && w.gso && w.first[sent+1]-w.first[sent] > 1 {
-			// The device or kernel takes no GSO: send one by one from here.
-			w.gso = false
-			msgs = w.group(sent, w.first[sent], k)
-			continue
-		}
-		if err != nil {
-			w.count.sendErrors.Add(uint64(k - w.first[sent]))
-			return
-		}
-		w.count.forwarded.Add(uint64(w.first[sent+n] - w.first[sent]))
-		sent += n
+// send sends what is queued: consecutive datagrams to the same member, of
+// one size but the last (an event's segments), as one UDP_SEGMENT (GSO)
+// message, which the kernel cuts into the datagrams again; one sendmmsg
+// for them all.
+func (w *worker) send() {
+	n := w.out.Len()
+	sent, err := w.out.Flush(w.raw)
+	w.count.forwarded.Add(uint64(sent))
+	if err != nil {
+		w.count.sendErrors.Add(uint64(n - sent))
+		w.out.Reset()
 	}
-}
-
-// group makes messages from msg on of datagrams [from, k) and returns
-// the number of messages; w.first[m] is message m's first datagram.
-func (w *worker) group(msg, from, k int) int {
-	for i := from; i < k; msg++ {
-		size := int(w.out.iovs[i].Len)
-		j, total := i+1, size
-		for w.gso && j < k && j-i < maxSegments && w.dests[j] == w.dests[i] && int(w.out.iovs[j-1].Len) == size &&
-			int(w.out.iovs[j].Len) <= size && total+int(w.out.iovs[j].Len) <= maxGSOBytes {
-			total += int(w.out.iovs[j].Len)
-			j++
-		}
-		w.first[msg] = i
-		w.out.setSend(msg, i, j-i, size, w.dests[i])
-		if j-i > 1 {
-			w.count.segmented.Add(1)
-		}
-		i = j
-	}
-	w.first[msg] = k
-	return msg
 }
 
 // frameOf writes, in front of the n datagram bytes in buf, the Ethernet

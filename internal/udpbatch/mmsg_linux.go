@@ -1,4 +1,13 @@
-package lbnet
+// Package udpbatch moves batches of UDP datagrams with one recvmmsg or
+// sendmmsg through a socket's RawConn, allocating nothing per call (x/net's
+// batches allocate an address per datagram received), with the kernel's
+// segmentation offloads: a Sender sends consecutive datagrams to one
+// destination, of one size but the last, as one UDP_SEGMENT (GSO)
+// message, and a Receiver reports datagrams the kernel coalesced
+// (UDP_GRO) into one buffer. Addresses are IPv4 (sockets of the AF_INET
+// family); a Sender on a connected socket of either family sends without
+// them. Linux only.
+package udpbatch
 
 import (
 	"encoding/binary"
@@ -36,9 +45,6 @@ var ctrlLen = unix.CmsgSpace(4)
 func newMmsg(n int) *mmsg {
 	m := &mmsg{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), names: make([]unix.RawSockaddrInet4, n),
 		ctrl: make([]byte, n*ctrlLen)}
-	for i := range m.hdrs {
-		m.hdrs[i].Hdr.Name = (*byte)(unsafe.Pointer(&m.names[i]))
-	}
 	m.recvFn = func(fd uintptr) bool { return m.call(fd, unix.SYS_RECVMMSG) }
 	m.sendFn = func(fd uintptr) bool { return m.call(fd, unix.SYS_SENDMMSG) }
 	return m
@@ -68,7 +74,7 @@ func (m *mmsg) setBuffer(i int, b []byte) {
 func (m *mmsg) recv(raw syscall.RawConn, n, flags int) (int, error) {
 	for i := range n {
 		h := &m.hdrs[i].Hdr
-		h.Namelen = unix.SizeofSockaddrInet4
+		h.Name, h.Namelen = (*byte)(unsafe.Pointer(&m.names[i])), unix.SizeofSockaddrInet4
 		h.Control, h.Flags = &m.ctrl[i*ctrlLen], 0
 		h.SetControllen(ctrlLen)
 	}
@@ -102,15 +108,19 @@ func (m *mmsg) received(i int) (n int, from netip.AddrPort, truncated bool, segm
 	return int(h.Len), from, h.Hdr.Flags&unix.MSG_TRUNC != 0, segment
 }
 
-// setSend makes message k the datagrams iovs[first:first+count] to to,
-// of size bytes each but the last: one UDP_SEGMENT send when count > 1.
+// setSend makes message k the datagrams iovs[first:first+count] to to
+// (invalid: a connected socket's peer), of size bytes each but the last:
+// one UDP_SEGMENT send when count > 1.
 func (m *mmsg) setSend(k, first, count, size int, to netip.AddrPort) {
 	h := &m.hdrs[k].Hdr
-	sa := &m.names[k]
-	sa.Family = unix.AF_INET
-	sa.Addr = to.Addr().As4()
-	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], to.Port())
-	h.Namelen = unix.SizeofSockaddrInet4
+	h.Name, h.Namelen = nil, 0
+	if to.IsValid() {
+		sa := &m.names[k]
+		sa.Family = unix.AF_INET
+		sa.Addr = to.Addr().Unmap().As4()
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], to.Port())
+		h.Name, h.Namelen = (*byte)(unsafe.Pointer(sa)), unix.SizeofSockaddrInet4
+	}
 	h.Iov = &m.iovs[first]
 	h.SetIovlen(count)
 	h.Control, h.Controllen = nil, 0
@@ -141,28 +151,9 @@ func (m *mmsg) send(raw syscall.RawConn, from, k int) (int, error) {
 	return m.done, nil
 }
 
-// pin binds the calling thread to the i-th CPU of those the process may
-// run on (modulo their number).
-func pin(i int) error {
-	var allowed, one unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
-		return err
-	}
-	i %= allowed.Count()
-	for cpu := 0; ; cpu++ {
-		if allowed.IsSet(cpu) {
-			if i == 0 {
-				one.Set(cpu)
-				return unix.SchedSetaffinity(0, &one)
-			}
-			i--
-		}
-	}
-}
-
-// setGRO asks the kernel to hand over datagrams of one flow coalesced
+// SetGRO asks the kernel to hand over datagrams of one flow coalesced
 // (UDP_GRO): it does when they arrive so, from a GSO sender on loopback or
 // through a NIC's GRO. Best effort: without it they come one by one.
-func setGRO(raw syscall.RawConn) {
+func SetGRO(raw syscall.RawConn) {
 	raw.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.SOL_UDP, unix.UDP_GRO, 1) })
 }
