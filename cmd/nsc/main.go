@@ -33,7 +33,7 @@ var commands = []command{
 	{"compile", "FILE… --lpg L [--prg P] --target go|xdp|p4 -o DIR", "generate code for the LPG (embedded in P): a Go package, an XDP program, a P4 program", runCompile},
 	{"run", "--lb MODEL --tables FILE --in in.pcap --out out.pcap [--interp]", "run a pcap through an EJFAT LB's generated fast path (or the interpreter)", runRun},
 	{"lb", "--tables FILE --listen ADDR [--lb MODEL] [--workers N] [--pin] [--batch N] [--max-datagram N]", "forward EJFAT datagrams live on UDP sockets through an LB's fast path; SIGHUP reloads the tables, SIGINT or SIGTERM stops it", runLB},
-	{"send", "--to ADDR [--lb v2|v3] [--events N] [--size B] [--mtu M] [--rate R] [--data-id D] [--sync ADDR] [--in FILE…] [--pcap OUT]", "cut events into EJFAT segments and send them (or write them to a pcap), paced, with sync messages", runSend},
+	{"send", "--to ADDR [--lb v2|v3] [--gso] [--events N] [--size B] [--mtu M] [--rate R] [--data-id D] [--sync ADDR] [--in FILE…] [--pcap OUT]", "cut events into EJFAT segments and send them (or write them to a pcap), paced, with sync messages", runSend},
 	{"recv", "(--listen ADDR [--ports 2^k] [--threads N] | --in IN.pcap) [--timeout D] [--max-event B] [--max-bytes B] [--max-events N] [--out DIR] [--verify]", "receive EJFAT segments on consecutive ports (or from a pcap) and reassemble the events", runRecv},
 	{"xdp", "run|attach …", "run a compiled XDP program over a pcap in the kernel, or attach it to an interface", runXDP},
 	{"dissector", "FILE… [--headers H,…] [-o FILE.lua]", "generate a Wireshark Lua dissector for the model's headers", runDissector},

@@ -41,6 +41,7 @@ type sendOpts struct {
 	rate                 float64
 	dataID               uint
 	ins                  []string
+	gso                  bool
 }
 
 func runSend(e *env, args []string) error {
@@ -49,6 +50,7 @@ func runSend(e *env, args []string) error {
 	fs.StringVar(&o.to, "to", "", "the LB's data address and port (or a receiver's)")
 	fs.StringVar(&o.from, "from", "", "the sender's address and port (default: the kernel's choice; with --pcap 127.0.0.1:50000 or [::1]:50000)")
 	fs.StringVar(&o.lb, "lb", "v2", "LB header version: v2 or v3")
+	fs.BoolVar(&o.gso, "gso", false, "send an event's segments as UDP_SEGMENT messages, which the kernel or NIC cuts (a veth does not: an XDP LB behind one sees them uncut)")
 	fs.Uint64Var(&o.events, "events", 0, "synthetic events to send (0: until SIGINT or SIGTERM)")
 	fs.IntVar(&o.size, "size", 1<<20, "bytes per synthetic event")
 	fs.IntVar(&o.mtu, "mtu", 9000, "path MTU: the longest IP packet")
@@ -110,7 +112,7 @@ func runSend(e *env, args []string) error {
 func (o *sendOpts) sink(cfg *segment.Config) (segmentSink, error) {
 	room := segment.EthLen + o.mtu // a frame's: more than a datagram needs
 	if o.pcap == "" {
-		u, err := dialSink(o.from, cfg.Dst, room)
+		u, err := dialSink(o.from, cfg.Dst, room, o.gso)
 		if err != nil {
 			return nil, err
 		}
@@ -242,8 +244,8 @@ type segmentSink interface {
 const sendBatch = 32
 
 // udpSink sends the segments as datagrams on a connected socket,
-// sendBatch to a system call, an event's segments (of one size but the
-// last) as UDP_SEGMENT messages where the kernel takes them.
+// sendBatch to a system call; with --gso an event's segments (of one size
+// but the last) as UDP_SEGMENT messages where the kernel takes them.
 type udpSink struct {
 	conn  *net.UDPConn
 	raw   syscall.RawConn
@@ -256,7 +258,7 @@ type udpSink struct {
 	refused uint64
 }
 
-func dialSink(from string, to netip.AddrPort, maxLen int) (*udpSink, error) {
+func dialSink(from string, to netip.AddrPort, maxLen int, gso bool) (*udpSink, error) {
 	var laddr *net.UDPAddr
 	if from != "" {
 		a, err := net.ResolveUDPAddr("udp", from)
@@ -278,6 +280,7 @@ func dialSink(from string, to netip.AddrPort, maxLen int) (*udpSink, error) {
 	la := c.LocalAddr().(*net.UDPAddr).AddrPort()
 	u := &udpSink{conn: c, raw: raw, out: udpbatch.NewSender(sendBatch), local: netip.AddrPortFrom(la.Addr().Unmap(), la.Port()),
 		bufs: make([][]byte, sendBatch)}
+	u.out.GSO = gso
 	for i := range u.bufs {
 		u.bufs[i] = make([]byte, maxLen)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
 )
 
-// BenchmarkSendRecv: b.N events of 64 KiB or 1 MiB from nsc send (MTU 9000,
+// BenchmarkSendRecv: b.N events of 64 KiB or 1 MiB from nsc send --gso (MTU 9000,
 // unpaced or at a rate) to nsc recv (2 ports, 1 or 2 threads) on
 // loopback, directly (every datagram to the first port: the baseline) and
 // through nsc lb (a process, one worker, lb-2025, spreading the events
@@ -72,7 +72,7 @@ func benchSendRecv(b *testing.B, viaLB bool, threads, rate, size int) {
 		to = addr.String()
 	}
 	b.ResetTimer()
-	if code := run([]string{"send", "--to", to, "--from", "127.0.0.1:0", "--events", strconv.Itoa(b.N), "--size", strconv.Itoa(size), "--rate", strconv.Itoa(rate)}, quiet); code != 0 {
+	if code := run([]string{"send", "--to", to, "--from", "127.0.0.1:0", "--events", strconv.Itoa(b.N), "--size", strconv.Itoa(size), "--rate", strconv.Itoa(rate), "--gso"}, quiet); code != 0 {
 		b.Fatalf("nsc send exited %d", code)
 	}
 	// The last events: until every one is delivered, or none for 200 ms.
