@@ -157,10 +157,10 @@ type recvJSON struct {
 	Bad             *uint64           `json:"bad,omitempty"`
 }
 
-func (o *recvOpts) recvJSONOf(s reasm.Stats, d *delivery) recvJSON {
+func (o *recvOpts) recvJSONOf(s reasm.Stats, lbHeaders, skips uint64, d *delivery) recvJSON {
 	j := recvJSON{Received: s.Received, Reassembled: s.Reassembled, Errors: s.Errors(), TimedOut: s.TimedOut,
 		Evicted: s.Evicted, Dequeued: s.Dequeued, EnqueueErrors: s.EnqueueErrors, Packets: s.Packets, Bytes: s.Bytes,
-		LBHeaders: o.lbHeaders.Load(), Skipped: o.skips.Load(), Drops: map[string]uint64{},
+		LBHeaders: lbHeaders, Skipped: skips, Drops: map[string]uint64{},
 		Delivered: d.events.Load(), DeliveredBytes: d.bytes.Load()}
 	for i, n := range s.Segments {
 		if why := reasm.Reason(i); n > 0 && why != reasm.Placed && why != reasm.Completed {

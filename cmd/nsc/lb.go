@@ -33,6 +33,7 @@ func runLB(e *env, args []string) error {
 	workers := fs.Int("workers", runtime.NumCPU(), "receivers on the port (SO_REUSEPORT), each with its own fast path")
 	maxDatagram := fs.Int("max-datagram", lbnet.MaxUDPPayload, "largest datagram forwarded; larger ones are counted oversize")
 	duration := fs.Duration("duration", 0, "stop after this long (default: at SIGINT or SIGTERM)")
+	pin := fs.Bool("pin", false, "pin worker i to the i-th CPU the process may run on (mod their number)")
 	fromCP := &cpTables{}
 	fs.StringVar(&fromCP.addr, "cp", "", "HOST:PORT of an nsc cp's --http (run with --lb-feed): forward by the tables it writes as well as --tables, following their changes")
 	fs.StringVar(&fromCP.token, "token", "", "with --cp: a token of the CP holding READ_ONLY on ALL (a feed token, or the admin token)")
@@ -59,6 +60,7 @@ func runLB(e *env, args []string) error {
 		New:         func(ts []*packet.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket(*lb, ts) },
 		Batch:       *batch,
 		MaxDatagram: *maxDatagram,
+		Pin:         *pin,
 	}
 	if err := cfg.Check(); err != nil {
 		return usagef("%v", err)

@@ -6,32 +6,23 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"net"
 	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"sync"
+	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"golang.org/x/net/ipv4"
-
-	"github.com/dragonet-go/nsc/ejfat"
-	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"github.com/dragonet-go/nsc/ejfat/reasm"
+	"github.com/dragonet-go/nsc/ejfat/recvnet"
 	"github.com/dragonet-go/nsc/ejfat/segment"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
-
-// expireEvery is how often an idle receive thread drops the events whose
-// timeout passed.
-const expireEvery = 100 * time.Millisecond
 
 // recvOpts is nsc recv's command line, and the counters of a run that
 // are not a reassembler's.
@@ -40,6 +31,8 @@ type recvOpts struct {
 	ports, threads  int
 	timeout, runFor time.Duration
 	maxEvent        uint
+	maxBytes        int64
+	maxEvents       int
 	events          uint64
 	verify          bool
 	base            netip.AddrPort // --listen resolved
@@ -49,9 +42,8 @@ type recvOpts struct {
 	jsonOut         io.Writer     // --json: the final counters go here, the text to stderr
 	slow            time.Duration // an application this much slower per event (demos)
 
-	deliveredEnough  context.CancelFunc // stops a live run at --events
-	lbHeaders, skips atomic.Uint64      // datagrams with an LB header; frames of --in not taken
-	got              delivery
+	deliveredEnough context.CancelFunc // stops a live run at --events
+	got             delivery
 }
 
 func runRecv(e *env, args []string) error {
@@ -75,6 +67,8 @@ func parseRecv(e *env, args []string) (*recvOpts, error) {
 	fs.IntVar(&o.threads, "threads", 0, "receive threads, each with its own reassembler; a port's datagrams go to one (default: one per port, at most one per CPU)")
 	fs.DurationVar(&o.timeout, "timeout", reasm.DefaultTimeout, "how long an event may take to complete after its first segment")
 	fs.UintVar(&o.maxEvent, "max-event", reasm.DefaultMaxEventSize, "the largest event accepted, bytes")
+	fs.Int64Var(&o.maxBytes, "max-bytes", reasm.DefaultMaxBytes, "the bytes of event buffers the receiver holds, all threads together (in progress, complete until written, free)")
+	fs.IntVar(&o.maxEvents, "max-events", reasm.DefaultMaxEvents, "incomplete events held, all threads together; past it the oldest with one segment, else the oldest, is dropped")
 	fs.StringVar(&o.out, "out", "", "write each complete event to DIR/<event>-<dataid>.bin")
 	fs.StringVar(&o.in, "in", "", "reassemble the UDP datagrams of this pcap (to the --listen ports, if given) instead of listening")
 	fs.BoolVar(&o.verify, "verify", false, "check each event holds nsc send's synthetic content for its number and data id")
@@ -133,9 +127,16 @@ func (o *recvOpts) check(rest []string) error {
 	if o.reasm.Queue < 1 {
 		return usagef("--queue %d: must be at least 1", o.reasm.Queue)
 	}
-	o.reasm = reasm.Config{Timeout: o.timeout, MaxEventSize: uint32(o.maxEvent), Queue: o.reasm.Queue}
-	if o.reasm.MaxEventSize > reasm.DefaultMaxEventSize {
-		o.reasm.MaxBytes = 2 * int64(o.maxEvent) // room for the largest event's buffer class
+	o.reasm = reasm.Config{Timeout: o.timeout, MaxEventSize: uint32(o.maxEvent), Queue: o.reasm.Queue,
+		MaxBytes: o.maxBytes / int64(o.threads), MaxEvents: max(1, o.maxEvents/o.threads)}
+	switch {
+	case o.maxEvents < 1:
+		return usagef("--max-events %d: must be at least 1", o.maxEvents)
+	case o.maxBytes < 1:
+		return usagef("--max-bytes %d: must be positive", o.maxBytes)
+	}
+	if _, err := reasm.New(o.reasm); err != nil {
+		return usagef("--max-bytes %d over %s: %v", o.maxBytes, plural(o.threads, "thread"), err)
 	}
 	if o.listen != "" {
 		var err error
@@ -147,13 +148,6 @@ func (o *recvOpts) check(rest []string) error {
 		}
 	}
 	return nil
-}
-
-// thread is a receive thread: a reassembler, locked by the readers of the
-// ports it owns for one batch of datagrams at a time.
-type thread struct {
-	mu sync.Mutex
-	r  reassembler
 }
 
 // delivery counts what the application did with the complete events,
@@ -176,29 +170,34 @@ func (d *delivery) window() time.Duration {
 	return time.Duration(max(0, d.last.Load()-d.first.Load()))
 }
 
+// memoryBound is the most memory a live run holds whatever it receives
+// (docs/reassembly.md, "Memory"): its reassemblers', the readers'
+// batches, and the runtime's own.
+func (o *recvOpts) memoryBound() int64 {
+	const runtime = 64 << 20
+	r, _ := o.reasm.Memory() // checked by check
+	return int64(o.threads)*r + int64(o.ports)*recvnet.ReadBatch*recvnet.MaxDatagram + runtime
+}
+
 // live receives on the ports until a signal, --events or --duration.
 func (o *recvOpts) live(ctx context.Context, e *env) error {
-	threads := make([]*thread, o.threads)
-	for i := range threads {
-		r, err := o.newReassembler(nil)
-		if err != nil {
-			return err
-		}
-		threads[i] = &thread{r: r}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(o.memoryBound()) // the collector keeps freed buffers from piling up
 	}
-	conns, err := listenPorts(o.base, o.ports)
+	d := &o.got
+	rx, err := recvnet.Listen(recvnet.Config{Listen: o.base, Ports: o.ports, Threads: o.threads,
+		New:     func() (recvnet.Reassembler, error) { return o.newReassembler(nil) },
+		Deliver: func(ev *reasm.Event) { o.deliver(e, ev, d) }, Began: d.began})
 	if err != nil {
 		return err
 	}
-	first := conns[0].LocalAddr().(*net.UDPAddr).AddrPort()
-	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s\n", first.Addr(), first.Port(),
-		int(first.Port())+o.ports-1, plural(o.threads, "thread"))
+	first := rx.Addr()
+	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s, in at most %d MiB\n", first.Addr(), first.Port(),
+		int(first.Port())+o.ports-1, plural(o.threads, "thread"), o.memoryBound()>>20)
 	if o.cp.addr != "" {
-		stopCP, err := o.cp.start(e, first, o.ports, func() (reasm.Stats, float64) { return sumStats(threads), meanFill(threads) })
+		stopCP, err := o.cp.start(e, first, o.ports, func() (reasm.Stats, float64) { return rx.Stats(), rx.Fill() })
 		if err != nil {
-			for _, c := range conns {
-				c.Close()
-			}
+			rx.Close()
 			return err
 		}
 		defer stopCP() // deregisters after the readers stopped
@@ -210,144 +209,14 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 	}
 	ctx, o.deliveredEnough = context.WithCancel(ctx)
 	defer o.deliveredEnough()
-	d := &o.got
-	start := time.Now()
-	var readers, consumers sync.WaitGroup
-	// The consumers outlast the readers: an event a reader completes as
-	// it stops is still delivered.
-	readersDone, stopConsumers := context.WithCancel(context.Background())
-	defer stopConsumers()
-	for i, c := range conns {
-		t := threads[i%len(threads)]
-		readers.Go(func() { o.read(c, t, d) })
-	}
-	for _, t := range threads {
-		consumers.Go(func() { o.consume(readersDone, e, t.r, d) })
-	}
-	progress := o.progress(e, threads, d, start)
-	<-ctx.Done()
-	for _, c := range conns {
-		c.Close() // ends the readers
-	}
-	readers.Wait()
-	stopConsumers()
-	consumers.Wait()
+	progress := o.progress(e, rx.Stats, d, time.Now())
+	rx.Run(ctx)
 	progress()
-	return o.report(e, threads, d)
+	return o.report(e, rx.Stats(), rx.LBHeaders(), 0, d)
 }
 
-// listenPorts opens n consecutive UDP ports from base's; from any free
-// ones when its port is 0.
-func listenPorts(base netip.AddrPort, n int) ([]*net.UDPConn, error) {
-	if base.Port() != 0 {
-		return openPorts(base, n)
-	}
-	var err error
-	for range 100 {
-		var c *net.UDPConn
-		if c, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(base)); err != nil {
-			return nil, err
-		}
-		p := c.LocalAddr().(*net.UDPAddr).Port
-		c.Close()
-		if p+n > 65536 {
-			continue
-		}
-		var conns []*net.UDPConn
-		if conns, err = openPorts(netip.AddrPortFrom(base.Addr(), uint16(p)), n); err == nil {
-			return conns, nil
-		}
-	}
-	return nil, fmt.Errorf("no %d free consecutive ports on %s: %w", n, base.Addr(), err)
-}
-
-// openPorts opens the n ports from base's, or none.
-func openPorts(base netip.AddrPort, n int) ([]*net.UDPConn, error) {
-	conns := make([]*net.UDPConn, 0, n)
-	for i := range n {
-		a := netip.AddrPortFrom(base.Addr(), base.Port()+uint16(i))
-		c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(a))
-		if err != nil {
-			for _, c := range conns {
-				c.Close()
-			}
-			return nil, err
-		}
-		lbnet.SetReadBuffer(c, readBuffer)
-		conns = append(conns, c)
-	}
-	return conns, nil
-}
-
-// readBuffer is each port's socket receive buffer: a receive thread
-// descheduled for a few milliseconds must not overflow it (a 9000-byte
-// datagram takes about 12 KiB of it on loopback).
-const readBuffer = 64 << 20
-
-// readBatch is how many datagrams one recvmmsg takes.
-const readBatch = 32
-
-// read hands c's datagrams to t's reassembler, a batch (one recvmmsg, one
-// lock) at a time, until c is closed, and drops the timed-out events
-// when c is idle.
-func (o *recvOpts) read(c *net.UDPConn, t *thread, d *delivery) {
-	pc := ipv4.NewPacketConn(c) // recvmmsg, whatever the socket's family
-	msgs := make([]ipv4.Message, readBatch)
-	for i := range msgs {
-		msgs[i].Buffers = [][]byte{make([]byte, 1<<16)}
-	}
-	c.SetReadDeadline(time.Now().Add(expireEvery))
-	for {
-		n, err := pc.ReadBatch(msgs, 0)
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			t.mu.Lock()
-			t.r.Expire()
-			t.mu.Unlock()
-			c.SetReadDeadline(time.Now().Add(expireEvery))
-			continue
-		}
-		if err != nil {
-			return
-		}
-		d.began()
-		t.mu.Lock()
-		for _, m := range msgs[:n] {
-			if from, ok := m.Addr.(*net.UDPAddr); ok {
-				src, _ := netip.AddrFromSlice(from.IP)
-				t.r.Datagram(src.Unmap(), o.stripLB(m.Buffers[0][:m.N]))
-			}
-		}
-		t.mu.Unlock()
-	}
-}
-
-// stripLB returns a datagram's RE header and payload: past the LB header
-// when a member that registered with keepLbHeader gets one ("LB", version
-// 2 or 3; an RE header's first byte is 0x10).
-func (o *recvOpts) stripLB(b []byte) []byte {
-	if len(b) >= ejfat.LBLen && b[0] == 'L' && b[1] == 'B' && (b[2] == 2 || b[2] == 3) {
-		o.lbHeaders.Add(1)
-		return b[ejfat.LBLen:]
-	}
-	return b
-}
-
-// consume takes r's complete events until ctx ends, then the ones left.
-func (o *recvOpts) consume(ctx context.Context, e *env, r reassembler, d *delivery) {
-	for {
-		ev, err := r.Dequeue(ctx)
-		if err != nil {
-			break
-		}
-		o.deliver(e, r, ev, d)
-	}
-	o.drain(e, r, d)
-}
-
-// deliver checks and writes one complete event and returns its buffer.
-func (o *recvOpts) deliver(e *env, r reassembler, ev *reasm.Event, d *delivery) {
-	defer r.Release(ev)
+// deliver checks and writes one complete event.
+func (o *recvOpts) deliver(e *env, ev *reasm.Event, d *delivery) {
 	time.Sleep(o.slow)
 	if o.verify {
 		if at := segment.Verify(ev.Data, ev.Number, ev.DataID); at >= 0 {
@@ -374,7 +243,7 @@ func (o *recvOpts) deliver(e *env, r reassembler, ev *reasm.Event, d *delivery) 
 
 // progress prints the counters on stderr once a second until the returned
 // function is called.
-func (o *recvOpts) progress(e *env, threads []*thread, d *delivery, start time.Time) (stop func()) {
+func (o *recvOpts) progress(e *env, stats func() reasm.Stats, d *delivery, start time.Time) (stop func()) {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -385,7 +254,7 @@ func (o *recvOpts) progress(e *env, threads []*thread, d *delivery, start time.T
 			case <-done:
 				return
 			case now := <-t.C:
-				s := sumStats(threads)
+				s := stats()
 				fmt.Fprintf(e.stderr, "nsc recv: %d events, %d lost, %d packets, %.3f Gbps\n",
 					d.events.Load(), s.Errors(), s.Packets, gbps(d.bytes.Load(), now.Sub(start)))
 			}
@@ -397,34 +266,14 @@ func (o *recvOpts) progress(e *env, threads []*thread, d *delivery, start time.T
 	}
 }
 
-func sumStats(threads []*thread) reasm.Stats {
-	var sum reasm.Stats
-	for _, t := range threads {
-		s := t.r.Stats()
-		sum.Received += s.Received
-		sum.Reassembled += s.Reassembled
-		sum.TimedOut += s.TimedOut
-		sum.Evicted += s.Evicted
-		sum.Dequeued += s.Dequeued
-		sum.EnqueueErrors += s.EnqueueErrors
-		sum.Packets += s.Packets
-		sum.Bytes += s.Bytes
-		for i := range sum.Segments {
-			sum.Segments[i] += s.Segments[i]
-		}
-	}
-	return sum
-}
-
 // report prints the final counters (spec §4.6), the segments dropped by
 // reason, and the rate; an error if an event failed --verify or could
 // not be written.
-func (o *recvOpts) report(e *env, threads []*thread, d *delivery) error {
-	s := sumStats(threads)
+func (o *recvOpts) report(e *env, s reasm.Stats, lbHeaders, skips uint64, d *delivery) error {
 	w := e.stdout
 	fmt.Fprintf(w, "%d events received, %d reassembled, %d errors (%d timed out, %d evicted), %d dequeued, %d enqueue errors\n",
 		s.Received, s.Reassembled, s.Errors(), s.TimedOut, s.Evicted, s.Dequeued, s.EnqueueErrors)
-	fmt.Fprintf(w, "%d packets, %d bytes, %d with an LB header, %d skipped\n", s.Packets, s.Bytes, o.lbHeaders.Load(), o.skips.Load())
+	fmt.Fprintf(w, "%d packets, %d bytes, %d with an LB header, %d skipped\n", s.Packets, s.Bytes, lbHeaders, skips)
 	for i, n := range s.Segments {
 		if why := reasm.Reason(i); n > 0 && why != reasm.Placed && why != reasm.Completed {
 			fmt.Fprintf(w, "  drop %-16s %d\n", why, n)
@@ -441,7 +290,7 @@ func (o *recvOpts) report(e *env, threads []*thread, d *delivery) error {
 	fmt.Fprintln(w)
 	var errs []error
 	if o.jsonOut != nil {
-		errs = append(errs, printJSON(o.jsonOut, o.recvJSONOf(s, d)))
+		errs = append(errs, printJSON(o.jsonOut, o.recvJSONOf(s, lbHeaders, skips, d)))
 	}
 	if n := d.bad.Load(); n > 0 {
 		errs = append(errs, fmt.Errorf("nsc recv: %d events failed --verify", n))
@@ -467,24 +316,28 @@ func (o *recvOpts) offline(e *env) error {
 	if err != nil {
 		return err
 	}
-	t := &thread{r: r}
 	d := &o.got
-	var p udpParser
+	deliver := func(ev *reasm.Event) { o.deliver(e, ev, d) }
+	var lbHeaders, skips uint64
 	for _, f := range frames {
 		now = f.CI.Timestamp
-		src, dst, payload, ok := p.parse(f.Data)
+		src, dst, payload, ok := frame.ParseUDP(f.Data)
 		if !ok || (o.listen != "" && !o.ours(dst)) {
-			o.skips.Add(1)
+			skips++
 			continue
 		}
 		d.began()
-		if r.Datagram(src, o.stripLB(payload)) == reasm.Completed {
-			o.drain(e, r, d)
+		b, lb := recvnet.StripLB(payload)
+		if lb {
+			lbHeaders++
+		}
+		if r.Datagram(src.Addr(), b) == reasm.Completed {
+			recvnet.Drain(r, deliver)
 		}
 	}
 	now = now.Add(o.timeout) // the capture ends: what is incomplete is lost
 	r.Expire()
-	return o.report(e, []*thread{t}, d)
+	return o.report(e, r.Stats(), lbHeaders, skips, d)
 }
 
 // ours reports whether dst is one of the --listen ports (any address if
@@ -494,61 +347,12 @@ func (o *recvOpts) ours(dst netip.AddrPort) bool {
 	return (o.base.Addr().IsUnspecified() || dst.Addr() == o.base.Addr()) && p >= b && p < b+o.ports
 }
 
-// drain delivers the complete events waiting.
-func (o *recvOpts) drain(e *env, r reassembler, d *delivery) {
-	for {
-		ev, ok := r.TryDequeue()
-		if !ok {
-			return
-		}
-		o.deliver(e, r, ev, d)
-	}
-}
-
-// udpParser finds the UDP datagram in an Ethernet frame.
-type udpParser struct {
-	eth     layers.Ethernet
-	ip4     layers.IPv4
-	ip6     layers.IPv6
-	udp     layers.UDP
-	parser  *gopacket.DecodingLayerParser
-	decoded []gopacket.LayerType
-}
-
-// parse returns the datagram's source address, destination and payload;
-// false for a frame that holds no whole UDP datagram.
-func (p *udpParser) parse(frame []byte) (src netip.Addr, dst netip.AddrPort, payload []byte, ok bool) {
-	if p.parser == nil {
-		p.parser = gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &p.eth, &p.ip4, &p.ip6, &p.udp)
-		p.parser.IgnoreUnsupported = true
-	}
-	if err := p.parser.DecodeLayers(frame, &p.decoded); err != nil || len(p.decoded) != 3 || p.decoded[2] != layers.LayerTypeUDP {
-		return src, dst, nil, false
-	}
-	var dstIP net.IP
-	if p.decoded[1] == layers.LayerTypeIPv4 {
-		if p.ip4.Flags&layers.IPv4MoreFragments != 0 || p.ip4.FragOffset != 0 {
-			return src, dst, nil, false
-		}
-		src, _ = netip.AddrFromSlice(p.ip4.SrcIP)
-		dstIP = p.ip4.DstIP
-	} else {
-		src, _ = netip.AddrFromSlice(p.ip6.SrcIP)
-		dstIP = p.ip6.DstIP
-	}
-	d, _ := netip.AddrFromSlice(dstIP)
-	if int(p.udp.Length) != len(p.udp.Contents)+len(p.udp.Payload) {
-		return src, dst, nil, false // truncated or padded: not the datagram sent
-	}
-	return src.Unmap(), netip.AddrPortFrom(d.Unmap(), uint16(p.udp.DstPort)), p.udp.Payload, true
-}
-
 // newReassembler makes a thread's reassembler: the runtime with --timeout
 // and --max-event, or the model's generated code; now is the clock (nil:
 // time.Now).
-func (o *recvOpts) newReassembler(now func() time.Time) (reassembler, error) {
+func (o *recvOpts) newReassembler(now func() time.Time) (recvnet.Reassembler, error) {
 	if o.engine == "model" {
-		return newModelReassembler(now, o.reasm.Queue)
+		return recvnet.NewModel(now, o.reasm.Queue)
 	}
 	cfg := o.reasm
 	cfg.Now = now

@@ -121,12 +121,3 @@ func (p *pid) update(fill, dt float64) float64 {
 	p.last = err
 	return p.kp*err + p.ki*p.integral + p.kd*d
 }
-
-// meanFill is the threads' mean queue fill.
-func meanFill(threads []*thread) float64 {
-	var f float64
-	for _, t := range threads {
-		f += t.r.Fill()
-	}
-	return f / float64(len(threads))
-}

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket"
-	"golang.org/x/net/ipv4"
 
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/segment"
 	"github.com/dragonet-go/nsc/internal/pcapio"
+	"github.com/dragonet-go/nsc/internal/udpbatch"
 )
 
 // The Ethernet addresses of the frames nsc send --pcap writes: a locally
@@ -43,6 +43,7 @@ type sendOpts struct {
 	ins                  []string
 	json                 bool
 	srcPortFromTick      bool
+	gso                  bool
 }
 
 func runSend(e *env, args []string) error {
@@ -51,6 +52,7 @@ func runSend(e *env, args []string) error {
 	fs.StringVar(&o.to, "to", "", "the LB's data address and port (or a receiver's)")
 	fs.StringVar(&o.from, "from", "", "the sender's address and port (default: the kernel's choice; with --pcap 127.0.0.1:50000 or [::1]:50000)")
 	fs.StringVar(&o.lb, "lb", "v2", "LB header version: v2 or v3")
+	fs.BoolVar(&o.gso, "gso", false, "send an event's segments as UDP_SEGMENT messages, which the kernel or NIC cuts (a veth does not: an XDP LB behind one sees them uncut)")
 	fs.Uint64Var(&o.events, "events", 0, "synthetic events to send (0: until SIGINT or SIGTERM)")
 	fs.IntVar(&o.size, "size", 1<<20, "bytes per synthetic event")
 	fs.IntVar(&o.mtu, "mtu", 9000, "path MTU: the longest IP packet")
@@ -122,7 +124,7 @@ func runSend(e *env, args []string) error {
 func (o *sendOpts) sink(cfg *segment.Config) (segmentSink, error) {
 	room := segment.EthLen + o.mtu // a frame's: more than a datagram needs
 	if o.pcap == "" {
-		u, err := dialSink(o.from, cfg.Dst, room)
+		u, err := dialSink(o.from, cfg.Dst, room, o.gso)
 		if err != nil {
 			return nil, err
 		}
@@ -257,21 +259,21 @@ type segmentSink interface {
 const sendBatch = 32
 
 // udpSink sends the segments as datagrams on a connected socket,
-// sendBatch to a system call.
+// sendBatch to a system call; with --gso an event's segments (of one size
+// but the last) as UDP_SEGMENT messages where the kernel takes them.
 type udpSink struct {
 	conn  *net.UDPConn
-	batch *ipv4.PacketConn // sendmmsg on conn, whatever its family
+	raw   syscall.RawConn
+	out   *udpbatch.Sender
 	local netip.AddrPort
-	msgs  []ipv4.Message
 	bufs  [][]byte
-	n     int // segments put, not yet sent
 	// refused counts the ICMP port unreachables the socket reported (a
 	// send fails with ECONNREFUSED once for the datagrams before it): a
 	// datagram sender carries on, as if they were lost on the way.
 	refused uint64
 }
 
-func dialSink(from string, to netip.AddrPort, maxLen int) (*udpSink, error) {
+func dialSink(from string, to netip.AddrPort, maxLen int, gso bool) (*udpSink, error) {
 	var laddr *net.UDPAddr
 	if from != "" {
 		a, err := net.ResolveUDPAddr("udp", from)
@@ -285,41 +287,43 @@ func dialSink(from string, to netip.AddrPort, maxLen int) (*udpSink, error) {
 		return nil, err
 	}
 	c.SetWriteBuffer(4 << 20) // at most net.core.wmem_max: best effort
+	raw, err := c.SyscallConn()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
 	la := c.LocalAddr().(*net.UDPAddr).AddrPort()
-	u := &udpSink{conn: c, batch: ipv4.NewPacketConn(c), local: netip.AddrPortFrom(la.Addr().Unmap(), la.Port()),
-		msgs: make([]ipv4.Message, sendBatch), bufs: make([][]byte, sendBatch)}
+	u := &udpSink{conn: c, raw: raw, out: udpbatch.NewSender(sendBatch), local: netip.AddrPortFrom(la.Addr().Unmap(), la.Port()),
+		bufs: make([][]byte, sendBatch)}
+	u.out.GSO = gso
 	for i := range u.bufs {
 		u.bufs[i] = make([]byte, maxLen)
-		u.msgs[i].Buffers = [][]byte{nil}
 	}
 	return u, nil
 }
 
-func (u *udpSink) room() []byte { return u.bufs[u.n] }
+func (u *udpSink) room() []byte { return u.bufs[u.out.Len()] }
 
 func (u *udpSink) put(n int, _ uint64) error {
-	u.msgs[u.n].Buffers[0] = u.bufs[u.n][:n]
-	if u.n++; u.n == len(u.msgs) {
+	u.out.Add(u.bufs[u.out.Len()][:n], netip.AddrPort{}) // to the connected peer
+	if u.out.Len() == u.out.Cap() {
 		return u.flush()
 	}
 	return nil
 }
 
 func (u *udpSink) flush() error {
-	for sent := 0; sent < u.n; {
-		k, err := u.batch.WriteBatch(u.msgs[sent:u.n], 0)
+	for {
+		_, err := u.out.Flush(u.raw)
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			u.refused++ // reported, and cleared: the retry sends
 			continue
 		}
 		if err != nil {
-			u.n = 0
-			return err
+			u.out.Reset()
 		}
-		sent += k
+		return err
 	}
-	u.n = 0
-	return nil
 }
 
 func (u *udpSink) commit() error { return errors.Join(u.flush(), u.conn.Close()) }

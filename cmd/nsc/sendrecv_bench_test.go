@@ -16,7 +16,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
 )
 
-// BenchmarkSendRecv: b.N events of 64 KiB from nsc send (MTU 9000,
+// BenchmarkSendRecv: b.N events of 64 KiB or 1 MiB from nsc send --gso (MTU 9000,
 // unpaced or at a rate) to nsc recv (2 ports, 1 or 2 threads) on
 // loopback, directly (every datagram to the first port: the baseline) and
 // through nsc lb (a process, one worker, lb-2025, spreading the events
@@ -26,20 +26,20 @@ import (
 // -benchtime=Nx.
 func BenchmarkSendRecv(b *testing.B) {
 	for _, c := range []struct {
-		lb      bool
-		threads int
-		rate    int
-	}{{false, 1, 0}, {false, 1, 4000}, {true, 1, 0}, {true, 2, 0}, {true, 2, 4000}} {
-		name := fmt.Sprintf("direct/threads=%d/rate=%d", c.threads, c.rate)
+		lb            bool
+		threads, rate int
+		size          int
+	}{{false, 1, 0, 64 << 10}, {false, 1, 4000, 64 << 10}, {true, 1, 0, 64 << 10}, {true, 2, 0, 64 << 10}, {true, 2, 4000, 64 << 10},
+		{false, 2, 0, 1 << 20}, {true, 2, 0, 1 << 20}} {
+		name := fmt.Sprintf("direct/threads=%d/rate=%d/size=%d", c.threads, c.rate, c.size)
 		if c.lb {
 			name = "lb" + name[len("direct"):]
 		}
-		b.Run(name, func(b *testing.B) { benchSendRecv(b, c.lb, c.threads, c.rate) })
+		b.Run(name, func(b *testing.B) { benchSendRecv(b, c.lb, c.threads, c.rate, c.size) })
 	}
 }
 
-func benchSendRecv(b *testing.B, viaLB bool, threads, rate int) {
-	const size = 64 << 10
+func benchSendRecv(b *testing.B, viaLB bool, threads, rate, size int) {
 	quiet := &env{io.Discard, io.Discard}
 	o, err := parseRecv(quiet, []string{"--listen", "127.0.0.1:0", "--ports", "2", "--threads", strconv.Itoa(threads)})
 	if err != nil {
@@ -72,7 +72,7 @@ func benchSendRecv(b *testing.B, viaLB bool, threads, rate int) {
 		to = addr.String()
 	}
 	b.ResetTimer()
-	if code := run([]string{"send", "--to", to, "--from", "127.0.0.1:0", "--events", strconv.Itoa(b.N), "--size", strconv.Itoa(size), "--rate", strconv.Itoa(rate)}, quiet); code != 0 {
+	if code := run([]string{"send", "--to", to, "--from", "127.0.0.1:0", "--events", strconv.Itoa(b.N), "--size", strconv.Itoa(size), "--rate", strconv.Itoa(rate), "--gso"}, quiet); code != 0 {
 		b.Fatalf("nsc send exited %d", code)
 	}
 	// The last events: until every one is delivered, or none for 200 ms.
@@ -84,7 +84,7 @@ func benchSendRecv(b *testing.B, viaLB bool, threads, rate int) {
 	b.StopTimer()
 	n, w := o.got.events.Load(), o.got.window()
 	b.ReportMetric(float64(n)/w.Seconds(), "events/s")
-	b.ReportMetric(gbps(n*size, w), "Gbps")
+	b.ReportMetric(gbps(n*uint64(size), w), "Gbps")
 	b.ReportMetric(float64(uint64(b.N)-n)/float64(b.N)*100, "%lost")
 	if lb != nil {
 		// What the LB's socket never got: lost on the way in, not out.

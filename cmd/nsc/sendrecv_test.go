@@ -22,7 +22,6 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
-	"github.com/dragonet-go/nsc/ejfat/reasm"
 	"github.com/dragonet-go/nsc/ejfat/segment"
 )
 
@@ -500,81 +499,13 @@ func TestSendRecvUsage(t *testing.T) {
 		{[]string{"recv", "--listen", "127.0.0.1:65535", "--ports", "2"}, exitUsage, "ports past 65535"},
 		{[]string{"recv", "--listen", "127.0.0.1:0", "--timeout", "0s"}, exitUsage, "--timeout 0s: must be positive"},
 		{[]string{"recv", "--in", "go.mod"}, exitModel, "go.mod: not a pcap or pcapng file"},
+		{[]string{"recv", "--listen", "127.0.0.1:0", "--max-events", "0"}, exitUsage, "--max-events 0: must be at least 1"},
+		{[]string{"recv", "--listen", "127.0.0.1:0", "--max-bytes", "0"}, exitUsage, "--max-bytes 0: must be positive"},
+		{[]string{"recv", "--listen", "127.0.0.1:0", "--ports", "2", "--threads", "2", "--max-bytes", "100000000"}, exitUsage, "--max-bytes 100000000 over 2 threads: reasm: the buffer of a 67108864-byte event"},
 	} {
 		code, _, stderr := nsc(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.stderr) {
 			t.Errorf("nsc %v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.stderr)
 		}
-	}
-}
-
-// FuzzRecvFrame: nsc recv --in's frame parser agrees with gopacket's full
-// decoding on any frame (a UDP datagram, whole, with the same addresses
-// and payload, or nothing), and what it finds goes through the LB header
-// check and a reassembler without a panic.
-func FuzzRecvFrame(f *testing.F) {
-	seg, _ := segment.New(segment.Config{MTU: 200, Src: netip.MustParseAddrPort("10.0.0.2:5"), Dst: netip.MustParseAddrPort("10.0.0.1:19522"),
-		Frames: true, SrcMAC: sendSrcMAC, DstMAC: sendDstMAC})
-	seg.Start(make([]byte, 300), 1, 2)
-	for {
-		buf := make([]byte, seg.MaxLen())
-		n, err := seg.Next(buf)
-		if err != nil {
-			break
-		}
-		f.Add(buf[:n])
-		f.Add(buf[:n-1])
-	}
-	f.Add([]byte{})
-	o := &recvOpts{}
-	r, _ := reasm.New(reasm.Config{MaxEventSize: 1 << 16, MaxBytes: 1 << 20})
-	var p udpParser
-	f.Fuzz(func(t *testing.T, frame []byte) {
-		src, dst, payload, ok := p.parse(frame)
-		pkt := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.DecodeOptions{NoCopy: true})
-		udp, _ := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
-		if !ok {
-			return
-		}
-		if udp == nil || !bytes.Equal(udp.Payload, payload) || uint16(udp.DstPort) != dst.Port() || int(udp.Length) != 8+len(payload) {
-			t.Fatalf("parse found a datagram to %v of %d bytes gopacket does not: %v", dst, len(payload), pkt)
-		}
-		flow := pkt.NetworkLayer().NetworkFlow()
-		if s, _ := netip.AddrFromSlice(flow.Src().Raw()); s.Unmap() != src {
-			t.Fatalf("source %v, gopacket %v", src, s)
-		}
-		r.Datagram(src, o.stripLB(payload))
-		for ev, ok := r.TryDequeue(); ok; ev, ok = r.TryDequeue() {
-			r.Release(ev)
-		}
-	})
-}
-
-// TestSendSrcPortFromTick: with --src-port-from-tick every frame's UDP
-// source port is the low 16 bits of the tick in its LB header (read by
-// gopacket and the header's bytes); live sending refuses it.
-func TestSendSrcPortFromTick(t *testing.T) {
-	pcap := filepath.Join(t.TempDir(), "s.pcap")
-	if code, _, stderr := nsc(t, "send", "--to", "127.0.0.1:19522", "--events", "5", "--size", "20000", "--pcap", pcap, "--src-port-from-tick"); code != exitOK {
-		t.Fatal(stderr)
-	}
-	ports := map[uint16]bool{}
-	for _, data := range readSinkPcap(t, pcap) {
-		p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.Default)
-		udp, ok := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
-		if !ok || len(udp.Payload) < 16 {
-			t.Fatalf("not an LB datagram: %v", p)
-		}
-		tick := binary.BigEndian.Uint64(udp.Payload[8:16])
-		if uint16(udp.SrcPort) != uint16(tick) {
-			t.Errorf("source port %d, tick %d", udp.SrcPort, tick)
-		}
-		ports[uint16(udp.SrcPort)] = true
-	}
-	if len(ports) != 5 {
-		t.Errorf("%d source ports for 5 events", len(ports))
-	}
-	if code, _, stderr := nsc(t, "send", "--to", "127.0.0.1:19522", "--events", "1", "--src-port-from-tick"); code != exitUsage || !strings.Contains(stderr, "goes with --pcap") {
-		t.Errorf("live --src-port-from-tick: exit %d, %s", code, stderr)
 	}
 }

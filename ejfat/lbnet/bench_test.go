@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/ipv4"
-
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
@@ -20,17 +18,32 @@ import (
 )
 
 // BenchmarkLive forwards events (lb-2025 on LinuxUDP, to two members) on
-// loopback through LBs of 1, 2 and runtime.NumCPU() workers, sent in
-// batches of 64 with sendmmsg from eight sockets (which SO_REUSEPORT
-// spreads over the workers), and reports the packets per second the
-// members received (ns/op is the senders' time, who outpace the LB; the
-// LB's socket drops what it cannot take, and delivered says how much got
-// through); and, as the baseline, the same events framed as a worker
-// frames them and run through the fast path in memory.
+// loopback through LBs of 1, 2 and runtime.NumCPU() workers (pinned to
+// CPUs with pin), sent in batches of 64 with sendmmsg from eight sockets
+// (which SO_REUSEPORT spreads over the workers), and reports the packets
+// per second the members received (ns/op is the senders' time, who
+// outpace the LB; the LB's socket drops what it cannot take, and
+// delivered says how much got through). Events are one datagram of 24
+// bytes each, alternating members (segs=1), or 8 segments of 1 KiB each,
+// an event's segments one after the other as a sender sends them
+// (segs=8): the LB sends those to one member with UDP_SEGMENT; with
+// gso=true the senders send with UDP_SEGMENT too (an event's segments and
+// the next events' of the same size, up to 64 a message), and the LB
+// receives them coalesced (UDP_GRO). Senders
+// and members allocate nothing: allocs/op are the LB's. The baseline: the
+// same one-datagram events framed as a worker frames them and run
+// through the fast path in memory.
 func BenchmarkLive(b *testing.B) {
 	b.Run("in-memory", benchInMemory)
-	for _, n := range slices.Compact([]int{1, 2, runtime.NumCPU()}) {
-		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) { benchLive(b, n) })
+	for _, c := range []struct {
+		segs int
+		gso  bool
+	}{{1, false}, {8, false}, {8, true}} {
+		for _, n := range slices.Compact([]int{1, 2, runtime.NumCPU()}) {
+			for _, pin := range []bool{false, true} {
+				b.Run(fmt.Sprintf("segs=%d/gso=%v/workers=%d/pin=%v", c.segs, c.gso, n, pin), func(b *testing.B) { benchLive(b, n, c.segs, c.gso, pin) })
+			}
+		}
 	}
 }
 
@@ -56,25 +69,28 @@ func benchInMemory(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "packets/s")
 }
 
-func benchLive(b *testing.B, workers int) {
+func benchLive(b *testing.B, workers, segs int, gso, pin bool) {
 	members := []*counter{newCounter(b), newCounter(b)}
-	lb, addr := newLB(b, workers, lbnet.Config{Batch: 64})
+	lb, addr := newLB(b, workers, lbnet.Config{Pin: pin})
 	setTables(b, lb, lbtest.Tables(ip(addr), lbtest.Dest{ID: 0, Port: members[0].port()}, lbtest.Dest{ID: 1, Port: members[1].port()}))
 	stop := start(b, lb)
-	var senders []*ipv4.PacketConn
-	for range 8 {
-		senders = append(senders, ipv4.NewPacketConn(lbtest.Sender(b, addr)))
+	ds := make([][]byte, 64)
+	for i := range ds {
+		if segs == 1 {
+			ds[i] = lbtest.Event(uint64(i), 0)
+		} else {
+			ds[i] = lbtest.Event(uint64(i/segs), 16+1024)
+		}
 	}
-	msgs := make([]ipv4.Message, 64)
-	for i := range msgs {
-		msgs[i].Buffers = [][]byte{lbtest.Event(uint64(i), 0)}
+	var senders []func() (int, error)
+	for range 8 {
+		senders = append(senders, batchWriter(lbtest.Sender(b, addr), ds, gso))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
 	for sent, i := 0, 0; sent < b.N; i++ {
-		k := min(len(msgs), b.N-sent)
-		w, err := senders[i%len(senders)].WriteBatch(msgs[:k], 0)
+		w, err := senders[i%len(senders)]()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -104,13 +120,9 @@ func newCounter(b *testing.B) *counter {
 	c := &counter{conn: conn}
 	var done sync.WaitGroup
 	done.Go(func() {
-		pc := ipv4.NewPacketConn(conn)
-		ms := make([]ipv4.Message, 64)
-		for i := range ms {
-			ms[i].Buffers = [][]byte{make([]byte, 2048)}
-		}
+		read := batchReader(conn, 64)
 		for {
-			k, err := pc.ReadBatch(ms, 0)
+			k, err := read()
 			if err != nil {
 				return
 			}

@@ -26,17 +26,18 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 const (
 	// MaxUDPPayload is the largest UDP payload over IPv4 (65,535 bytes
 	// less the IPv4 and UDP headers).
-	MaxUDPPayload = 65535 - 20 - udpLen
+	MaxUDPPayload = 65535 - frame.IPv4MinLen - frame.UDPLen
 	// MaxBatch is the most datagrams one recvmmsg or sendmmsg moves: the
 	// kernel's UIO_MAXIOV, to which it cuts longer vectors silently.
 	MaxBatch = 1024
 	// DefaultBatch is the batch size when Config.Batch is 0.
-	DefaultBatch = 64
+	DefaultBatch = 256
 )
 
 // Config says how an LB runs.
@@ -54,6 +55,9 @@ type Config struct {
 	// 0: MaxUDPPayload); the kernel truncates larger ones into the
 	// receive buffers, which are this size, and they count as Oversize.
 	MaxDatagram int
+	// Pin runs worker i on one OS thread bound to the i-th CPU the
+	// process may run on (modulo their number), away from the others'.
+	Pin bool
 }
 
 // Check checks the ranges of Batch and MaxDatagram (New takes 0 for the

@@ -99,12 +99,12 @@ func sendEvents(t *testing.T, addr *net.UDPAddr, n int) {
 func ip(a *net.UDPAddr) netip.Addr { return a.AddrPort().Addr() }
 
 // TestLiveLoopback sends events from four senders through an LB with two
-// workers to two members and checks every one arrived, at the member its
+// workers (pinned to CPUs) to two members and checks every one arrived, at the member its
 // tick's calendar slot names, with the LB header removed.
 func TestLiveLoopback(t *testing.T) {
 	const n = 400
 	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
-	lb, addr := newLB(t, 2, lbnet.Config{Batch: 16})
+	lb, addr := newLB(t, 2, lbnet.Config{Batch: 16, Pin: true})
 	setTables(t, lb, lbtest.Tables(ip(addr), m[0].Dest(), m[1].Dest()))
 	stop := start(t, lb)
 	sendEvents(t, addr, n)
@@ -318,5 +318,100 @@ func TestConfigChecks(t *testing.T) {
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
 		}
+	}
+}
+
+// TestSegmentedSends: the segments of an event go to one member, and a
+// worker sends consecutive ones of one size (the last may be shorter) as
+// one UDP_SEGMENT send; each still arrives as its own datagram, in order,
+// byte for byte, whatever its size. The datagrams are sent before the LB
+// runs, so that they meet in its batches; events alternate members.
+func TestSegmentedSends(t *testing.T) {
+	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
+	lb, addr := newLB(t, 1, lbnet.Config{Batch: 32})
+	setTables(t, lb, lbtest.Tables(ip(addr), m[0].Dest(), m[1].Dest()))
+	s := lbtest.Sender(t, addr)
+	var want [2][][]byte
+	sizes := []int{1000, 1000, 1000, 1000, 1000, 1000, 1000, 300, 8000, 8000, 8000, 1, 1, 7000}
+	for tick := range uint64(6) {
+		for i, size := range sizes {
+			d := append(lbtest.Event(tick, 0)[:16], make([]byte, size)...)
+			for j := range d[16:] {
+				d[16+j] = byte(int(tick)*31 + i*7 + j)
+			}
+			if _, err := s.Write(d); err != nil {
+				t.Fatal(err)
+			}
+			want[tick%2] = append(want[tick%2], d[16:])
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := lb.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := uint64(6 * len(sizes))
+	if st := lb.Stats(); st != (lbnet.Stats{Received: n, Forwarded: n}) {
+		t.Errorf("stats %+v, want %d received and forwarded", st, n)
+	}
+	for k := range m {
+		for i, w := range want[k] {
+			d, ok := m[k].Next(wait)
+			if !ok || !bytes.Equal(d, w) {
+				t.Fatalf("member %d, datagram %d: %d bytes (%v), want %d", k, i, len(d), ok, len(w))
+			}
+		}
+	}
+	if g := lbnet.SegmentedSends(lb); g == 0 {
+		t.Error("no UDP_SEGMENT send")
+	}
+}
+
+// TestCoalescedReceives: datagrams a sender sends as one UDP_SEGMENT
+// message reach the LB coalesced (UDP_GRO), one buffer for them all; the
+// worker runs each through the LB and every one arrives at its member as
+// its own datagram, in order, byte for byte (the frame headers rebuilt in
+// front of each overwrite the end of the one before, which must be put
+// back). Sizes: segments shorter and longer than those headers.
+func TestCoalescedReceives(t *testing.T) {
+	m := lbtest.NewMember(t, 0)
+	lb, addr := newLB(t, 1, lbnet.Config{Batch: 8})
+	setTables(t, lb, lbtest.Tables(ip(addr), m.Dest(), m.Dest()))
+	s := lbtest.Sender(t, addr)
+	var want [][]byte
+	for tick, c := range []struct{ size, n, last int }{{1000, 9, 300}, {8000, 7, 8000}, {40, 20, 17}, {200, 3, 1}} {
+		var ds [][]byte
+		for i := range c.n {
+			size := c.size
+			if i == c.n-1 {
+				size = c.last
+			}
+			d := append(lbtest.Event(uint64(tick), 0)[:16], make([]byte, size-16+16)...)
+			for j := range d[16:] {
+				d[16+j] = byte(tick*31 + i*7 + j)
+			}
+			ds = append(ds, d)
+			want = append(want, d[16:])
+		}
+		if _, err := batchWriter(s, ds, true)(); err != nil {
+			t.Skipf("no UDP_SEGMENT on loopback: %v", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := lb.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := lb.Stats(); st != (lbnet.Stats{Received: uint64(len(want)), Forwarded: uint64(len(want))}) {
+		t.Errorf("stats %+v, want %d received and forwarded", st, len(want))
+	}
+	for i, w := range want {
+		d, ok := m.Next(wait)
+		if !ok || !bytes.Equal(d, w) {
+			t.Fatalf("datagram %d: %d bytes (%v), want %d", i, len(d), ok, len(w))
+		}
+	}
+	if n := lbnet.CoalescedReceives(lb); n == 0 {
+		t.Error("no datagrams came coalesced")
 	}
 }

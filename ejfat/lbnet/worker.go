@@ -2,33 +2,38 @@ package lbnet
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
+	"github.com/dragonet-go/nsc/internal/udpbatch"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 const (
-	ethLen = 14
-	udpLen = 8
 	// drainReads bounds the reads that empty a socket when the LB stops:
 	// a sender that outpaces the LB would otherwise keep it from stopping.
 	drainReads = 64
+	// outPerIn is how many datagrams a batch sends per message it
+	// receives, at most, before it sends the rest in another sendmmsg:
+	// room for coalesced messages (UDP_GRO) of up to 4 datagrams each on
+	// average, and one of udpbatch.MaxSegments more.
+	outPerIn = 4
 )
 
 // counters are a worker's Stats, read with atomic loads while it runs.
 type counters struct {
 	received, forwarded, dropped, oversize, sendErrors atomic.Uint64
+	coalesced                                          atomic.Uint64 // UDP_GRO messages received (of more than one datagram)
 }
 
 // worker forwards the datagrams arriving on one socket.
@@ -36,23 +41,17 @@ type worker struct {
 	lb    *LB
 	id    int // its pipeline in every table set
 	conn  *net.UDPConn
-	batch batchConn
 	local netip.AddrPort
 	count counters
 	set   *tableSet // the one the last batch ran over
 	// drops are those of the pipelines of earlier sets, by site.
 	drops map[fastpath.DropSite]uint64
 
-	bufs  [][]byte
-	in    []ipv4.Message
-	out   []ipv4.Message
-	addrs []net.UDPAddr
-}
-
-// batchConn is what x/net's ipv4 and ipv6 packet conns have in common.
-type batchConn interface {
-	ReadBatch(ms []ipv4.Message, flags int) (int, error)
-	WriteBatch(ms []ipv4.Message, flags int) (int, error)
+	raw  syscall.RawConn
+	bufs [][]byte
+	save []byte // the bytes a coalesced datagram's headers cover
+	in   *udpbatch.Receiver
+	out  *udpbatch.Sender
 }
 
 func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
@@ -65,21 +64,27 @@ func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
 	case !ip.Is4():
 		return nil, fmt.Errorf("lbnet: IPv6 listen addresses are not supported yet (%v)", ip)
 	}
-	w.batch = ipv4.NewPacketConn(conn)
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	w.raw = raw
+	if lb.cfg.MaxDatagram == MaxUDPPayload {
+		// Coalesced datagrams need the largest buffers: with smaller ones
+		// they would come truncated.
+		udpbatch.SetGRO(raw)
+	}
 	w.local = netip.AddrPortFrom(ip, local.Port())
 	n, size := lb.cfg.Batch, lb.cfg.MaxDatagram
-	hdr := packet.Headroom + ethLen + 20 + udpLen
+	hdr := packet.Headroom + frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen
 	w.bufs = make([][]byte, n)
-	w.in = make([]ipv4.Message, n)
-	w.out = make([]ipv4.Message, n)
-	w.addrs = make([]net.UDPAddr, n)
+	w.save = make([]byte, hdr)
+	in := make([][]byte, n)
 	for i := range w.bufs {
 		w.bufs[i] = make([]byte, hdr+size+packet.Headroom)
-		w.in[i].Buffers = [][]byte{w.bufs[i][hdr : hdr+size]}
-		w.out[i].Buffers = make([][]byte, 1)
-		w.out[i].Addr = &w.addrs[i]
-		w.addrs[i].IP = make(net.IP, 4) // filled in place: no allocation per datagram
+		in[i] = w.bufs[i][hdr : hdr+size]
 	}
+	w.in, w.out = udpbatch.NewReceiver(in), udpbatch.NewSender(n*outPerIn+udpbatch.MaxSegments)
 	return w, nil
 }
 
@@ -91,6 +96,14 @@ func (w *worker) stats() Stats {
 // run forwards until ctx ends, then drains the socket; or until the socket
 // fails.
 func (w *worker) run(ctx context.Context) error {
+	if w.lb.cfg.Pin {
+		// Never unlocked: the thread ends with the goroutine, pinned
+		// threads do not go back to the runtime's pool.
+		runtime.LockOSThread()
+		if err := pin(w.id); err != nil {
+			return fmt.Errorf("lbnet: pin worker %d: %w", w.id, err)
+		}
+	}
 	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		w.conn.SetReadDeadline(time.Now())
@@ -98,7 +111,7 @@ func (w *worker) run(ctx context.Context) error {
 	})
 	defer stop()
 	for {
-		n, err := w.batch.ReadBatch(w.in, 0)
+		n, err := w.in.Receive(w.raw, 0)
 		if err == nil {
 			w.forward(n)
 		}
@@ -121,7 +134,7 @@ func (w *worker) run(ctx context.Context) error {
 func (w *worker) drain() error {
 	w.conn.SetReadDeadline(time.Time{})
 	for range drainReads {
-		n, err := w.batch.ReadBatch(w.in, unix.MSG_DONTWAIT)
+		n, err := w.in.Receive(w.raw, unix.MSG_DONTWAIT)
 		if errors.Is(err, syscall.EAGAIN) {
 			return nil
 		}
@@ -129,51 +142,77 @@ func (w *worker) drain() error {
 			return err
 		}
 		w.forward(n)
-		if n < len(w.in) {
+		if n < len(w.bufs) {
 			return nil
 		}
 	}
 	return nil
 }
 
-// forward runs n received datagrams through the LB, over the table set
+// forward runs n received messages through the LB, over the table set
 // current when the batch starts, and sends the results.
 func (w *worker) forward(n int) {
 	if set := w.lb.current.Load(); set != w.set {
 		w.use(set)
 	}
-	set, pl := w.set, w.set.pls[w.id]
-	w.count.received.Add(uint64(n))
-	k := 0
 	for i := range n {
-		m := &w.in[i]
-		if m.Flags&unix.MSG_TRUNC != 0 {
+		size, src, truncated, segment := w.in.Datagram(i)
+		switch {
+		case truncated:
+			w.count.received.Add(1)
 			w.count.oversize.Add(1)
-			continue
-		}
-		src, ok := m.Addr.(*net.UDPAddr)
-		if !ok {
+		case !src.IsValid():
+			w.count.received.Add(1)
 			w.count.dropped.Add(1)
-			continue
+		case segment == 0 || segment >= size:
+			w.one(w.bufs[i], src, size)
+		default:
+			w.coalesced(w.bufs[i], src, size, segment)
 		}
-		off, size := frame(w.bufs[i], set.mac, src.AddrPort(), w.local, m.N)
-		r := pl.Process(w.bufs[i], off, size)
-		if r.Sink < 0 {
-			w.count.dropped.Add(1)
-			continue
-		}
-		payload, to, ok := destination(r.Data)
-		if !ok {
-			w.count.dropped.Add(1)
-			continue
-		}
-		ip4 := to.Addr().As4()
-		copy(w.addrs[k].IP, ip4[:])
-		w.addrs[k].Port = int(to.Port())
-		w.out[k].Buffers[0] = payload
-		k++
 	}
-	w.send(k)
+	w.send()
+}
+
+// coalesced runs the datagrams of one UDP_GRO message, segment bytes each
+// (the last may be shorter), back to front: each datagram's frame headers
+// go over the end of the one before it, whose bytes are put back before it
+// runs, while the outputs of those after it stay untouched. Their outputs,
+// queued back to front, are then put in order.
+func (w *worker) coalesced(buf []byte, src netip.AddrPort, size, segment int) {
+	w.count.coalesced.Add(1)
+	if w.out.Len()+(size+segment-1)/segment > w.out.Cap() {
+		w.send()
+	}
+	first := w.out.Len()
+	hdr := len(buf) - w.lb.cfg.MaxDatagram - packet.Headroom // where the message starts
+	for start := (size - 1) / segment * segment; start >= 0; start -= segment {
+		end := min(start+segment, size)
+		copy(w.save, buf[start:start+hdr])
+		w.one(buf[start:hdr+end:hdr+end], src, end-start)
+		copy(buf[start:start+hdr], w.save)
+	}
+	w.out.Reverse(first)
+}
+
+// one runs the datagram of n bytes at buf[hdr:] through the LB and queues
+// what it sends, if anything, sending the queue first when it is full.
+func (w *worker) one(buf []byte, src netip.AddrPort, n int) {
+	w.count.received.Add(1)
+	if w.out.Len() == w.out.Cap() {
+		w.send()
+	}
+	off, size := frameOf(buf, w.set.mac, src, w.local, n)
+	r := w.set.pls[w.id].Process(buf, off, size)
+	if r.Sink < 0 {
+		w.count.dropped.Add(1)
+		return
+	}
+	payload, to, ok := destination(r.Data)
+	if !ok {
+		w.count.dropped.Add(1)
+		return
+	}
+	w.out.Add(payload, to)
 }
 
 // use moves the worker to a new table set, keeping the drops of its
@@ -186,65 +225,35 @@ func (w *worker) use(set *tableSet) {
 	w.set = set
 }
 
-// send sends the first k messages of w.out.
-func (w *worker) send(k int) {
-	for sent := 0; sent < k; {
-		n, err := w.batch.WriteBatch(w.out[sent:k], 0)
-		if err != nil {
-			w.count.sendErrors.Add(uint64(k - sent))
-			return
-		}
-		w.count.forwarded.Add(uint64(n))
-		sent += n
+// send sends what is queued: consecutive datagrams to the same member, of
+// one size but the last (an event's segments), as one UDP_SEGMENT (GSO)
+// message, which the kernel cuts into the datagrams again; one sendmmsg
+// for them all.
+func (w *worker) send() {
+	n := w.out.Len()
+	sent, err := w.out.Flush(w.raw)
+	w.count.forwarded.Add(uint64(sent))
+	if err != nil {
+		w.count.sendErrors.Add(uint64(n - sent))
+		w.out.Reset()
 	}
 }
 
-// frame writes, in front of the n datagram bytes in buf, the Ethernet
+// frameOf writes, in front of the n datagram bytes in buf, the Ethernet
 // (to the LB's MAC), IPv4 and UDP headers they had on the wire from src
-// to dst (TTL 64, the IPv4 header checksum right; the UDP checksum 0,
-// "none", which spares summing the payload: the kernel has checked it, and
-// it frames what the LB sends anew), and returns the frame's offset and
-// size.
-func frame(buf []byte, mac net.HardwareAddr, src, dst netip.AddrPort, n int) (off, size int) {
-	off = packet.Headroom
-	b := buf[off:]
-	copy(b[0:6], mac)
-	clear(b[6:12])
-	binary.BigEndian.PutUint16(b[12:], 0x0800)
-	ip := b[ethLen:]
-	ip[0], ip[1] = 0x45, 0
-	binary.BigEndian.PutUint16(ip[2:], uint16(20+udpLen+n))
-	binary.BigEndian.PutUint32(ip[4:], 0) // id, flags, fragment offset
-	ip[8], ip[9] = 64, 17
-	clear(ip[10:12])
-	s, d := src.Addr().Unmap().As4(), dst.Addr().As4()
-	copy(ip[12:16], s[:])
-	copy(ip[16:20], d[:])
-	binary.BigEndian.PutUint16(ip[10:], packet.IPv4HeaderChecksum(ip[:20]))
-	u := ip[20:]
-	binary.BigEndian.PutUint16(u[0:], src.Port())
-	binary.BigEndian.PutUint16(u[2:], dst.Port())
-	binary.BigEndian.PutUint16(u[4:], uint16(udpLen+n))
-	binary.BigEndian.PutUint16(u[6:], 0) // none: the kernel has checked it, LinuxUDP takes 0 over IPv4
-	return off, ethLen + 20 + udpLen + n
+// to dst (TTL 64; the UDP checksum 0, "none", which spares summing the
+// payload: the kernel has checked it, and it frames what the LB sends
+// anew), and returns the frame's offset and size.
+func frameOf(buf []byte, mac net.HardwareAddr, src, dst netip.AddrPort, n int) (off, size int) {
+	d := frame.Datagram{DstMAC: mac, Src: src, Dst: dst, TTL: 64}
+	size = d.HeaderLen() + n
+	d.Build(buf[packet.Headroom : packet.Headroom+size])
+	return packet.Headroom, size
 }
 
 // destination reads, from a frame the LB sends, the UDP payload and the
-// address and port it goes to.
-func destination(frame []byte) (payload []byte, to netip.AddrPort, ok bool) {
-	if len(frame) < ethLen+20+udpLen || binary.BigEndian.Uint16(frame[12:]) != 0x0800 {
-		return nil, netip.AddrPort{}, false
-	}
-	ip := frame[ethLen:]
-	ihl := int(ip[0]&0x0f) * 4
-	if ihl < 20 || len(ip) < ihl+udpLen {
-		return nil, netip.AddrPort{}, false
-	}
-	dst := netip.AddrFrom4([4]byte(ip[16:20]))
-	u := ip[ihl:]
-	length := int(binary.BigEndian.Uint16(u[4:]))
-	if length < udpLen || length > len(u) {
-		return nil, netip.AddrPort{}, false
-	}
-	return u[udpLen:length], netip.AddrPortFrom(dst, binary.BigEndian.Uint16(u[2:])), true
+// IPv4 address and port it goes to.
+func destination(f []byte) (payload []byte, to netip.AddrPort, ok bool) {
+	_, to, payload, ok = frame.ParseUDP(f)
+	return payload, to, ok && to.Addr().Is4()
 }

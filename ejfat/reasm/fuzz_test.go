@@ -17,7 +17,9 @@ const (
 
 // model is the reassembly rules of spec §4 written the plain way: a map of
 // events, each a byte slice and a flag per byte, an age-ordered key list,
-// an unbounded tombstone map. It is the oracle of FuzzReassembly.
+// an unbounded tombstone map; past the event cap it evicts the oldest
+// event with a single segment placed, else the oldest. It is the oracle of
+// FuzzReassembly.
 type model struct {
 	kind    RecordKind
 	now     time.Duration
@@ -33,6 +35,7 @@ type modelEvent struct {
 	data     []byte
 	got      []bool
 	n        int
+	placed   int // segments
 	deadline time.Duration
 }
 
@@ -65,7 +68,11 @@ func (m *model) segment(k Key, off, length uint32, p []byte) Reason {
 		m.expire()
 		for len(m.age) >= fuzzMaxEvents {
 			m.stats.Evicted++
-			m.finish(m.age[0], Late)
+			victim := m.age[0]
+			if i := slices.IndexFunc(m.age, func(k Key) bool { return m.events[k].placed == 1 }); i >= 0 {
+				victim = m.age[i]
+			}
+			m.finish(victim, Late)
 		}
 		ev = &modelEvent{data: make([]byte, length), got: make([]bool, length), deadline: m.now + fuzzTimeout}
 		m.events[k] = ev
@@ -94,6 +101,7 @@ func (m *model) segment(k Key, off, length uint32, p []byte) Reason {
 		ev.got[i] = true
 	}
 	ev.n += len(p)
+	ev.placed++
 	if ev.n < len(ev.data) {
 		return m.count(Placed)
 	}
@@ -164,6 +172,7 @@ func FuzzReassembly(f *testing.F) {
 func fuzzOne(t *testing.T, kind RecordKind, in []byte) {
 	r, clk := newTest(t, Config{Record: kind, Timeout: fuzzTimeout, MaxEventSize: fuzzMaxSize,
 		MaxEvents: fuzzMaxEvents, Tombstones: 256, Queue: 256})
+	r.stageMax = fuzzMaxSize / 4 // longer events' first segments are held alone
 	m := newModel(kind)
 	scratch := make([]byte, fuzzMaxSize+16)
 	delivered := map[Key]bool{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"time"
+	"unsafe"
 
 	"github.com/dragonet-go/nsc/ejfat"
 )
@@ -12,7 +13,7 @@ import (
 // Defaults of the zero Config fields.
 const (
 	DefaultTimeout      = 500 * time.Millisecond
-	DefaultMaxEventSize = 256 << 20
+	DefaultMaxEventSize = 64 << 20
 	DefaultMaxEvents    = 1024
 	DefaultMaxBytes     = 1 << 30
 	DefaultTombstones   = 16384
@@ -26,11 +27,16 @@ type Config struct {
 	Timeout time.Duration
 	// MaxEventSize is the largest event length accepted.
 	MaxEventSize uint32
-	// MaxEvents and MaxBytes cap the incomplete events held and the bytes
-	// of their buffers; a new event past either cap evicts the oldest
-	// incomplete ones.
+	// MaxEvents caps the incomplete events held; a new event past it
+	// evicts an incomplete one (the oldest of those with a single segment,
+	// else the oldest).
 	MaxEvents int
-	MaxBytes  int64
+	// MaxBytes caps the bytes of every buffer the reassembler holds: of
+	// events in progress, of complete events until the application
+	// releases them, and free ones kept for reuse. A buffer that would
+	// pass it first lets free buffers go, then evicts incomplete events as
+	// MaxEvents does.
+	MaxBytes int64
 	// Tombstones is how many finished keys (delivered or dropped) are
 	// remembered, so that their late or duplicate segments are refused
 	// instead of beginning the event again.
@@ -74,6 +80,21 @@ func (c *Config) fill() error {
 	return nil
 }
 
+// Memory is the most memory a Reassembler of c holds, whatever segments
+// it gets: MaxBytes of buffers (complete events the application holds
+// until Release included), the records of the events in progress (at most
+// 1/8 of their buffers), what the pooled events keep of theirs, and the
+// hash tables. (Event structs the application never releases add theirs.)
+func (c Config) Memory() (int64, error) {
+	if err := c.fill(); err != nil {
+		return 0, err
+	}
+	events := int64(c.MaxEvents + c.Queue)
+	tables := 2 * (int64(c.MaxEvents)*int64(unsafe.Sizeof(slot[*Event]{})) +
+		int64(c.Tombstones)*int64(unsafe.Sizeof(slot[Reason]{})+unsafe.Sizeof(Key{})))
+	return c.MaxBytes + c.MaxBytes/8 + events*(keepRecord+int64(unsafe.Sizeof(Event{}))) + tables, nil
+}
+
 // Key names an event: the sender's address, the data id and the event
 // number.
 type Key struct {
@@ -82,20 +103,31 @@ type Key struct {
 	Number uint64
 }
 
+// stageMax is the longest event whose buffer its first segment takes. A
+// longer event's first segment is held alone, in a buffer of its own size,
+// until a second one arrives: a datagram claiming a long event costs the
+// bytes it carries, not the bytes it claims.
+const stageMax = 64 << 10
+
 // Event is an event being reassembled, and once complete, handed to the
 // application by Dequeue: Data holds its bytes until Release.
 type Event struct {
 	Key
 	Data []byte
 
-	buf          []byte
-	class        int
-	rec          record
-	length       uint32
-	arrived      uint32
-	deadline     int64 // ns on the reassembler's clock
-	pooled       bool
-	older, newer *Event
+	buf      []byte // the event's, or while staged the first segment's
+	staged   bool   // buf holds only the first segment, at stageOff
+	stageOff uint32
+	rec      record // reset once buf is the event's
+	length   uint32
+	arrived  uint32
+	deadline int64 // ns on the reassembler's clock
+	pooled   bool
+	// Every event in progress is on the age list, oldest first; one with a
+	// single segment so far is on the fresh list too, the first evicted.
+	older, newer               *Event
+	fresh                      bool
+	fresherOlder, fresherNewer *Event
 }
 
 // Reassembler reassembles the segments of one receive thread. Segment,
@@ -109,11 +141,14 @@ type Reassembler struct {
 	n      int    // events in progress
 	last   *Event // the event of the previous segment
 	age    Event  // sentinel of the incomplete events, oldest first
-	bytes  int64  // of the buffers of the events in progress
-	tombs  tombstones
-	pool   pool
-	queue  chan *Event
-	c      counters
+	fresh  Event  // sentinel of those with a single segment, oldest first
+	// stageMax is the longest event whose first segment takes its buffer
+	// (the constant; the fuzz test lowers it to reach staging).
+	stageMax uint32
+	tombs    tombstones
+	pool     pool
+	queue    chan *Event
+	c        counters
 }
 
 // New makes a Reassembler of cfg.
@@ -122,14 +157,16 @@ func New(cfg Config) (*Reassembler, error) {
 		return nil, err
 	}
 	r := &Reassembler{
-		cfg:    cfg,
-		start:  cfg.Now(),
-		events: newTable[*Event](cfg.MaxEvents),
-		tombs:  newTombstones(cfg.Tombstones),
-		pool:   pool{limit: cfg.MaxBytes, kind: cfg.Record},
-		queue:  make(chan *Event, cfg.Queue),
+		cfg:      cfg,
+		start:    cfg.Now(),
+		events:   newTable[*Event](cfg.MaxEvents),
+		tombs:    newTombstones(cfg.Tombstones),
+		pool:     pool{limit: cfg.MaxBytes, kind: cfg.Record},
+		queue:    make(chan *Event, cfg.Queue),
+		stageMax: stageMax,
 	}
 	r.age.older, r.age.newer = &r.age, &r.age
+	r.fresh.fresherOlder, r.fresh.fresherNewer = &r.fresh, &r.fresh
 	return r, nil
 }
 
@@ -188,32 +225,92 @@ func (r *Reassembler) first(k Key, offset, length uint32, payload []byte) Reason
 		return r.drop(why)
 	}
 	r.Expire()
-	_, size := bufClass(length)
-	for r.n > 0 && (r.n >= r.cfg.MaxEvents || r.bytes+int64(size) > r.cfg.MaxBytes) {
-		inc(&r.c.evicted, 1)
-		r.finish(r.age.newer, Late)
+	for r.n >= r.cfg.MaxEvents {
+		r.evict(r.victim(nil))
 	}
-	ev := r.pool.get(length)
-	ev.Key, ev.length, ev.arrived = k, length, 0
-	ev.Data = ev.buf[:length:length]
+	staged := length > r.stageMax && uint32(len(payload)) < length
+	n := length
+	if staged {
+		n = uint32(len(payload))
+	}
+	buf := r.buffer(n, nil)
+	if buf == nil {
+		return r.drop(NoMemory)
+	}
+	ev := r.pool.event()
+	ev.Key, ev.length, ev.buf, ev.staged, ev.arrived = k, length, buf, staged, 0
 	ev.deadline = r.now + int64(r.cfg.Timeout)
-	ev.rec.reset(length)
 	ev.older, ev.newer = r.age.older, &r.age
 	r.age.older.newer, r.age.older = ev, ev
+	ev.fresh, ev.fresherOlder, ev.fresherNewer = true, r.fresh.fresherOlder, &r.fresh
+	r.fresh.fresherOlder.fresherNewer, r.fresh.fresherOlder = ev, ev
 	r.events.put(k, ev)
 	r.n++
-	r.bytes += int64(len(ev.buf))
 	r.last = ev
 	inc(&r.c.received, 1)
+	if staged {
+		ev.stageOff = offset
+		ev.arrived = uint32(copy(buf, payload))
+		inc(&r.c.segments[Placed], 1)
+		return Placed
+	}
+	ev.Data = buf[:length:length]
+	ev.rec.reset(length)
 	return r.place(ev, offset, payload)
+}
+
+// buffer returns a buffer of at least n bytes from the pool, evicting
+// incomplete events other than keep while the pool is at MaxBytes; nil
+// when there are none left to evict.
+func (r *Reassembler) buffer(n uint32, keep *Event) []byte {
+	for {
+		if b := r.pool.get(n); b != nil {
+			return b
+		}
+		v := r.victim(keep)
+		if v == nil {
+			return nil
+		}
+		r.evict(v)
+	}
+}
+
+// victim is the incomplete event evicted first, other than keep: the
+// oldest with a single segment (what a flood of first segments leaves),
+// else the oldest.
+func (r *Reassembler) victim(keep *Event) *Event {
+	for ev := r.fresh.fresherNewer; ev != &r.fresh; ev = ev.fresherNewer {
+		if ev != keep {
+			return ev
+		}
+	}
+	for ev := r.age.newer; ev != &r.age; ev = ev.newer {
+		if ev != keep {
+			return ev
+		}
+	}
+	return nil
+}
+
+func (r *Reassembler) evict(ev *Event) {
+	inc(&r.c.evicted, 1)
+	r.finish(ev, Late)
 }
 
 // place copies a checked segment into ev if its bytes are new, and hands
 // the event over once every byte arrived.
 func (r *Reassembler) place(ev *Event, offset uint32, payload []byte) Reason {
 	end := offset + uint32(len(payload))
+	if ev.staged {
+		if why := r.promote(ev, offset, end); why != Placed {
+			return r.drop(why)
+		}
+	}
 	if why := ev.rec.add(offset, end); why != Placed {
 		return r.drop(why)
+	}
+	if ev.fresh && ev.arrived > 0 {
+		r.unfresh(ev)
 	}
 	copy(ev.Data[offset:end], payload)
 	ev.arrived += uint32(len(payload))
@@ -233,15 +330,47 @@ func (r *Reassembler) place(ev *Event, offset uint32, payload []byte) Reason {
 	return Completed
 }
 
+// promote gives a staged event the buffer of its length, once a segment
+// with new bytes [lo, hi) arrives, and moves the first segment into it;
+// NoMemory (and the event evicted) when there is no buffer to be had.
+func (r *Reassembler) promote(ev *Event, lo, hi uint32) Reason {
+	slo, shi := ev.stageOff, ev.stageOff+ev.arrived
+	switch {
+	case slo <= lo && hi <= shi:
+		return Duplicate
+	case lo < shi && slo < hi:
+		return Overlap
+	}
+	buf := r.buffer(ev.length, ev)
+	if buf == nil {
+		r.evict(ev)
+		return NoMemory
+	}
+	copy(buf[slo:shi], ev.buf[:ev.arrived])
+	r.pool.putBuffer(ev.buf)
+	ev.buf, ev.staged, ev.Data = buf, false, buf[:ev.length:ev.length]
+	ev.rec.reset(ev.length)
+	ev.rec.add(slo, shi)
+	return Placed
+}
+
+// unfresh takes ev off the fresh list.
+func (r *Reassembler) unfresh(ev *Event) {
+	ev.fresherOlder.fresherNewer, ev.fresherNewer.fresherOlder = ev.fresherNewer, ev.fresherOlder
+	ev.fresh, ev.fresherOlder, ev.fresherNewer = false, nil, nil
+}
+
 // finish forgets the event in progress ev, remembering its key as a
 // tombstone whose segments are dropped for why: Duplicate once delivered,
 // Late once dropped (whose buffer goes back to the pool).
 func (r *Reassembler) finish(ev *Event, why Reason) {
 	ev.older.newer, ev.newer.older = ev.newer, ev.older
 	ev.older, ev.newer = nil, nil
+	if ev.fresh {
+		r.unfresh(ev)
+	}
 	r.events.del(ev.Key)
 	r.n--
-	r.bytes -= int64(len(ev.buf))
 	if r.last == ev {
 		r.last = nil
 	}

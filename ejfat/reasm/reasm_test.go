@@ -244,8 +244,8 @@ func TestTimeout(t *testing.T) {
 		}
 		c.advance(time.Nanosecond)
 		r.Expire()
-		if st := r.Stats(); st.TimedOut != 1 || st.Errors() != 1 || r.n != 0 || r.bytes != 0 || r.pool.bytes == 0 {
-			t.Fatalf("%s: not dropped at its timeout: %+v, %d bytes held, %d pooled", kind, st, r.bytes, r.pool.bytes)
+		if st := r.Stats(); st.TimedOut != 1 || st.Errors() != 1 || r.n != 0 || r.pool.idle != r.pool.bytes || r.pool.idle == 0 {
+			t.Fatalf("%s: not dropped at its timeout: %+v, %d bytes, %d free", kind, st, r.pool.bytes, r.pool.idle)
 		}
 		got := send(r, k, 3000, segs)
 		if !slices.Equal(got, []Reason{Late, Late, Late}) {
@@ -295,22 +295,84 @@ func TestCapEvents(t *testing.T) {
 	if st := r.Stats(); st.Evicted != 1 || st.Errors() != 1 {
 		t.Errorf("stats %+v", st)
 	}
+	// An event with one segment goes before an older one with two.
+	k1, k2, k3 := Key{src1, 2, 1}, Key{src1, 2, 2}, Key{src1, 2, 3}
+	p := make([]byte, 1000)
+	r.Segment(k1, 0, 3000, p)
+	r.Segment(k1, 1000, 3000, p)
+	r.Segment(k2, 0, 3000, p)
+	r.Segment(k3, 0, 3000, p)
+	if a, b := r.Segment(k1, 2000, 3000, p), r.Segment(k2, 1000, 3000, p); a != Completed || b != Late {
+		t.Errorf("the older event of two segments: %s, the fresh one: %s", a, b)
+	}
 }
 
 // TestFloodOfHugeFirstSegments is §4.5's byte cap: first segments each
-// claiming the largest event never hold more than MaxBytes of buffers.
+// claiming the largest event hold only the bytes they carry (a buffer of
+// their own size class), and a flood of them neither passes MaxBytes nor
+// evicts an event that has more than one segment.
 func TestFloodOfHugeFirstSegments(t *testing.T) {
 	const maxBytes = 64 << 20
-	r, _ := newTest(t, Config{MaxEventSize: 16 << 20, MaxBytes: maxBytes, MaxEvents: 1 << 20})
-	p := make([]byte, 8000)
-	for i := range 1000 {
-		r.Segment(Key{src1, 1, uint64(i)}, 0, 16<<20, p)
-		if r.bytes > maxBytes || r.pool.bytes > maxBytes {
-			t.Fatalf("after %d first segments: %d bytes held, %d pooled", i+1, r.bytes, r.pool.bytes)
+	for _, kind := range kinds {
+		r, _ := newTest(t, Config{Record: kind, MaxEventSize: 16 << 20, MaxBytes: maxBytes, MaxEvents: 100})
+		k := Key{src1, 2, 1 << 40}
+		data := content(k, 200000)
+		segs := cut(data, 8000)
+		send(r, k, uint32(len(data)), segs[:2])
+		p := make([]byte, 1000)
+		for i := range 1000 {
+			r.Segment(Key{src1, 1, uint64(i)}, uint32(i)*4096, 16<<20, p)
+			if r.pool.bytes > maxBytes || r.pool.bytes > (100+1)*minClass+256<<10 {
+				t.Fatalf("%s: after %d first segments: %d bytes of buffers", kind, i+1, r.pool.bytes)
+			}
+		}
+		send(r, k, uint32(len(data)), segs[2:])
+		if n := drain(t, r, map[Key][]byte{k: data}); n != 1 {
+			t.Errorf("%s: the event of two segments and more was not delivered", kind)
+		}
+		if st := r.Stats(); st.Evicted != 1000-99 || st.Received != 1001 {
+			t.Errorf("%s: stats %+v", kind, st)
 		}
 	}
-	if st := r.Stats(); st.Evicted != 1000-maxBytes/(16<<20) {
-		t.Errorf("evicted %d", st.Evicted)
+}
+
+// TestMaxBytes: buffers of events in progress, complete ones the
+// application holds and free ones stay within MaxBytes together. A second
+// segment that needs a buffer past it evicts (single-segment events
+// first); with nothing left to evict, the segment is NoMemory and its
+// event dropped.
+func TestMaxBytes(t *testing.T) {
+	const size = 1 << 20 // a class of its own: 1 MiB
+	r, _ := newTest(t, Config{MaxEventSize: size, MaxBytes: 3*size + stageMax})
+	data := content(Key{}, size)
+	var held []*Event
+	for i := range 3 {
+		k := Key{src1, 1, uint64(i)}
+		send(r, k, size, cut(data, 8000))
+		ev, ok := r.TryDequeue()
+		if !ok {
+			t.Fatalf("event %d not complete", i)
+		}
+		held = append(held, ev)
+	}
+	k := Key{src1, 1, 3}
+	if got := send(r, k, size, cut(data, 8000)[:2]); got[0] != Placed || got[1] != NoMemory {
+		t.Errorf("an event past MaxBytes, all held by the application: %v", got)
+	}
+	if r.pool.bytes > 3*size+stageMax {
+		t.Errorf("%d bytes of buffers", r.pool.bytes)
+	}
+	r.Release(held[0])
+	// The freed buffer goes to the next event; the one after needs it back
+	// and evicts the fresh event (one segment), then the oldest.
+	a := send(r, Key{src1, 1, 4}, size, cut(data, 8000)[:2])
+	b := send(r, Key{src1, 1, 5}, size, cut(data, 8000)[:1])
+	c := send(r, Key{src1, 1, 6}, size, cut(data, 8000))
+	if !slices.Equal(a, []Reason{Placed, Placed}) || b[0] != Placed || c[len(c)-1] != Completed {
+		t.Errorf("events after a release: %v %v %v", a, b, c)
+	}
+	if st := r.Stats(); st.Evicted != 3 || st.Segments[NoMemory] != 1 || r.pool.bytes > 3*size+stageMax {
+		t.Errorf("stats %+v, %d bytes of buffers", st, r.pool.bytes)
 	}
 }
 
@@ -350,7 +412,7 @@ func TestQueue(t *testing.T) {
 	}
 	r.Release(ev)
 	r.Release(ev) // twice: still one buffer in the pool
-	if a, b := r.pool.get(10), r.pool.get(10); a == b {
+	if a, b := r.pool.get(10), r.pool.get(10); &a[0] == &b[0] {
 		t.Error("a released event came out of the pool twice")
 	}
 	if st := r.Stats(); st.EnqueueErrors != 1 || st.Dequeued != 1 || st.Reassembled != 3 || r.Fill() != 0.5 {
@@ -379,6 +441,25 @@ func TestFragmented(t *testing.T) {
 	// The merge freed a range.
 	if got := r.Segment(k, n-1, n, p); got != Placed {
 		t.Errorf("a range after a merge: %s", got)
+	}
+}
+
+// TestPooledRecordTrimmed: an event's record of many ranges is let go when
+// the event goes back to the pool, so pooled events keep little memory
+// whatever lengths and orders came before.
+func TestPooledRecordTrimmed(t *testing.T) {
+	r, c := newTest(t, Config{Record: Intervals})
+	p := []byte{1}
+	for i := range 2000 {
+		r.Segment(Key{src1, 1, 1}, uint32(2*i), 200000, p)
+	}
+	if s := r.age.newer.rec.(*intervals).s; len(s) != 2000 {
+		t.Fatalf("%d ranges", len(s))
+	}
+	c.advance(DefaultTimeout)
+	r.Expire()
+	if n := len(r.pool.events); n != 1 || cap(r.pool.events[0].rec.(*intervals).s)*8 > keepRecord {
+		t.Errorf("%d pooled events, the record keeps %d ranges", n, cap(r.pool.events[0].rec.(*intervals).s))
 	}
 }
 

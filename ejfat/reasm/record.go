@@ -10,7 +10,13 @@ import "math/bits"
 type record interface {
 	reset(length uint32)
 	add(lo, hi uint32) Reason
+	// trim lets go of memory past what a common event needs, as the
+	// record goes back to the pool: a pooled record keeps little.
+	trim()
 }
+
+// keepRecord is the most memory (bytes) a pooled record keeps.
+const keepRecord = 8 << 10
 
 // RecordKind selects how events record their arrived ranges.
 type RecordKind uint8
@@ -37,9 +43,9 @@ func (k RecordKind) String() string {
 	return "intervals"
 }
 
-func newRecord(k RecordKind, capacity int) record {
+func newRecord(k RecordKind) record {
 	if k == Bitmap {
-		return &bitmap{w: make([]uint64, 0, (capacity+63)/64)}
+		return &bitmap{}
 	}
 	return &intervals{}
 }
@@ -55,6 +61,12 @@ type intervals struct {
 func (v *intervals) reset(length uint32) {
 	v.s = v.s[:0]
 	v.max = int(length/64) + 64
+}
+
+func (v *intervals) trim() {
+	if cap(v.s)*8 > keepRecord {
+		v.s = nil
+	}
 }
 
 func (v *intervals) add(lo, hi uint32) Reason {
@@ -137,6 +149,14 @@ func (b *bitmap) reset(length uint32) {
 	}
 	b.w = b.w[:n]
 	clear(b.w)
+}
+
+// trim keeps the bitmap of events up to 16 MiB: a bitmap is 1/8 of its
+// event, and allocating one per event would cost more than the record.
+func (b *bitmap) trim() {
+	if cap(b.w)*8 > 256*keepRecord {
+		b.w = nil
+	}
 }
 
 func (b *bitmap) add(lo, hi uint32) Reason {

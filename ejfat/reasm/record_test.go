@@ -10,7 +10,7 @@ import (
 // many more ranges per event than the fuzz test reaches.
 func TestRecordsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	iv, bm := newRecord(Intervals, 0), newRecord(Bitmap, 0)
+	iv, bm := newRecord(Intervals), newRecord(Bitmap)
 	for range 100 {
 		length := uint32(1 + rng.IntN(8000))
 		iv.reset(length)

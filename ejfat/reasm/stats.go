@@ -34,12 +34,15 @@ const (
 	Fragmented
 	// Late: the event was dropped (timed out or evicted).
 	Late
+	// NoMemory: no buffer for the event within Config.MaxBytes, all of it
+	// held by complete events the application has not released.
+	NoMemory
 	numReasons
 )
 
 var reasonNames = [numReasons]string{"placed", "completed", "short", "bad header", "empty",
 	"zero length", "too large", "out of bounds", "length mismatch", "duplicate", "overlap",
-	"fragmented", "late"}
+	"fragmented", "late", "no memory"}
 
 func (r Reason) String() string {
 	if r < numReasons {

@@ -15,15 +15,15 @@ import (
 	"net/netip"
 
 	"github.com/dragonet-go/nsc/ejfat"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // Header lengths below the LB header.
 const (
-	EthLen  = 14
-	IPv4Len = 20
-	IPv6Len = 40
-	UDPLen  = 8
+	EthLen  = frame.EthernetLen
+	IPv4Len = frame.IPv4MinLen
+	IPv6Len = frame.IPv6Len
+	UDPLen  = frame.UDPLen
 	// HeadersLen is the LB and RE headers in front of every payload.
 	HeadersLen = ejfat.LBLen + ejfat.RELen
 )
@@ -61,9 +61,7 @@ type Segmenter struct {
 	cfg     Config
 	ipLen   int
 	payload int
-	src     []byte // addresses in wire form
-	dst     []byte
-	tmpl    []byte // the headers up to UDP, lengths and checksums zero
+	frame   frame.Datagram // Frames: the headers in front of each segment
 
 	event      []byte
 	number     uint64
@@ -101,8 +99,7 @@ func New(cfg Config) (*Segmenter, error) {
 	case cfg.Frames && (len(cfg.SrcMAC) != 6 || len(cfg.DstMAC) != 6):
 		return nil, fmt.Errorf("segment: frames need 6-byte MACs, have %v and %v", cfg.SrcMAC, cfg.DstMAC)
 	}
-	s.src, s.dst = cfg.Src.Addr().AsSlice(), cfg.Dst.Addr().AsSlice()
-	s.tmpl = s.template()
+	s.frame = frame.Datagram{DstMAC: cfg.DstMAC, SrcMAC: cfg.SrcMAC, Src: cfg.Src, Dst: cfg.Dst, TTL: 64, DontFragment: true, Checksum: true}
 	return s, nil
 }
 
@@ -141,7 +138,7 @@ func (s *Segmenter) Next(buf []byte) (int, error) {
 	n := min(s.payload, len(s.event)-s.off)
 	at := 0
 	if s.cfg.Frames {
-		at = len(s.tmpl)
+		at = s.frame.HeaderLen()
 	}
 	lb := buf[at : at+ejfat.LBLen]
 	binary.BigEndian.PutUint16(lb, ejfat.LBMagic)
@@ -158,54 +155,11 @@ func (s *Segmenter) Next(buf []byte) (int, error) {
 	s.off += n
 	end := at + HeadersLen + n
 	if s.cfg.Frames {
-		s.frameHeaders(buf[:end])
+		d := s.frame
+		if s.cfg.SrcPortFromTick {
+			d.Src = netip.AddrPortFrom(d.Src.Addr(), uint16(s.number))
+		}
+		d.Build(buf[:end])
 	}
 	return end, nil
-}
-
-// template is a frame's Ethernet, IP and UDP headers with their lengths
-// and checksums left zero.
-func (s *Segmenter) template() []byte {
-	t := make([]byte, EthLen+s.ipLen+UDPLen)
-	copy(t, s.cfg.DstMAC)
-	copy(t[6:], s.cfg.SrcMAC)
-	ip := t[EthLen:]
-	if s.ipLen == IPv4Len {
-		binary.BigEndian.PutUint16(t[12:], 0x0800)
-		ip[0], ip[6], ip[8], ip[9] = 0x45, 0x40, 64, 17 // IHL 5, DF, TTL 64, UDP
-		copy(ip[12:], s.src)
-		copy(ip[16:], s.dst)
-	} else {
-		binary.BigEndian.PutUint16(t[12:], 0x86dd)
-		ip[0], ip[6], ip[7] = 0x60, 17, 64 // next header UDP, hop limit 64
-		copy(ip[8:], s.src)
-		copy(ip[24:], s.dst)
-	}
-	udp := ip[s.ipLen:]
-	binary.BigEndian.PutUint16(udp, s.cfg.Src.Port())
-	binary.BigEndian.PutUint16(udp[2:], s.cfg.Dst.Port())
-	return t
-}
-
-// frameHeaders writes the template in front of a frame's UDP payload and
-// fills in the lengths and checksums.
-func (s *Segmenter) frameHeaders(f []byte) {
-	copy(f, s.tmpl)
-	ip := f[EthLen:]
-	udp := ip[s.ipLen:]
-	if s.cfg.SrcPortFromTick {
-		binary.BigEndian.PutUint16(udp, uint16(s.number))
-	}
-	udpLen := uint16(len(udp))
-	var pseudo uint32
-	if s.ipLen == IPv4Len {
-		binary.BigEndian.PutUint16(ip[2:], IPv4Len+udpLen)
-		binary.BigEndian.PutUint16(ip[10:], packet.IPv4HeaderChecksum(ip[:IPv4Len]))
-		pseudo = packet.PseudoHeaderSumIPv4(s.src, s.dst, 17, udpLen)
-	} else {
-		binary.BigEndian.PutUint16(ip[4:], udpLen)
-		pseudo = packet.PseudoHeaderSumIPv6(s.src, s.dst, 17, uint32(udpLen))
-	}
-	binary.BigEndian.PutUint16(udp[4:], udpLen)
-	binary.BigEndian.PutUint16(udp[6:], packet.TransportChecksum(pseudo, udp, 6))
 }

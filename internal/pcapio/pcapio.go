@@ -33,6 +33,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/dragonet-go/nsc/internal/fileout"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // Frame is one captured frame, as Ethernet.
@@ -109,11 +110,6 @@ func (e *UnsupportedLinkTypeError) Error() string {
 	return fmt.Sprintf("link type %s (%d) is not supported: nsc reads Ethernet, Linux cooked (SLL, SLL2) and raw IP captures", e.Link, int(e.Link))
 }
 
-const (
-	etherIPv4 = 0x0800
-	etherIPv6 = 0x86DD
-)
-
 // toEthernet returns data, captured on link, as an Ethernet frame.
 func toEthernet(link layers.LinkType, data []byte) ([]byte, error) {
 	switch link {
@@ -155,9 +151,9 @@ func fromRawIP(link layers.LinkType, data []byte) ([]byte, error) {
 	}
 	switch {
 	case version == 4 && link != layers.LinkTypeIPv6:
-		return ethernet(nil, etherIPv4, data), nil
+		return ethernet(nil, frame.TypeIPv4, data), nil
 	case version == 6 && link != layers.LinkTypeIPv4:
-		return ethernet(nil, etherIPv6, data), nil
+		return ethernet(nil, frame.TypeIPv6, data), nil
 	case version < 0:
 		return nil, fmt.Errorf("empty frame in a raw IP capture")
 	}
@@ -167,10 +163,9 @@ func fromRawIP(link layers.LinkType, data []byte) ([]byte, error) {
 // ethernet is payload behind an Ethernet header to 00:00:00:00:00:00 from
 // src (zero when nil).
 func ethernet(src []byte, etherType uint16, payload []byte) []byte {
-	out := make([]byte, 14+len(payload))
-	copy(out[6:12], src)
-	binary.BigEndian.PutUint16(out[12:], etherType)
-	copy(out[14:], payload)
+	out := make([]byte, frame.EthernetLen+len(payload))
+	frame.Ethernet(out).Encode(&frame.EthernetFields{Source: src, Type: etherType})
+	copy(out[frame.EthernetLen:], payload)
 	return out
 }
 

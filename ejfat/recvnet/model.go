@@ -1,9 +1,8 @@
-package main
+package recvnet
 
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"net/netip"
 	"sync"
 	"time"
@@ -12,27 +11,16 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/reasm"
 	"github.com/dragonet-go/nsc/ejfat/reasmfast"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
-// reassembler is what a receive thread needs of one: ejfat/reasm's, or
-// the model's generated code (modelReassembler).
-type reassembler interface {
-	Datagram(src netip.Addr, b []byte) reasm.Reason
-	Expire()
-	Dequeue(ctx context.Context) (*reasm.Event, error)
-	TryDequeue() (*reasm.Event, bool)
-	Release(ev *reasm.Event)
-	Fill() float64
-	Stats() reasm.Stats
-}
-
-// modelReassembler runs the Go code nsc generates from
+// Model is a Reassembler that runs the Go code nsc generates from
 // models/ejfat/reassembler.nsc (ejfat/reasmfast) on
 // datagrams: each goes in as the frame the kernel received — Ethernet, IP
 // and UDP headers rebuilt in front of it (UDP checksum 0 over IPv4: the
 // kernel checked it) — and the model decides its fate by its own rules
 // (its state declaration's timeout and caps, not --timeout).
-type modelReassembler struct {
+type Model struct {
 	mu    sync.Mutex // the pipeline and stats: receive thread, consumer and progress meet here
 	pl    *reasmfast.Pipeline
 	buf   []byte
@@ -40,7 +28,9 @@ type modelReassembler struct {
 	stats reasm.Stats
 }
 
-func newModelReassembler(now func() time.Time, queue int) (*modelReassembler, error) {
+// NewModel makes a Model on clock now (nil: time.Now) whose queue holds
+// queue complete events.
+func NewModel(now func() time.Time, queue int) (*Model, error) {
 	pl, err := reasmfast.New(nil) // data_ports empty: every port a plain data port
 	if err != nil {
 		return nil, err
@@ -48,7 +38,7 @@ func newModelReassembler(now func() time.Time, queue int) (*modelReassembler, er
 	if now != nil {
 		pl.SetClock(now)
 	}
-	return &modelReassembler{pl: pl, queue: make(chan *reasm.Event, queue)}, nil
+	return &Model{pl: pl, queue: make(chan *reasm.Event, queue)}, nil
 }
 
 // reasons maps the model's drops to the runtime's reasons, for one report.
@@ -58,7 +48,7 @@ var reasons = map[string]reasm.Reason{
 	"too large": reasm.TooLarge, "truncated": reasm.Short,
 }
 
-func (m *modelReassembler) Datagram(src netip.Addr, b []byte) reasm.Reason {
+func (m *Model) Datagram(src netip.Addr, b []byte) reasm.Reason {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stats.Packets++
@@ -86,56 +76,29 @@ func (m *modelReassembler) Datagram(src netip.Addr, b []byte) reasm.Reason {
 }
 
 // frame rebuilds the frame of datagram b from src in m's buffer, with
-// packet.Headroom on either side.
-func (m *modelReassembler) frame(src netip.Addr, b []byte) []byte {
-	hdr := 14 + 20 + 8
+// packet.Headroom on either side: to an unspecified address, ports 0, the
+// UDP checksum 0 over IPv4 (the kernel checked it) and computed over IPv6
+// (where it is not optional).
+func (m *Model) frame(src netip.Addr, b []byte) []byte {
+	to := netip.IPv4Unspecified()
 	if !src.Is4() {
-		hdr = 14 + 40 + 8
+		to = netip.IPv6Unspecified()
 	}
+	d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(to, 0), TTL: 64}
+	hdr := d.HeaderLen()
 	n := 2*packet.Headroom + hdr + len(b)
 	if cap(m.buf) < n {
 		m.buf = make([]byte, n)
 	}
 	f := m.buf[:n]
-	h := f[packet.Headroom : packet.Headroom+hdr]
-	clear(h)
-	udpLen := 8 + len(b)
-	if src.Is4() {
-		binary.BigEndian.PutUint16(h[12:], 0x0800)
-		ip := h[14:34]
-		ip[0], ip[8], ip[9] = 0x45, 64, 17
-		binary.BigEndian.PutUint16(ip[2:], uint16(20+udpLen))
-		copy(ip[12:16], src.AsSlice())
-		binary.BigEndian.PutUint16(ip[10:], packet.Fold(packet.Sum(ip, 0)))
-		binary.BigEndian.PutUint16(h[38:], uint16(udpLen))
-	} else {
-		binary.BigEndian.PutUint16(h[12:], 0x86dd)
-		ip := h[14:54]
-		ip[0], ip[6], ip[7] = 0x60, 17, 64
-		binary.BigEndian.PutUint16(ip[4:], uint16(udpLen))
-		copy(ip[8:24], src.AsSlice())
-		udp := h[54:62]
-		binary.BigEndian.PutUint16(udp[4:], uint16(udpLen))
-		// Over IPv6 the UDP checksum is not optional: the pseudo-header
-		// (addresses, length, next header) and the datagram.
-		var pseudo [40]byte
-		copy(pseudo[:32], ip[8:40])
-		binary.BigEndian.PutUint32(pseudo[32:], uint32(udpLen))
-		pseudo[39] = 17
-		sum := packet.Sum(b, packet.Sum(udp, packet.Sum(pseudo[:], 0)))
-		c := packet.Fold(sum)
-		if c == 0 {
-			c = 0xffff
-		}
-		binary.BigEndian.PutUint16(udp[6:], c)
-	}
 	copy(f[packet.Headroom+hdr:], b)
+	d.Build(f[packet.Headroom : n-packet.Headroom])
 	return f
 }
 
-func (m *modelReassembler) Expire() {} // the model's state expires as segments come
+func (m *Model) Expire() {} // the model's state expires as segments come
 
-func (m *modelReassembler) Dequeue(ctx context.Context) (*reasm.Event, error) {
+func (m *Model) Dequeue(ctx context.Context) (*reasm.Event, error) {
 	select {
 	case ev := <-m.queue:
 		m.dequeued()
@@ -145,7 +108,7 @@ func (m *modelReassembler) Dequeue(ctx context.Context) (*reasm.Event, error) {
 	}
 }
 
-func (m *modelReassembler) TryDequeue() (*reasm.Event, bool) {
+func (m *Model) TryDequeue() (*reasm.Event, bool) {
 	select {
 	case ev := <-m.queue:
 		m.dequeued()
@@ -155,18 +118,18 @@ func (m *modelReassembler) TryDequeue() (*reasm.Event, bool) {
 	}
 }
 
-func (m *modelReassembler) dequeued() {
+func (m *Model) dequeued() {
 	m.mu.Lock()
 	m.stats.Dequeued++
 	m.mu.Unlock()
 }
 
-func (m *modelReassembler) Release(*reasm.Event) {}
+func (m *Model) Release(*reasm.Event) {}
 
-func (m *modelReassembler) Fill() float64 { return float64(len(m.queue)) / float64(cap(m.queue)) }
+func (m *Model) Fill() float64 { return float64(len(m.queue)) / float64(cap(m.queue)) }
 
 // Stats are the runtime's counters, the events' from the model's state.
-func (m *modelReassembler) Stats() reasm.Stats {
+func (m *Model) Stats() reasm.Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.stats

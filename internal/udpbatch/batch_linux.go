@@ -1,0 +1,134 @@
+package udpbatch
+
+import (
+	"errors"
+	"net/netip"
+	"slices"
+	"syscall"
+)
+
+// Bounds of one UDP_SEGMENT message: the kernel's UDP_MAX_SEGMENTS (64
+// before Linux 6.x raised it), and a UDP datagram over IPv4.
+const (
+	MaxSegments = 64
+	maxGSOBytes = 65535 - 20 - 8
+)
+
+// Receiver receives into a fixed set of buffers, one datagram (or one
+// coalesced run of them) each.
+type Receiver struct{ m *mmsg }
+
+// NewReceiver receives into bufs.
+func NewReceiver(bufs [][]byte) *Receiver {
+	m := newMmsg(len(bufs))
+	for i, b := range bufs {
+		m.setBuffer(i, b)
+	}
+	return &Receiver{m}
+}
+
+// Receive receives up to len(bufs) datagrams with one recvmmsg (flags:
+// MSG_DONTWAIT, or 0 to wait); the socket's deadline and closing end it
+// as they end a Read.
+func (r *Receiver) Receive(raw syscall.RawConn, flags int) (int, error) {
+	return r.m.recv(raw, len(r.m.hdrs), flags)
+}
+
+// Datagram is what buffer i got: its length, the source (invalid unless
+// IPv4), whether the kernel truncated it, and, when the kernel coalesced
+// datagrams of one flow into it (UDP_GRO), their size (the last may be
+// shorter; 0: one datagram).
+func (r *Receiver) Datagram(i int) (n int, from netip.AddrPort, truncated bool, segment int) {
+	return r.m.received(i)
+}
+
+// Sender queues datagrams and sends them with one sendmmsg.
+type Sender struct {
+	m     *mmsg
+	to    []netip.AddrPort // of each datagram queued
+	first []int            // of each message made, its first datagram
+	n     int              // datagrams queued
+	sent  int              // of them, sent by an earlier Flush that failed
+	// GSO sends consecutive datagrams to one destination, of one size but
+	// the last, as one UDP_SEGMENT message; on by default, off once the
+	// kernel refuses one.
+	GSO bool
+	// Segmented counts the UDP_SEGMENT messages made.
+	Segmented uint64
+}
+
+// NewSender queues up to n datagrams.
+func NewSender(n int) *Sender {
+	return &Sender{m: newMmsg(n), to: make([]netip.AddrPort, n), first: make([]int, n+1), GSO: true}
+}
+
+// Len and Cap are the datagrams queued and the most that may be.
+func (s *Sender) Len() int { return s.n }
+func (s *Sender) Cap() int { return len(s.to) }
+
+// Add queues payload (which must stay unchanged until it is sent) to to;
+// an invalid to sends on a connected socket's peer.
+func (s *Sender) Add(payload []byte, to netip.AddrPort) {
+	s.m.setBuffer(s.n, payload)
+	s.to[s.n] = to
+	s.n++
+}
+
+// Reverse puts the datagrams queued from from on in reverse order.
+func (s *Sender) Reverse(from int) {
+	slices.Reverse(s.to[from:s.n])
+	slices.Reverse(s.m.iovs[from:s.n])
+}
+
+// Flush sends the datagrams queued and returns how many went. On an error
+// it returns it, the datagrams before the failing message sent and the
+// rest still queued: Flush again to retry them, or Reset to drop them. A
+// kernel or device that refuses UDP_SEGMENT (EIO: no checksum offload;
+// EINVAL: a kernel without it) turns GSO off, and the rest go one by one.
+func (s *Sender) Flush(raw syscall.RawConn) (int, error) {
+	from, done := s.sent, 0
+	msgs := s.group(from)
+	for m := 0; m < msgs; {
+		k, err := s.m.send(raw, m, msgs)
+		if (errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EINVAL)) && s.GSO && s.first[m+1]-s.first[m] > 1 {
+			s.GSO = false
+			from = s.first[m]
+			msgs, m = s.group(from), 0
+			continue
+		}
+		if err != nil {
+			s.sent = s.first[m]
+			return done, err
+		}
+		done += s.first[m+k] - s.first[m]
+		m += k
+	}
+	s.Reset()
+	return done, nil
+}
+
+// Reset drops the datagrams queued.
+func (s *Sender) Reset() { s.n, s.sent = 0, 0 }
+
+// group makes messages of the datagrams queued from from on and returns
+// their number; s.first[m] is message m's first datagram.
+func (s *Sender) group(from int) int {
+	msg := 0
+	for i := from; i < s.n; msg++ {
+		size := int(s.m.iovs[i].Len)
+		j, total := i+1, size
+		for s.GSO && j < s.n && j-i < MaxSegments && s.to[j] == s.to[i] && int(s.m.iovs[j-1].Len) == size &&
+			int(s.m.iovs[j].Len) <= size && total+int(s.m.iovs[j].Len) <= maxGSOBytes {
+			total += int(s.m.iovs[j].Len)
+			j++
+		}
+		s.first[msg] = i
+		s.m.setSend(msg, i, j-i, size, s.to[i])
+		if j-i > 1 {
+			s.Segmented++
+		}
+		i = j
+	}
+	s.first[msg] = s.n
+	return msg
+}

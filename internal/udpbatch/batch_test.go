@@ -1,0 +1,135 @@
+package udpbatch
+
+import (
+	"bytes"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+func loopback(t *testing.T) *net.UDPConn {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Skipf("no loopback UDP: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// datagrams are runs of one size but the last, to two destinations, in
+// an order that cuts runs: what Flush groups into UDP_SEGMENT messages.
+func datagrams(to [2]netip.AddrPort) (ds [][]byte, dst []netip.AddrPort) {
+	for i, c := range []struct{ size, n, last, to int }{{1000, 9, 300, 0}, {1000, 3, 1000, 1}, {8000, 8, 5, 0}, {40, 70, 40, 1}, {1, 1, 1, 0}} {
+		for j := range c.n {
+			size := c.size
+			if j == c.n-1 {
+				size = c.last
+			}
+			d := make([]byte, size)
+			for k := range d {
+				d[k] = byte(i*31 + j*7 + k)
+			}
+			ds, dst = append(ds, d), append(dst, to[c.to])
+		}
+	}
+	return ds, dst
+}
+
+// TestSenderSegments: what a Sender flushes arrives, read one datagram at
+// a time by the kernel's plain recvfrom, as the datagrams added, each
+// whole and in order per destination, some of them sent as UDP_SEGMENT
+// messages; none allocated.
+func TestSenderSegments(t *testing.T) {
+	tx, rx := loopback(t), [2]*net.UDPConn{loopback(t), loopback(t)}
+	to := [2]netip.AddrPort{rx[0].LocalAddr().(*net.UDPAddr).AddrPort(), rx[1].LocalAddr().(*net.UDPAddr).AddrPort()}
+	ds, dst := datagrams(to)
+	raw, _ := tx.SyscallConn()
+	s := NewSender(len(ds))
+	for i, d := range ds {
+		s.Add(d, dst[i])
+	}
+	if n, err := s.Flush(raw); err != nil || n != len(ds) {
+		t.Fatalf("Flush: %d of %d, %v", n, len(ds), err)
+	}
+	if s.Segmented == 0 || s.Len() != 0 {
+		t.Errorf("%d UDP_SEGMENT messages, %d datagrams left", s.Segmented, s.Len())
+	}
+	buf := make([]byte, 1<<16)
+	for i, d := range ds {
+		c := rx[0]
+		if dst[i] == to[1] {
+			c = rx[1]
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := c.Read(buf)
+		if err != nil || !bytes.Equal(buf[:n], d) {
+			t.Fatalf("datagram %d: %d bytes (%v), want %d", i, n, err, len(d))
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() {
+		for i, d := range ds[:20] {
+			s.Add(d, dst[i])
+		}
+		s.Flush(raw)
+	}); a != 0 {
+		t.Errorf("%v allocations per Add and Flush", a)
+	}
+}
+
+// TestReceiverCoalesced: datagrams sent as UDP_SEGMENT messages reach a
+// socket with UDP_GRO coalesced, one buffer each message, with their size;
+// cut at that size they are the datagrams sent. The source is the
+// sender's.
+func TestReceiverCoalesced(t *testing.T) {
+	tx, rx := loopback(t), loopback(t)
+	raw, _ := rx.SyscallConn()
+	SetGRO(raw)
+	to := rx.LocalAddr().(*net.UDPAddr).AddrPort()
+	ds, _ := datagrams([2]netip.AddrPort{to, to})
+	txRaw, _ := tx.SyscallConn()
+	s := NewSender(len(ds))
+	for _, d := range ds {
+		s.Add(d, to)
+	}
+	if _, err := s.Flush(txRaw); err != nil {
+		t.Fatal(err)
+	}
+	bufs := make([][]byte, 8)
+	for i := range bufs {
+		bufs[i] = make([]byte, 1<<16)
+	}
+	r := NewReceiver(bufs)
+	var got [][]byte
+	coalesced := 0
+	rx.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for len(got) < len(ds) {
+		n, err := r.Receive(raw, 0)
+		if err != nil {
+			t.Fatalf("after %d datagrams: %v", len(got), err)
+		}
+		for i := range n {
+			size, from, truncated, segment := r.Datagram(i)
+			if truncated || from != tx.LocalAddr().(*net.UDPAddr).AddrPort() {
+				t.Fatalf("message of %d bytes from %v, truncated %v", size, from, truncated)
+			}
+			if segment == 0 {
+				segment = size
+			} else {
+				coalesced++
+			}
+			for off := 0; off < size; off += segment {
+				got = append(got, bytes.Clone(bufs[i][off:min(off+segment, size)]))
+			}
+		}
+	}
+	for i, d := range ds {
+		if !bytes.Equal(got[i], d) {
+			t.Fatalf("datagram %d: %d bytes, want %d", i, len(got[i]), len(d))
+		}
+	}
+	if coalesced == 0 {
+		t.Error("no message came coalesced")
+	}
+}
