@@ -107,6 +107,9 @@ func (b *builder) placement(n *dataflow.Node) Placement {
 			p.Reason = "no hardware node of " + b.prg.Name + " does this"
 		}
 	}
+	if n.Name == lpg.RxEntry && b.keptEntry && alive > 0 && len(b.parsedBy) > 0 {
+		p.Reason += fmt.Sprintf("; not behind %s: %s parsed from %s before them", b.joinSinks(b.parsedBy), b.prg.Name, b.lpg.Schema.Headers[n.Op.Header].Name)
+	}
 	return p
 }
 

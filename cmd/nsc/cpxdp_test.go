@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -165,8 +166,12 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 	slots(0)
 	send(1)
 	time.Sleep(500 * time.Millisecond)
-	if pinned { // one CP drives the pins at a time
-		again := startNSC(t, cpArgs...)
+	if pinned { // one CP drives the pins at a time (a database of its own: its lock is another refusal)
+		other := slices.Clone(cpArgs)
+		own := t.TempDir()
+		other[slices.Index(other, "--db")+1] = filepath.Join(own, "cp.db")
+		other[slices.Index(other, "--admin-token-file")+1] = filepath.Join(own, "admin")
+		again := startNSC(t, other...)
 		if code, _ := again.waitExit(t); code == 0 || !strings.Contains(strings.Join(again.errOut, "\n"), "another process drives") {
 			t.Errorf("a second nsc cp on the pins exited %d: %q", code, again.errOut)
 		}

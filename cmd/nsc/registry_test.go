@@ -71,7 +71,7 @@ func TestRegistryToyTarget(t *testing.T) {
 	if code, _, stderr := nsc(t, "compile", "models/ejfat/lb-2021.nsc", "--lpg", "LB2021", "--target", "go", "--toy-sep", ",", "-o", t.TempDir()); code != exitUsage || !strings.Contains(stderr, "--toy-sep is for --target toy") {
 		t.Errorf("--toy-sep with --target go: exit %d, %s", code, stderr)
 	}
-	if code, _, stderr := nsc(t, "compile", "-h"); code != exitOK || !strings.Contains(stderr, "what to generate: go, p4, toy, xdp") {
-		t.Errorf("compile -h does not list the toy target: %s", stderr)
+	if code, stdout, _ := nsc(t, "compile", "-h"); code != exitOK || !strings.Contains(stdout, "what to generate: go, p4, toy, xdp") {
+		t.Errorf("compile -h does not list the toy target: %s", stdout)
 	}
 }

@@ -18,7 +18,7 @@ func TestRxOffloadEmbedAndVerify(t *testing.T) {
 	for _, want := range []string{
 		"Place           split: software when re.Length > 0x100000, else hardware RxPlace",
 		"counterexample: data_ports.action=0, re.Length=",
-		"UDPCsum         software  runs behind RxOther; unreachable behind RxIPBad; always false behind RxL4Bad; always true behind RxL4Good, RxSoftSegment; done by RDMA before its RxPlace behind RxPlaced, RxEvent,",
+		"UDPCsum         pruned    unreachable behind RxOther, RxIPBad; always false behind RxL4Bad; always true behind RxL4Good, RxSoftSegment; done by RDMA before its RxPlace behind RxPlaced, RxEvent,",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("nsc embed into RDMA lacks %q:\n%s", want, out)
