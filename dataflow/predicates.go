@@ -356,7 +356,15 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		return p
 	case packet.OpChecksumCompute:
 		h := schema.Headers[op.Header]
-		p = p.ForgetField(ps.field(packet.FieldRef{Header: op.Header, Field: h.Checksum}))
+		sum := packet.FieldRef{Header: op.Header, Field: h.Checksum}
+		p = p.ForgetField(ps.field(sum))
+		// The new checksum is bytes another checksum may cover (a header
+		// in a UDP payload): that one no longer holds.
+		for _, c := range schema.Headers {
+			if c.ID != op.Header && schema.ChecksumCovers(c.ID, sum) {
+				p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", c.Name))
+			}
+		}
 		return p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", h.Name)).And(ps.CsumOK(op.Header))
 	case packet.OpICRCCompute:
 		for _, t := range schema.Headers {

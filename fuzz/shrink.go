@@ -45,6 +45,8 @@ func Check(m Model, frames [][]byte, check, dir string) ([]Diff, error) {
 	return nil, fmt.Errorf("cannot rerun a %q difference", check)
 }
 
+var prgDecl = regexp.MustCompile(`(?m)^prg (\w+) \{`)
+
 var nodeBlock = regexp.MustCompile(`(?m)^    node (N\d+) \{\n        op [^\n]*\n((?:        port [^\n]*\n)+)    \}\n`)
 
 // Shrink makes a failing model smaller while it still fails the same
@@ -127,6 +129,15 @@ func LoadRegression(nsc string) (Model, [][]byte, error) {
 		return Model{}, nil, err
 	}
 	m := Model{Name: filepath.Base(base), Source: string(src), LPG: "G", Tables: string(tables), PRGs: []string{"Host", "XDP"}}
+	for _, p := range prgDecl.FindAllStringSubmatch(m.Source, -1) { // the model's own NICs too
+		switch p[1] {
+		case "Host":
+		case "Liar":
+			m.PRGs, m.Liar = append(m.PRGs, p[1]), p[1]
+		default:
+			m.PRGs = append(m.PRGs, p[1])
+		}
+	}
 	var frames [][]byte
 	if pk, err := pcapio.ReadFile(base + ".pcap"); err == nil {
 		for _, f := range pk {
