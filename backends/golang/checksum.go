@@ -41,6 +41,9 @@ func (c *gen) setAccumulating(o *packet.Op) {
 		} else {
 			v = c.low(a.Src)
 		}
+		if !wide && a.Src.Kind == packet.EConst {
+			v = "uint64(" + v + ")" // an untyped constant would bind as int
+		}
 		val := c.newTmp("v")
 		c.emit("%s := %s", val, v)
 		b := c.hdr(a.Dst.Header)
