@@ -132,11 +132,11 @@ func (ld Loader) Load(files ...string) (*Model, error) {
 		l.read(f, lexer.Position{})
 	}
 	if len(l.errs) > 0 {
-		return nil, l.errs.sorted()
+		return nil, sortErrors(l.errs)
 	}
 	m := l.resolve()
 	if len(l.errs) > 0 {
-		return nil, l.errs.sorted()
+		return nil, sortErrors(l.errs)
 	}
 	return m, nil
 }
