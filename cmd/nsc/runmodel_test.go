@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,10 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/pcapio"
+	"github.com/dragonet-go/nsc/sim"
 )
 
 // vxlanModel is a model as a new user writes it from docs/language.md: a
@@ -332,5 +338,136 @@ func TestRunModelUsage(t *testing.T) {
 		if code != c.code || !strings.Contains(stderr, c.stderr) {
 			t.Errorf("nsc %v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.stderr)
 		}
+	}
+}
+
+// docBlock is the first fenced block of kind lang after heading in a doc.
+func docBlock(t *testing.T, doc, heading, lang string) string {
+	t.Helper()
+	src, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(src), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("%s has no %q", doc, heading)
+	}
+	_, block, ok := strings.Cut(sec, "\n```"+lang+"\n")
+	if !ok {
+		t.Fatalf("%s: %q has no %s block", doc, heading, lang)
+	}
+	block, _, _ = strings.Cut(block, "\n```\n")
+	return block + "\n"
+}
+
+// docs/golang.md's own module: its go.mod (with a replace to this
+// clone) and program around a package nsc compile generated, built by
+// go in a module of their own, count what nsc sim counts.
+func TestOwnModuleFromDocs(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	root, _ := filepath.Abs("../..")
+	doc := filepath.Join(root, "docs", "golang.md")
+	dir, model, tables, in, _ := writeVXLAN(t)
+	mod := filepath.Join(dir, "myapp")
+	if err := os.Mkdir(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gomod := strings.Replace(docBlock(t, doc, "## Your own module", "gomod"), "/path/to/nsc", root, 1)
+	writeFile(t, filepath.Join(mod, "go.mod"), gomod)
+	writeFile(t, filepath.Join(mod, "main.go"), docBlock(t, doc, "## Your own module", "go"))
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(mod, "go.sum"), string(sum))
+	if code, _, stderr := nsc(t, "compile", model, "--lpg", "VXLANDecap", "--target", "go", "-o", filepath.Join(mod, "mystack")); code != exitOK {
+		t.Fatalf("nsc compile: %s", stderr)
+	}
+	cmd := exec.Command("go", "run", ".", in, tables)
+	cmd.Dir = mod
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run: %v\n%s", err, out)
+	}
+	code, simText, stderr := nsc(t, "sim", model, "--graph", "VXLANDecap", "--tables", tables, "--in", in, "--out", filepath.Join(dir, "sim"))
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	var want, got []string
+	for _, m := range regexp.MustCompile(`(?m)^  (sink|drop) (\S+)\s+(\d+)  `).FindAllStringSubmatch(simText, -1) {
+		want = append(want, m[1]+" "+m[2]+" "+m[3])
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	ran := map[string]int{}
+	for _, l := range lines[:len(lines)-1] {
+		kind, rest, _ := strings.Cut(l, " ")
+		node, _, _ := strings.Cut(rest, ":")
+		ran[kind+" "+node]++
+	}
+	for k, n := range ran {
+		got = append(got, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if diff := cmp.Diff(want, got); diff != "" || lines[len(lines)-1] != "map[tunnelled:7]" {
+		t.Errorf("the doc's program against nsc sim (-sim +program):\n%s\nlast line %q\n%s", diff, lines[len(lines)-1], out)
+	}
+}
+
+// With --prg the embedded graph runs: its frames and counters are the
+// interpreter's on the same embedded graph.
+func TestRunModelEmbedded(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	dir, model, tables, in, _ := writeVXLAN(t)
+	files := []string{model, "models/inet/i82599.nsc"}
+	out := filepath.Join(dir, "run")
+	code, text, stderr := nsc(t, append(append([]string{"run"}, files...), "--lpg", "VXLANDecap", "--prg", "I82599", "--tables", tables, "--in", in, "--out", out, "--json")...)
+	if code != exitOK {
+		t.Fatalf("nsc run --prg: exit %d: %s", code, stderr)
+	}
+	var got countersJSON
+	if err := json.Unmarshal([]byte(text), &got); err != nil {
+		t.Fatal(err)
+	}
+
+	wd, _ := os.Getwd()
+	os.Chdir("../..")
+	em, err := embedding(files, "VXLANDecap", "I82599")
+	os.Chdir(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := loadTablesFile(em.Graph.Schema, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mach, err := sim.New(em.Graph, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, err := pcapio.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSinks, paths := map[string][][]byte{}, map[string]string{}
+	for _, f := range frames {
+		mach.Run(f.Data, func(sink *dataflow.Node, data []byte) {
+			wantSinks[sink.Name+".pcap"] = append(wantSinks[sink.Name+".pcap"], bytes.Clone(data))
+			paths[sink.Name] = filepath.Join(out, sink.Name+".pcap")
+		})
+	}
+	var want countersJSON
+	b, _ := json.Marshal(countersOf(len(frames), mach.Counters(), paths))
+	json.Unmarshal(b, &want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("counters (-interpreter +run):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantSinks, sinkFiles(t, out)); diff != "" || len(wantSinks) != 2 {
+		t.Errorf("sink pcaps (-interpreter +run), %d sinks:\n%s", len(wantSinks), diff)
 	}
 }
