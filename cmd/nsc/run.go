@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/golang/gorun"
 	"github.com/dragonet-go/nsc/dataflow"
@@ -141,14 +143,17 @@ func runModel(e *env, files []string, lpgName, prgName, tables, in, dir, profile
 		return fmt.Errorf("no cache directory for the built fast path: %w", err)
 	}
 	prog, err := gorun.Build(g, filepath.Join(cache, "nsc", "run"), prefixed{e.stderr, "nsc run: "})
+	if errors.Is(err, backends.ErrUnsupported) {
+		return fmt.Errorf("%w\nhint: nsc sim runs any graph in the interpreter", err)
+	}
 	if err != nil {
 		return err
 	}
-	in2 := make([]gorun.Frame, len(frames))
+	toRun := make([]gorun.Frame, len(frames))
 	for i, f := range frames {
-		in2[i] = gorun.Frame{Time: f.CI.Timestamp, Data: f.Data}
+		toRun[i] = gorun.Frame{Time: f.CI.Timestamp, Data: f.Data}
 	}
-	res, err := prog.Run(in2, tables, script)
+	res, err := prog.Run(toRun, tables, script)
 	if err != nil {
 		return err
 	}

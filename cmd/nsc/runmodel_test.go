@@ -322,17 +322,19 @@ func TestRunModelAsSim(t *testing.T) {
 }
 
 func TestRunModelUsage(t *testing.T) {
-	_, model, _, in, _ := writeVXLAN(t)
+	dir, model, _, in, _ := writeVXLAN(t)
 	for _, c := range []struct {
 		args   []string
 		code   int
 		stderr string
 	}{
-		{[]string{"run", model, "--in", in, "--out", "x"}, exitUsage, "--lpg is required (or --lb for a shipped EJFAT LB)"},
-		{[]string{"run", model, "--lpg", "VXLANDecap", "--in", in, "--out", "x", "--interp"}, exitUsage, "--interp is for --lb; nsc sim runs a model in the interpreter"},
-		{[]string{"run", model, "--lb", "lb-2021", "--in", in, "--out", "x.pcap"}, exitUsage, "--lb runs a shipped LB: no model files, --lpg or --prg"},
-		{[]string{"run", model, "--lpg", "Nope", "--in", in, "--out", "x"}, exitModel, "nsc run: no graph Nope in the model (it has VXLANDecap)"},
-		{[]string{"run", model, "--lpg", "VXLANDecap", "--in", in, "--out", "x", "--tables", model}, exitModel, "nsc run: " + model + ":1: expected table_add"},
+		{[]string{"run", model, "--in", in, "--out", filepath.Join(dir, "x")}, exitUsage, "--lpg is required (or --lb for a shipped EJFAT LB)"},
+		{[]string{"run", model, "--lpg", "VXLANDecap", "--in", in, "--out", filepath.Join(dir, "x"), "--interp"}, exitUsage, "--interp is for --lb; nsc sim runs a model in the interpreter"},
+		{[]string{"run", model, "--lb", "lb-2021", "--in", in, "--out", filepath.Join(dir, "x.pcap")}, exitUsage, "--lb runs a shipped LB: no model files, --lpg or --prg"},
+		{[]string{"run", model, "--lpg", "Nope", "--in", in, "--out", filepath.Join(dir, "x")}, exitModel, "nsc run: no graph Nope in the model (it has VXLANDecap)"},
+		{[]string{"run", model, "--lpg", "VXLANDecap", "--in", in, "--out", filepath.Join(dir, "x"), "--tables", model}, exitModel, "nsc run: " + model + ":1: expected table_add"},
+		{[]string{"run", "models/dragonet/stack.nsc", "--lpg", "IPStack", "--in", in, "--out", filepath.Join(dir, "x")}, exitModel,
+			"nsc run: models/dragonet/stack.nsc:26:9: go: node RxIsPing: port true has a spawn edge; the generated code runs one task per frame\nnsc run: hint: nsc sim runs any graph in the interpreter\n"},
 	} {
 		code, _, stderr := nsc(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.stderr) {
