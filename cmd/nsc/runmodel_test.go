@@ -473,3 +473,17 @@ func TestRunModelEmbedded(t *testing.T) {
 		t.Errorf("sink pcaps (-interpreter +run), %d sinks:\n%s", len(wantSinks), diff)
 	}
 }
+
+// docs/language.md's model over lib/inet.nsc and ejfat/hosts.nsc (one
+// udp) embeds into both host PRGs and behaves there as alone.
+func TestLibrariesCombineDoc(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	model := filepath.Join(t.TempDir(), "listener.nsc")
+	writeFile(t, model, docBlock(t, filepath.Join(root, "docs", "language.md"), "### How libraries combine", "nsc"))
+	for _, prg := range []string{"HostRaw", "LinuxUDP"} {
+		code, out, stderr := nsc(t, "verify", model, "--lpg", "Listener", "--prg", prg, "--packets", "500")
+		if code != exitOK || !strings.Contains(out, "Listener into "+prg+": 500 packets") || !strings.Contains(out, ", 0 mismatches") {
+			t.Errorf("verify into %s: exit %d\n%s%s", prg, code, out, stderr)
+		}
+	}
+}
