@@ -48,7 +48,7 @@ var errorCases = []struct {
 	{"duplicate header, longer", "header h { a: 8 }\nheader h { a: 8 b: 8 }",
 		"main.nsc:2:1: header h declared twice, differently: at main.nsc:1:1 it has no field b"},
 	{"duplicate header as metadata", "header h { a: 8 }\nmetadata h { a: 8 }",
-		"main.nsc:2:1: header h declared twice, differently: at main.nsc:1:1 it is header"},
+		"main.nsc:2:1: metadata h declared twice, differently: at main.nsc:1:1 it is header"},
 	{"duplicate header, other checksum", "header h { a: 16 c: 16 @checksum(l4, optional) }\nheader h { a: 16 c: 16 @checksum(l4) }",
 		"main.nsc:2:1: header h declared twice, differently: at main.nsc:1:1 its checksum is c @checksum(l4, optional)"},
 	{"duplicate header, other length", "header h { n: 8 v: bytes(n) }\nheader h { n: 8 v: bytes(n + 1) }",

@@ -370,7 +370,7 @@ func (l *loader) headers() {
 			// file from disk and from the shipped library, or two
 			// libraries that agree) is the one header.
 			if why := differs(first, h); why != "" {
-				l.errorf(hd.Pos, "header %s declared twice, differently: at %s %s", hd.Name, posString(declared[hd.Name]), why)
+				l.errorf(hd.Pos, "%s %s declared twice, differently: at %s %s", hd.Kind, hd.Name, posString(declared[hd.Name]), why)
 			}
 			continue
 		}
