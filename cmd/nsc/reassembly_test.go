@@ -92,6 +92,7 @@ func TestSimReassembly(t *testing.T) {
 		t.Errorf("counters (-want +got):\n%s\n%s", diff, stdout)
 	}
 	// The generated fast path, on the capture's clock too: the same.
+	tempRunCache(t)
 	runOut := filepath.Join(dir, "run")
 	code, runStdout, stderr := nsc(t, "run", "models/ejfat/reassembler.nsc", "--lpg", "Reassembler", "--in", in, "--out", runOut)
 	if code != exitOK {

@@ -23,6 +23,19 @@ import (
 	"github.com/dragonet-go/nsc/sim"
 )
 
+// tempRunCache gives nsc run a cache of the test's own (tests build
+// programs against a source that changes); Go's build cache, under the
+// same directory by default, stays where it is.
+func tempRunCache(t *testing.T) {
+	t.Helper()
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	t.Setenv("GOCACHE", strings.TrimSpace(string(gocache)))
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+}
+
 // vxlanModel is a model as a new user writes it from docs/language.md: a
 // VXLAN tunnel end that strips the outer headers of frames from allowed
 // VNIs and ages the inner IPv4 packet by one hop.
@@ -216,14 +229,7 @@ func sinkFiles(t *testing.T, dir string) map[string][][]byte {
 // frames, the same counters, text and JSON; built once, then run from
 // the cache, also where no Go is installed.
 func TestRunModelAsSim(t *testing.T) {
-	// A cache of its own, so that the program is built here; Go's build
-	// cache (under the same directory by default) stays where it is.
-	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
-	t.Setenv("GOCACHE", strings.TrimSpace(string(gocache)))
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	tempRunCache(t) // the program is built here
 	dir, model, tables, in, want := writeVXLAN(t)
 	simOut, runOut := filepath.Join(dir, "sim"), filepath.Join(dir, "run")
 	args := func(cmd, out string, more ...string) []string {
@@ -422,9 +428,7 @@ func TestOwnModuleFromDocs(t *testing.T) {
 // With --prg the embedded graph runs: its frames and counters are the
 // interpreter's on the same embedded graph.
 func TestRunModelEmbedded(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command")
-	}
+	tempRunCache(t)
 	dir, model, tables, in, _ := writeVXLAN(t)
 	files := []string{model, "models/inet/i82599.nsc"}
 	out := filepath.Join(dir, "run")

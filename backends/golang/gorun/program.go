@@ -74,6 +74,8 @@ func Build(g *dataflow.Graph, dir string, progress io.Writer) (*Program, error) 
 	key := hex.EncodeToString(h.Sum(nil))[:32]
 	final := filepath.Join(dir, key)
 	if _, err := os.Stat(filepath.Join(final, exe)); err == nil {
+		now := time.Now()
+		os.Chtimes(final, now, now) // used: kept by prune
 		return &Program{filepath.Join(final, exe)}, nil
 	}
 	goCmd, err := exec.LookPath("go")
@@ -119,7 +121,26 @@ func Build(g *dataflow.Graph, dir string, progress io.Writer) (*Program, error) 
 		}
 	}
 	fmt.Fprintf(progress, "built in %.1fs\n", time.Since(began).Seconds())
+	prune(dir, key)
 	return &Program{filepath.Join(final, exe)}, nil
+}
+
+// unused is how long a program is kept without a run.
+const unused = 30 * 24 * time.Hour
+
+// prune removes the programs in dir not run for a while (every change to
+// a clone's source makes new ones), and builds abandoned long ago.
+func prune(dir, keep string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err == nil && e.IsDir() && e.Name() != keep && time.Since(info.ModTime()) > unused {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // Frame is a frame to run, with the time it was captured.
