@@ -241,13 +241,18 @@ func TestRunModelAsSim(t *testing.T) {
 		}
 		return append(a, more...)
 	}
-	code, simText, stderr := nsc(t, args("sim", simOut)...)
+	code, simText, stderr := nsc(t, args("sim", simOut, "--profile", filepath.Join(dir, "sim.profile"))...)
 	if code != exitOK {
 		t.Fatalf("nsc sim: exit %d: %s", code, stderr)
 	}
-	code, runText, stderr := nsc(t, args("run", runOut)...)
+	code, runText, stderr := nsc(t, args("run", runOut, "--profile", filepath.Join(dir, "run.profile"))...)
 	if code != exitOK {
 		t.Fatalf("nsc run: exit %d: %s", code, stderr)
+	}
+	simProfile, _ := os.ReadFile(filepath.Join(dir, "sim.profile"))
+	runProfile, _ := os.ReadFile(filepath.Join(dir, "run.profile"))
+	if diff := cmp.Diff(string(simProfile), string(runProfile)); diff != "" || !strings.Contains(string(runProfile), "PopVXLAN 6") {
+		t.Errorf("--profile (-sim +run):\n%s\n%s", diff, runProfile)
 	}
 	if !strings.Contains(stderr, "nsc run: building the Go fast path of VXLANDecap") || !strings.Contains(stderr, "nsc run: built in") {
 		t.Errorf("no progress on stderr while building:\n%s", stderr)
