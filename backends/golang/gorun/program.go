@@ -91,7 +91,12 @@ func Build(g *dataflow.Graph, dir string, progress io.Writer) (*Program, error) 
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	keep := false // a build that failed stays, to be looked at
+	defer func() {
+		if !keep {
+			os.RemoveAll(tmp)
+		}
+	}()
 	sum, err := mod.GoSum()
 	if err != nil {
 		return nil, err
@@ -113,7 +118,8 @@ func Build(g *dataflow.Graph, dir string, progress io.Writer) (*Program, error) 
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("building the generated Go (in %s): %v\n%s", tmp, err, out.Bytes())
+		keep = true
+		return nil, fmt.Errorf("building the generated Go (kept in %s): %v\n%s", tmp, err, out.Bytes())
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		if _, statErr := os.Stat(filepath.Join(final, exe)); statErr != nil {
