@@ -23,6 +23,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
@@ -178,6 +179,17 @@ func (lb *LB) Stats() Stats {
 		s.add(w.stats())
 	}
 	return s
+}
+
+// CPU is the time the pinned workers' threads ran (Config.Pin; 0
+// otherwise), in user space and in the kernel, counted when Run returns:
+// the LB's own cost, whatever else shares the CPUs.
+func (lb *LB) CPU() time.Duration {
+	var d time.Duration
+	for _, w := range lb.workers {
+		d += time.Duration(w.count.cpu.Load())
+	}
+	return d
 }
 
 // Drops are the fast paths' drops by site, summed over every worker and

@@ -34,6 +34,7 @@ const (
 type counters struct {
 	received, forwarded, dropped, oversize, sendErrors atomic.Uint64
 	coalesced                                          atomic.Uint64 // UDP_GRO messages received (of more than one datagram)
+	cpu                                                atomic.Int64  // ns its pinned thread ran, when run returns
 }
 
 // worker forwards the datagrams arriving on one socket.
@@ -103,6 +104,8 @@ func (w *worker) run(ctx context.Context) error {
 		if err := pin(w.id); err != nil {
 			return fmt.Errorf("lbnet: pin worker %d: %w", w.id, err)
 		}
+		start := threadCPU()
+		defer func() { w.count.cpu.Store(int64(threadCPU() - start)) }()
 	}
 	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
