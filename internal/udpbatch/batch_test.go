@@ -133,3 +133,31 @@ func TestReceiverCoalesced(t *testing.T) {
 		t.Error("no message came coalesced")
 	}
 }
+
+// TestSenderInterleaved: datagrams of one size to three destinations in
+// turn (the members of a calendar) go as one UDP_SEGMENT message per
+// destination, and each destination gets its own in the order added.
+func TestSenderInterleaved(t *testing.T) {
+	tx, rx := loopback(t), [3]*net.UDPConn{loopback(t), loopback(t), loopback(t)}
+	raw, _ := tx.SyscallConn()
+	const n = 60
+	s := NewSender(n)
+	for i := range n {
+		s.Add([]byte{byte(i), 1, 2, 3}, rx[i%3].LocalAddr().(*net.UDPAddr).AddrPort())
+	}
+	if sent, err := s.Flush(raw); err != nil || sent != n {
+		t.Fatalf("Flush: %d of %d, %v", sent, n, err)
+	}
+	if s.Segmented != 3 {
+		t.Errorf("%d UDP_SEGMENT messages, want 3 (one per destination)", s.Segmented)
+	}
+	buf := make([]byte, 64)
+	for i := range n {
+		c := rx[i%3]
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		k, err := c.Read(buf)
+		if err != nil || k != 4 || buf[0] != byte(i) {
+			t.Fatalf("destination %d: got % x (%v), want datagram %d", i%3, buf[:k], err, i)
+		}
+	}
+}
