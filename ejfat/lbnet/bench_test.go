@@ -14,6 +14,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
+	"github.com/dragonet-go/nsc/internal/udpbatch"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -45,9 +46,18 @@ func BenchmarkLive(b *testing.B) {
 	}{{1, false}, {1, true}, {8, false}, {8, true}} {
 		for _, n := range slices.Compact([]int{1, 2, runtime.NumCPU()}) {
 			for _, pin := range []bool{false, true} {
-				b.Run(fmt.Sprintf("segs=%d/gso=%v/workers=%d/pin=%v", c.segs, c.gso, n, pin), func(b *testing.B) { benchLive(b, n, c.segs, c.gso, pin) })
+				b.Run(fmt.Sprintf("segs=%d/gso=%v/workers=%d/pin=%v", c.segs, c.gso, n, pin), func(b *testing.B) {
+					benchLive(b, c.segs, c.gso, pin, func(members [2]netip.AddrPort) (*net.UDPAddr, func() (uint64, time.Duration)) {
+						return startLB(b, n, pin, members)
+					})
+				})
 			}
 		}
+		b.Run(fmt.Sprintf("segs=%d/gso=%v/bare", c.segs, c.gso), func(b *testing.B) {
+			benchLive(b, c.segs, c.gso, true, func(members [2]netip.AddrPort) (*net.UDPAddr, func() (uint64, time.Duration)) {
+				return startBare(b, members)
+			})
+		})
 	}
 }
 
@@ -61,11 +71,12 @@ func benchInMemory(b *testing.B) {
 	ev := lbtest.Event(10, 0)
 	buf := make([]byte, 2*packet.Headroom+64+len(ev))
 	src := netip.MustParseAddrPort("127.0.0.1:40000")
+	fr := lbnet.NewFramer(lb)
 	b.ReportAllocs()
 	start := time.Now()
 	for b.Loop() {
-		copy(buf[packet.Headroom+14+20+8:], ev)
-		off, size := lbnet.Frame(buf, mac, src, lb, len(ev))
+		copy(buf[lbnet.FrameRoom:], ev)
+		off, size := fr.Frame(buf, mac, src, len(ev))
 		if r := pl.Process(buf, off, size); r.Sink < 0 {
 			b.Fatalf("dropped at %v", pl.DropSite(int(r.Drop)))
 		}
@@ -73,11 +84,12 @@ func benchInMemory(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "packets/s")
 }
 
-func benchLive(b *testing.B, workers, segs int, gso, pin bool) {
+// benchLive sends events to a forwarder that fwd starts, sending to
+// members, and stops, saying how many datagrams it received and how long
+// its threads ran (when pinned).
+func benchLive(b *testing.B, segs int, gso, pin bool, fwd func(members [2]netip.AddrPort) (*net.UDPAddr, func() (uint64, time.Duration))) {
 	members := []*counter{newCounter(b), newCounter(b)}
-	lb, addr := newLB(b, workers, lbnet.Config{Pin: pin})
-	setTables(b, lb, lbtest.Tables(ip(addr), lbtest.Dest{ID: 0, Port: members[0].port()}, lbtest.Dest{ID: 1, Port: members[1].port()}))
-	stop := start(b, lb)
+	addr, stop := fwd([2]netip.AddrPort{members[0].addr(), members[1].addr()})
 	ds := make([][]byte, 64)
 	for i := range ds {
 		if segs == 1 {
@@ -102,14 +114,84 @@ func benchLive(b *testing.B, workers, segs int, gso, pin bool) {
 	}
 	b.StopTimer() // ns/op is the senders'; packets/s is the LB's
 	received, last := waitIdle(members)
-	stop()
+	in, cpu := stop()
 	b.ReportMetric(float64(received)/last.Sub(start).Seconds(), "packets/s")
 	b.ReportMetric(float64(received)/float64(b.N), "delivered")
 	if pin {
-		// What the LB can do on cores of its own: the senders and
-		// members share the two with it.
-		b.ReportMetric(float64(lb.Stats().Received)/lb.CPU().Seconds(), "packets/cpu-s")
+		// What the forwarder can do on cores of its own: the senders
+		// and members share the two with it.
+		b.ReportMetric(float64(in)/cpu.Seconds(), "packets/cpu-s")
 	}
+}
+
+// startLB starts an LB of n workers sending to members.
+func startLB(b *testing.B, n int, pin bool, members [2]netip.AddrPort) (*net.UDPAddr, func() (uint64, time.Duration)) {
+	lb, addr := newLB(b, n, lbnet.Config{Pin: pin})
+	setTables(b, lb, lbtest.Tables(ip(addr), lbtest.Dest{ID: 0, Port: int(members[0].Port())}, lbtest.Dest{ID: 1, Port: int(members[1].Port())}))
+	stop := start(b, lb)
+	return addr, func() (uint64, time.Duration) {
+		stop()
+		return lb.Stats().Received, lb.CPU()
+	}
+}
+
+// startBare starts BenchmarkLive's kernel baseline: a thread pinned like
+// worker 0 that receives as a worker does (recvmmsg into buffers of the
+// largest datagram, UDP_GRO) and sends each datagram unchanged, LB header
+// and all, to the member its tick's parity names, as the LB's calendar
+// does (sendmmsg, UDP_SEGMENT per member): the sockets' cost with no LB
+// between them.
+func startBare(b *testing.B, members [2]netip.AddrPort) (*net.UDPAddr, func() (uint64, time.Duration)) {
+	conns, err := lbnet.Listen(lbtest.Addr(b), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn := conns[0]
+	var received uint64
+	var cpu time.Duration
+	var done sync.WaitGroup
+	done.Go(func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := lbnet.Pin(0); err != nil {
+			b.Error(err)
+			return
+		}
+		start := lbnet.ThreadCPU()
+		defer func() { cpu = lbnet.ThreadCPU() - start }()
+		raw, _ := conn.SyscallConn()
+		udpbatch.SetGRO(raw)
+		bufs := make([][]byte, lbnet.DefaultBatch)
+		for i := range bufs {
+			bufs[i] = make([]byte, lbnet.MaxUDPPayload)
+		}
+		in, out := udpbatch.NewReceiver(bufs), udpbatch.NewSender(lbnet.DefaultBatch*udpbatch.MaxSegments)
+		for {
+			n, err := in.Receive(raw, 0)
+			if err != nil {
+				return // closed
+			}
+			for i := range n {
+				size, _, _, segment := in.Datagram(i)
+				if segment == 0 {
+					segment = size
+				}
+				for off := 0; off < size; off += segment {
+					d := bufs[i][off:min(off+segment, size)]
+					out.Add(d, members[d[15]&1]) // the tick's last byte
+					received++
+				}
+			}
+			out.Flush(raw)
+		}
+	})
+	stop := func() (uint64, time.Duration) {
+		conn.Close()
+		done.Wait()
+		return received, cpu
+	}
+	b.Cleanup(func() { stop() })
+	return conn.LocalAddr().(*net.UDPAddr), stop
 }
 
 // counter is a member that counts what it receives (with recvmmsg, to
@@ -146,7 +228,7 @@ func newCounter(b *testing.B) *counter {
 	return c
 }
 
-func (c *counter) port() int { return c.conn.LocalAddr().(*net.UDPAddr).Port }
+func (c *counter) addr() netip.AddrPort { return c.conn.LocalAddr().(*net.UDPAddr).AddrPort() }
 
 // waitIdle waits until the counters have counted nothing new for 300 ms
 // and returns the sum and when the last datagram arrived.
@@ -163,5 +245,62 @@ func waitIdle(cs []*counter) (n uint64, last time.Time) {
 			return n, time.Unix(0, at)
 		}
 		n = sum
+	}
+}
+
+// BenchmarkBatch is a worker's own work on one received batch, without
+// the kernel: 256 one-datagram events alternating members (single), or
+// 16 messages the kernel coalesced (UDP_GRO) of 56 datagrams each (7 events),
+// 1 KiB segments per event (coalesced); each copied into the worker's
+// buffers as recvmmsg copies it, framed, run through the fast path and
+// queued for sendmmsg (the grouping into messages, done by the send, is
+// not counted). The baseline in the same run: copy, the copy alone.
+func BenchmarkBatch(b *testing.B) {
+	lb, addr := newLB(b, 1, lbnet.Config{})
+	setTables(b, lb, lbtest.Tables(ip(addr), lbtest.Dest{ID: 0, Port: 40001}, lbtest.Dest{ID: 1, Port: 40002}))
+	src := netip.MustParseAddrPort("127.0.0.1:40000")
+	for _, c := range []struct {
+		name                string
+		msgs, per, segments int
+	}{{"single", 256, 1, 1}, {"coalesced", 16, 56, 8}} {
+		msgs := make([][]byte, c.msgs)
+		segment := 0
+		for i := range msgs {
+			for j := range c.per {
+				if c.per == 1 {
+					msgs[i] = lbtest.Event(uint64(i), 0)
+					continue
+				}
+				segment = 16 + 1024
+				msgs[i] = append(msgs[i], lbtest.Event(uint64((i*c.per+j)/c.segments), segment)...)
+			}
+		}
+		packets := c.msgs * c.per
+		perPacket := func(b *testing.B) {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*packets), "ns/packet")
+			b.ReportMetric(float64(b.N*packets)/b.Elapsed().Seconds(), "packets/s")
+		}
+		b.Run(c.name+"/copy", func(b *testing.B) {
+			bufs := make([][]byte, len(msgs))
+			for i, m := range msgs {
+				bufs[i] = make([]byte, lbnet.FrameRoom+len(m)+packet.Headroom)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, m := range msgs {
+					copy(bufs[i][lbnet.FrameRoom:], m)
+				}
+			}
+			perPacket(b)
+		})
+		b.Run(c.name+"/lb", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if n := lbnet.Batch(lb, msgs, src, segment); n != packets {
+					b.Fatalf("%d of %d datagrams queued", n, packets)
+				}
+			}
+			perPacket(b)
+		})
 	}
 }
