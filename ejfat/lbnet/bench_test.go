@@ -147,6 +147,13 @@ func startBare(b *testing.B, members [2]netip.AddrPort) (*net.UDPAddr, func() (u
 		b.Fatal(err)
 	}
 	conn := conns[0]
+	raw, _ := conn.SyscallConn()
+	udpbatch.SetGRO(raw)
+	bufs := make([][]byte, lbnet.DefaultBatch)
+	for i := range bufs {
+		bufs[i] = make([]byte, lbnet.MaxUDPPayload)
+	}
+	in, out := udpbatch.NewReceiver(bufs), udpbatch.NewSender(lbnet.DefaultBatch*udpbatch.MaxSegments)
 	var received uint64
 	var cpu time.Duration
 	var done sync.WaitGroup
@@ -159,13 +166,6 @@ func startBare(b *testing.B, members [2]netip.AddrPort) (*net.UDPAddr, func() (u
 		}
 		start := lbnet.ThreadCPU()
 		defer func() { cpu = lbnet.ThreadCPU() - start }()
-		raw, _ := conn.SyscallConn()
-		udpbatch.SetGRO(raw)
-		bufs := make([][]byte, lbnet.DefaultBatch)
-		for i := range bufs {
-			bufs[i] = make([]byte, lbnet.MaxUDPPayload)
-		}
-		in, out := udpbatch.NewReceiver(bufs), udpbatch.NewSender(lbnet.DefaultBatch*udpbatch.MaxSegments)
 		for {
 			n, err := in.Receive(raw, 0)
 			if err != nil {
