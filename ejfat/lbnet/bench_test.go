@@ -167,7 +167,7 @@ func startBare(b *testing.B, members [2]netip.AddrPort) (*net.UDPAddr, func() (u
 		start := lbnet.ThreadCPU()
 		defer func() { cpu = lbnet.ThreadCPU() - start }()
 		for {
-			n, err := in.Receive(raw, 0)
+			n, err := in.Receive(raw, 0, 0)
 			if err != nil {
 				return // closed
 			}

@@ -33,11 +33,14 @@ func NewReceiver(bufs [][]byte) *Receiver {
 	return &Receiver{m}
 }
 
-// Receive receives up to len(bufs) datagrams with one recvmmsg (flags:
-// MSG_DONTWAIT, or 0 to wait); the socket's deadline and closing end it
-// as they end a Read.
-func (r *Receiver) Receive(raw syscall.RawConn, flags int) (int, error) {
-	return r.m.recv(raw, len(r.m.hdrs), flags)
+// Receive receives up to n messages (at most len(bufs); n < 1 is
+// len(bufs)) with one recvmmsg (flags: MSG_DONTWAIT, or 0 to wait); the
+// socket's deadline and closing end it as they end a Read.
+func (r *Receiver) Receive(raw syscall.RawConn, n, flags int) (int, error) {
+	if n < 1 || n > len(r.m.hdrs) {
+		n = len(r.m.hdrs)
+	}
+	return r.m.recv(raw, n, flags)
 }
 
 // Datagram is what buffer i got: its length, the source (invalid unless

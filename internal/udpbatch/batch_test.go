@@ -105,7 +105,7 @@ func TestReceiverCoalesced(t *testing.T) {
 	coalesced := 0
 	rx.SetReadDeadline(time.Now().Add(5 * time.Second))
 	for len(got) < len(ds) {
-		n, err := r.Receive(raw, 0)
+		n, err := r.Receive(raw, 0, 0)
 		if err != nil {
 			t.Fatalf("after %d datagrams: %v", len(got), err)
 		}
