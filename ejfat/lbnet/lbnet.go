@@ -6,7 +6,9 @@
 // runs the frame through its fast path, and sends what the LB transmits to
 // the address and port the LB wrote into it. The kernel builds the outgoing
 // headers and checksums. Receive and send are batched (recvmmsg/sendmmsg
-// through golang.org/x/net).
+// through internal/udpbatch): datagrams the kernel coalesced (UDP_GRO)
+// arrive in one buffer, and what a batch sends to one member goes as
+// UDP_SEGMENT (GSO) messages.
 //
 // An LB runs one worker per socket, the sockets sharing one port
 // (SO_REUSEPORT: the kernel spreads the senders over them), each worker
