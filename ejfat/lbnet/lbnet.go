@@ -59,7 +59,8 @@ type Config struct {
 	// receive buffers, which are this size, and they count as Oversize.
 	MaxDatagram int
 	// Pin runs worker i on one OS thread bound to the i-th CPU the
-	// process may run on (modulo their number), away from the others'.
+	// process may run on (modulo their number), away from the others';
+	// LB.CPU counts the time those threads ran.
 	Pin bool
 }
 
