@@ -34,10 +34,14 @@ import (
 // packets/cpu-s: the packets they received per second their threads ran
 // (user and kernel time, the delivery to the members included), what a
 // worker does with a core of its own, where the wall-clock packets/s is
-// shared with the senders and the members on the same cores. Senders
-// and members allocate nothing: allocs/op are the LB's. The baseline: the
-// same one-datagram events framed as a worker frames them and run
-// through the fast path in memory.
+// shared with the senders and the members on the same cores. With
+// backlog, the LB starts once the senders are done and empties its
+// sockets (64 MiB each; delivered is then the share they held) with no
+// sender beside it, in full batches: its packets/s are its own, shared
+// with the members only. Senders and members allocate nothing: allocs/op
+// are the LB's. The baselines: the same one-datagram events framed as a
+// worker frames them and run through the fast path in memory; and bare,
+// the sockets alone (see startBare).
 func BenchmarkLive(b *testing.B) {
 	b.Run("in-memory", benchInMemory)
 	for _, c := range []struct {
@@ -47,16 +51,20 @@ func BenchmarkLive(b *testing.B) {
 		for _, n := range slices.Compact([]int{1, 2, runtime.NumCPU()}) {
 			for _, pin := range []bool{false, true} {
 				b.Run(fmt.Sprintf("segs=%d/gso=%v/workers=%d/pin=%v", c.segs, c.gso, n, pin), func(b *testing.B) {
-					benchLive(b, c.segs, c.gso, pin, func(members [2]netip.AddrPort) (*net.UDPAddr, func() (uint64, time.Duration)) {
-						return startLB(b, n, pin, members)
-					})
+					benchLive(b, c.segs, c.gso, pin, false, startLB(b, n, pin))
 				})
 			}
 		}
 		b.Run(fmt.Sprintf("segs=%d/gso=%v/bare", c.segs, c.gso), func(b *testing.B) {
-			benchLive(b, c.segs, c.gso, true, func(members [2]netip.AddrPort) (*net.UDPAddr, func() (uint64, time.Duration)) {
-				return startBare(b, members)
+			benchLive(b, c.segs, c.gso, true, false, startBare(b))
+		})
+		for _, n := range slices.Compact([]int{1, 2, runtime.NumCPU()}) {
+			b.Run(fmt.Sprintf("segs=%d/gso=%v/backlog/workers=%d", c.segs, c.gso, n), func(b *testing.B) {
+				benchLive(b, c.segs, c.gso, true, true, startLB(b, n, true))
 			})
+		}
+		b.Run(fmt.Sprintf("segs=%d/gso=%v/backlog/bare", c.segs, c.gso), func(b *testing.B) {
+			benchLive(b, c.segs, c.gso, true, true, startBare(b))
 		})
 	}
 }
@@ -84,12 +92,25 @@ func benchInMemory(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "packets/s")
 }
 
-// benchLive sends events to a forwarder that fwd starts, sending to
-// members, and stops, saying how many datagrams it received and how long
-// its threads ran (when pinned).
-func benchLive(b *testing.B, segs int, gso, pin bool, fwd func(members [2]netip.AddrPort) (*net.UDPAddr, func() (uint64, time.Duration))) {
+// forwarder is what BenchmarkLive sends through, on its sockets at addr:
+// run starts it, and stop stops it and says how many datagrams it
+// received and how long its threads ran (when pinned).
+type forwarder struct {
+	addr *net.UDPAddr
+	run  func()
+	stop func() (received uint64, cpu time.Duration)
+}
+
+// benchLive sends events to the forwarder that fwd makes, sending to
+// members: running (live), or (backlog) not yet, until the senders have
+// filled its sockets, which it then empties with no sender beside it.
+func benchLive(b *testing.B, segs int, gso, pin, backlog bool, fwd func(members [2]netip.AddrPort) forwarder) {
 	members := []*counter{newCounter(b), newCounter(b)}
-	addr, stop := fwd([2]netip.AddrPort{members[0].addr(), members[1].addr()})
+	f := fwd([2]netip.AddrPort{members[0].addr(), members[1].addr()})
+	addr := f.addr
+	if !backlog {
+		f.run()
+	}
 	ds := make([][]byte, 64)
 	for i := range ds {
 		if segs == 1 {
@@ -113,8 +134,12 @@ func benchLive(b *testing.B, segs int, gso, pin bool, fwd func(members [2]netip.
 		sent += w
 	}
 	b.StopTimer() // ns/op is the senders'; packets/s is the LB's
+	if backlog {
+		start = time.Now()
+		f.run()
+	}
 	received, last := waitIdle(members)
-	in, cpu := stop()
+	in, cpu := f.stop()
 	b.ReportMetric(float64(received)/last.Sub(start).Seconds(), "packets/s")
 	b.ReportMetric(float64(received)/float64(b.N), "delivered")
 	if pin {
@@ -124,24 +149,30 @@ func benchLive(b *testing.B, segs int, gso, pin bool, fwd func(members [2]netip.
 	}
 }
 
-// startLB starts an LB of n workers sending to members.
-func startLB(b *testing.B, n int, pin bool, members [2]netip.AddrPort) (*net.UDPAddr, func() (uint64, time.Duration)) {
-	lb, addr := newLB(b, n, lbnet.Config{Pin: pin})
-	setTables(b, lb, lbtest.Tables(ip(addr), lbtest.Dest{ID: 0, Port: int(members[0].Port())}, lbtest.Dest{ID: 1, Port: int(members[1].Port())}))
-	stop := start(b, lb)
-	return addr, func() (uint64, time.Duration) {
-		stop()
-		return lb.Stats().Received, lb.CPU()
+// startLB makes an LB of n workers sending to members.
+func startLB(b *testing.B, n int, pin bool) func(members [2]netip.AddrPort) forwarder {
+	return func(members [2]netip.AddrPort) forwarder {
+		lb, addr := newLB(b, n, lbnet.Config{Pin: pin})
+		setTables(b, lb, lbtest.Tables(ip(addr), lbtest.Dest{ID: 0, Port: int(members[0].Port())}, lbtest.Dest{ID: 1, Port: int(members[1].Port())}))
+		var stop func() error
+		return forwarder{addr, func() { stop = start(b, lb) }, func() (uint64, time.Duration) {
+			stop()
+			return lb.Stats().Received, lb.CPU()
+		}}
 	}
 }
 
-// startBare starts BenchmarkLive's kernel baseline: a thread pinned like
+// startBare makes BenchmarkLive's kernel baseline: a thread pinned like
 // worker 0 that receives as a worker does (recvmmsg into buffers of the
 // largest datagram, UDP_GRO) and sends each datagram unchanged, LB header
 // and all, to the member its tick's parity names, as the LB's calendar
 // does (sendmmsg, UDP_SEGMENT per member): the sockets' cost with no LB
 // between them.
-func startBare(b *testing.B, members [2]netip.AddrPort) (*net.UDPAddr, func() (uint64, time.Duration)) {
+func startBare(b *testing.B) func(members [2]netip.AddrPort) forwarder {
+	return func(members [2]netip.AddrPort) forwarder { return bare(b, members) }
+}
+
+func bare(b *testing.B, members [2]netip.AddrPort) forwarder {
 	conns, err := lbnet.Listen(lbtest.Addr(b), 1)
 	if err != nil {
 		b.Fatal(err)
@@ -156,8 +187,7 @@ func startBare(b *testing.B, members [2]netip.AddrPort) (*net.UDPAddr, func() (u
 	in, out := udpbatch.NewReceiver(bufs), udpbatch.NewSender(lbnet.DefaultBatch*udpbatch.MaxSegments)
 	var received uint64
 	var cpu time.Duration
-	var done sync.WaitGroup
-	done.Go(func() {
+	forward := func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		if err := lbnet.Pin(0); err != nil {
@@ -184,14 +214,15 @@ func startBare(b *testing.B, members [2]netip.AddrPort) (*net.UDPAddr, func() (u
 			}
 			out.Flush(raw)
 		}
-	})
+	}
+	var done sync.WaitGroup
 	stop := func() (uint64, time.Duration) {
 		conn.Close()
 		done.Wait()
 		return received, cpu
 	}
 	b.Cleanup(func() { stop() })
-	return conn.LocalAddr().(*net.UDPAddr), stop
+	return forwarder{conn.LocalAddr().(*net.UDPAddr), func() { done.Go(forward) }, stop}
 }
 
 // counter is a member that counts what it receives (with recvmmsg, to
@@ -207,7 +238,7 @@ func newCounter(b *testing.B) *counter {
 	if err != nil {
 		b.Skip(err)
 	}
-	conn.SetReadBuffer(8 << 20)
+	lbnet.SetReadBuffer(conn, 64<<20) // as the LB's: the LB emptying a backlog outpaces them
 	c := &counter{conn: conn}
 	var done sync.WaitGroup
 	done.Go(func() {
