@@ -100,7 +100,8 @@ func ip(a *net.UDPAddr) netip.Addr { return a.AddrPort().Addr() }
 
 // TestLiveLoopback sends events from four senders through an LB with two
 // workers (pinned to CPUs) to two members and checks every one arrived, at the member its
-// tick's calendar slot names, with the LB header removed.
+// tick's calendar slot names, with the LB header removed, and that the
+// workers' CPU time was counted.
 func TestLiveLoopback(t *testing.T) {
 	const n = 400
 	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
@@ -124,6 +125,9 @@ func TestLiveLoopback(t *testing.T) {
 	}
 	if s := lb.Stats(); s != (lbnet.Stats{Received: n, Forwarded: n}) {
 		t.Errorf("stats %+v, want %d received and forwarded", s, n)
+	}
+	if lb.CPU() <= 0 {
+		t.Errorf("CPU %v: the pinned workers' time not counted", lb.CPU())
 	}
 }
 
