@@ -51,7 +51,7 @@ type worker struct {
 	conn   *net.UDPConn
 	count  counters
 	framer framer
-	want   int // messages to receive next
+	want   int // messages to receive next (1 to Config.Batch)
 	// The batch's counts, added to count when it ends.
 	tally  Stats
 	merged uint64    // coalesced
@@ -96,6 +96,7 @@ func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
 		in[i] = w.bufs[i][frameRoom : frameRoom+size]
 	}
 	w.in, w.out = udpbatch.NewReceiver(in), udpbatch.NewSender(n*outPerIn+udpbatch.MaxSegments)
+	w.want = n
 	return w, nil
 }
 
@@ -147,7 +148,8 @@ func (w *worker) run(ctx context.Context) error {
 func (w *worker) drain() error {
 	w.conn.SetReadDeadline(time.Time{})
 	for range drainReads {
-		n, err := w.in.Receive(w.raw, w.want, unix.MSG_DONTWAIT)
+		want := w.want
+		n, err := w.in.Receive(w.raw, want, unix.MSG_DONTWAIT)
 		if errors.Is(err, syscall.EAGAIN) {
 			return nil
 		}
@@ -155,7 +157,7 @@ func (w *worker) drain() error {
 			return err
 		}
 		w.forward(n)
-		if n < len(w.bufs) {
+		if n < want {
 			return nil
 		}
 	}
