@@ -28,13 +28,13 @@ const (
 	// room for coalesced messages (UDP_GRO) of up to 4 datagrams each on
 	// average, and one of udpbatch.MaxSegments more.
 	outPerIn = 4
-	// frameRoom is what a receive buffer keeps in front of the datagram:
-	// the headroom and the headers a worker frames it with.
 	// batchBytes is about what one batch takes in: the next receive asks
 	// for as many messages of the last one's mean size, so that what it
 	// copied in is still in the caches when it is sent on.
 	batchBytes = 1 << 20
-	frameRoom  = packet.Headroom + frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen
+	// frameRoom is what a receive buffer keeps in front of the datagram:
+	// the headroom and the headers a worker frames it with.
+	frameRoom = packet.Headroom + frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen
 )
 
 // counters are a worker's Stats, read with atomic loads while it runs.
@@ -54,7 +54,7 @@ type worker struct {
 	want   int // messages to receive next (1 to Config.Batch)
 	// The batch's counts, added to count when it ends.
 	tally  Stats
-	merged uint64    // coalesced
+	merged uint64    // coalesced messages
 	set    *tableSet // the one the last batch ran over
 	// drops are those of the pipelines of earlier sets, by site.
 	drops map[fastpath.DropSite]uint64
@@ -168,15 +168,15 @@ func (w *worker) drain() error {
 // current when the batch starts, and sends the results.
 func (w *worker) forward(n int) {
 	w.begin()
-	bytes := 0
+	total := 0
 	for i := range n {
 		size, src, truncated, segment := w.in.Datagram(i)
 		w.message(w.bufs[i], src, size, truncated, segment)
-		bytes += size
+		total += size
 	}
 	w.send()
 	w.publish()
-	w.want = max(1, min(w.lb.cfg.Batch, batchBytes*n/max(bytes, 1)))
+	w.want = max(1, min(w.lb.cfg.Batch, batchBytes*n/max(total, 1)))
 }
 
 // begin starts a batch over the table set current now.
