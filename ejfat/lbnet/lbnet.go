@@ -51,8 +51,9 @@ type Config struct {
 	// New makes a worker's fast path over a table set (lbfast.NewSocket
 	// for one LB version).
 	New func([]*packet.Table) (fastpath.Pipeline, error)
-	// Batch is how many datagrams one system call moves (1 to MaxBatch;
-	// 0: DefaultBatch).
+	// Batch is how many messages one system call moves at most (1 to
+	// MaxBatch; 0: DefaultBatch); of large ones (coalesced), a worker
+	// receives about 1 MiB at a time.
 	Batch int
 	// MaxDatagram is the largest datagram forwarded (1 to MaxUDPPayload;
 	// 0: MaxUDPPayload); the kernel truncates larger ones into the
