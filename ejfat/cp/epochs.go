@@ -3,6 +3,7 @@ package cp
 import (
 	"fmt"
 	"log"
+	"math"
 	"slices"
 	"time"
 )
@@ -52,6 +53,39 @@ func (c *CP) silentSince(x Session) time.Time {
 // new calendar applies to them at once rather than at a boundary.
 func wallClock(t time.Time) SyncSample {
 	return SyncSample{Time: t, Event: uint64(t.UnixMicro()), Rate: 1_000_000, SenderTime: t.UnixNano()}
+}
+
+// staleSync is how long after its latest sync message a sender counts as
+// stopped: three of the once-a-second messages nsc send and E2SAR send.
+const staleSync = 3 * time.Second
+
+// inForce is the number of the newest of epochs (oldest first) whose
+// boundary every sender has passed, 0 if none: the least event number
+// the senders' latest sync messages report (a sender's is the latest
+// event it sent) is at or above it, so no event goes by an older epoch's
+// calendar any more. A sender silent for staleSync has stopped and does
+// not count; with none left, the wall clock's µs stand for the senders
+// (E2SAR's numbering, and the CP's own wallClock sample).
+func inForce(epochs []Epoch, samples []SyncSample, now time.Time) uint64 {
+	latest := map[uint32]SyncSample{}
+	for _, s := range samples {
+		if now.Sub(s.Time) <= staleSync && !s.Time.Before(latest[s.Source].Time) {
+			latest[s.Source] = s
+		}
+	}
+	reached := uint64(max(0, now.UnixMicro()))
+	if len(latest) > 0 {
+		reached = math.MaxUint64
+		for _, s := range latest {
+			reached = min(reached, s.Event)
+		}
+	}
+	for _, e := range slices.Backward(epochs) {
+		if e.Boundary <= reached {
+			return e.Number
+		}
+	}
+	return 0
 }
 
 // pruneEvery is how often old samples are deleted.
