@@ -174,10 +174,11 @@ func TestEpochInForce(t *testing.T) {
 			t.Errorf("%s: epoch in force %d, want %d", why, got, want)
 		}
 	}
+	inForce(0, "no epoch")
 	send(2, newest) // a second sender, as far as the first
 	ready(t, lc, c, lb, ids, ids...)
 	c.Tick()
-	inForce(0, "both senders below the first boundary")
+	inForce(1, "the only epoch")
 	ready(t, lc, c, lb, ids, ids[1]) // ids[0] leaves
 	c.Tick()
 	es := c.store.Epochs(lb)
@@ -200,9 +201,9 @@ func TestEpochInForce(t *testing.T) {
 			t.Errorf("the leaving session shows %d slots in the newest epoch", w.SlotsAssigned)
 		}
 	}
-	if st.CurrentEpoch != second.Number || st.CurrentPredictedEventNumber != second.Boundary || st.EpochInForce != 0 {
-		t.Errorf("status: epoch %d from %d, %d in force; want %d from %d, 0 in force",
-			st.CurrentEpoch, st.CurrentPredictedEventNumber, st.EpochInForce, second.Number, second.Boundary)
+	if st.CurrentEpoch != second.Number || st.CurrentPredictedEventNumber != second.Boundary || st.EpochInForce != first.Number {
+		t.Errorf("status: epoch %d from %d, %d in force; want %d from %d, %d in force (the senders below both boundaries)",
+			st.CurrentEpoch, st.CurrentPredictedEventNumber, st.EpochInForce, second.Number, second.Boundary, first.Number)
 	}
 	clk.Add(time.Second)
 	send(1, second.Boundary)
@@ -227,4 +228,42 @@ func TestEpochInForce(t *testing.T) {
 	inForce(third.Number, "sender 1 at the third boundary, sender 2 stopped")
 	clk.Add(3100 * time.Millisecond)
 	inForce(third.Number, "no sender left: the wall clock's µs, far past event numbers from 0")
+}
+
+// TestEpochInForceBeyondReach: epochs whose boundaries the wall clock
+// gave (no sync messages yet, µs since 1970) are out of reach of senders
+// that number from 0: their events all go by the newest epoch (the data
+// plane's catch-all below the oldest boundary), which is in force.
+func TestEpochInForceBeyondReach(t *testing.T) {
+	clk, c, lc := clockedCP(t)
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t", SenderAddresses: []string{"127.0.0.2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lb int64
+	fmt.Sscan(res.LbId, &lb)
+	ids := cptest.Register(t, lc, as(res.Token), res.LbId, []int{20000, 20001}, 1, 1)
+	ready(t, lc, c, lb, ids, ids...)
+	c.Tick()
+	clk.Add(time.Second)
+	ready(t, lc, c, lb, ids, ids[1])
+	c.Tick()
+	es := c.store.Epochs(lb)
+	if len(es) != 2 || es[0].Boundary < uint64(clk.Now().UnixMicro()) {
+		t.Fatalf("epochs %v, want two with boundaries from the wall clock's µs", es)
+	}
+	sendUDPFrom(t, "127.0.0.2", fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort), cptest.SyncMessage(1, 100, 200, clk.Now()))
+	for deadline := time.Now().Add(5 * time.Second); len(c.store.Sync(lb)) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("sync message not stored")
+		}
+	}
+	st, err := lc.LoadBalancerStatus(as(c.admin), &pb.LoadBalancerStatusRequest{LbId: res.LbId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.EpochInForce != es[1].Number {
+		t.Errorf("epoch in force %d, want the newest, %d (the sender at event 100, 200/s, boundaries at %d and %d)",
+			st.EpochInForce, es[1].Number, es[0].Boundary, es[1].Boundary)
+	}
 }

@@ -59,13 +59,22 @@ func wallClock(t time.Time) SyncSample {
 // stopped: three of the once-a-second messages nsc send and E2SAR send.
 const staleSync = 3 * time.Second
 
-// inForce is the number of the newest of epochs (oldest first) whose
-// boundary every sender has passed, 0 if none: the least event number
-// the senders' latest sync messages report (a sender's is the latest
-// event it sent) is at or above it, so no event goes by an older epoch's
-// calendar any more. A sender silent for staleSync has stopped and does
-// not count; with none left, the wall clock's µs stand for the senders
-// (E2SAR's numbering, and the CP's own wallClock sample).
+// horizon is how far ahead an epoch's range counts as reachable: the
+// event numbers the senders reach in an hour at their reported rates.
+const horizon = time.Hour
+
+// inForce is the number of the newest of epochs (oldest first) that no
+// older one can follow: every event the senders send from now on goes by
+// it or a newer one. The senders have reached the least event number
+// their latest sync messages report (a sender's is the latest event it
+// sent); an older epoch's range is over when it ends at or below that,
+// and out of reach when it begins past the horizon — as when the first
+// epochs took their boundaries from the wall clock's µs (wallClock) and
+// the senders number from 0: their events go by the newest epoch (the
+// data plane's catch-all below the oldest boundary). A sender silent for
+// staleSync has stopped and does not count; with none left, the wall
+// clock's µs at 1 MHz stand for the senders (E2SAR's numbering). 0 when
+// there is no epoch.
 func inForce(epochs []Epoch, samples []SyncSample, now time.Time) uint64 {
 	latest := map[uint32]SyncSample{}
 	for _, s := range samples {
@@ -73,16 +82,21 @@ func inForce(epochs []Epoch, samples []SyncSample, now time.Time) uint64 {
 			latest[s.Source] = s
 		}
 	}
-	reached := uint64(max(0, now.UnixMicro()))
+	reached, rate := uint64(max(0, now.UnixMicro())), uint64(1_000_000)
 	if len(latest) > 0 {
-		reached = math.MaxUint64
+		reached, rate = math.MaxUint64, 1
 		for _, s := range latest {
-			reached = min(reached, s.Event)
+			reached, rate = min(reached, s.Event), max(rate, uint64(s.Rate))
 		}
 	}
-	for _, e := range slices.Backward(epochs) {
-		if e.Boundary <= reached {
-			return e.Number
+	ahead := reached + min(rate*uint64(horizon/time.Second), math.MaxUint64-reached)
+	for i := len(epochs) - 1; i >= 0; i-- {
+		over := true
+		for j := range i { // epochs[j]'s range is [its boundary, the next one's)
+			over = over && (epochs[j+1].Boundary <= reached || epochs[j].Boundary > ahead)
+		}
+		if over {
+			return epochs[i].Number
 		}
 	}
 	return 0
