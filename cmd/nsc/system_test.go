@@ -25,44 +25,15 @@ import (
 // nsc send sending events and sync messages to the LB. Every event
 // arrives whole at exactly one receiver, byte for byte what was sent.
 func TestEJFATSystem(t *testing.T) {
-	dir := t.TempDir()
-	lbAddr := lbtest.Addr(t)
-	ip := binary.BigEndian.Uint32(lbAddr.IP.To4())
-	writeFile(t, filepath.Join(dir, "base.tables"), fmt.Sprintf(`table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
-table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
-`, ip, ip))
-	cp := startNSC(t, "cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
-		"--instances", "1", "--epoch-interval", "100ms", "--lb-listen", lbAddr.String(), "--lb-tables", filepath.Join(dir, "base.tables"))
-	line := cp.expect(t, cp.stdout, "nsc cp: gRPC on ")
-	addr, _, _ := strings.Cut(strings.TrimPrefix(line, "nsc cp: gRPC on "), ",")
-	lc := cpClient(t, addr)
-	res, err := lc.ReserveLoadBalancer(bearer(adminToken(t, dir)), &pb.ReserveLoadBalancerRequest{Name: "system", SenderAddresses: []string{"127.0.0.1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sys := startSystem(t)
 	var recvs []*nscProcess
 	var outs []string
 	for i, engine := range []string{"runtime", "model"} {
-		out := filepath.Join(dir, fmt.Sprint("rx", i))
-		r, _ := startRecv(t, "--cp", addr, "--token", res.Token, "--lb", res.LbId, "--name", fmt.Sprint("rx", i),
-			"--engine", engine, "--out", out, "--verify")
-		r.expect(t, r.stdout, "registered with")
+		r, out := sys.receiver(t, fmt.Sprint("rx", i), "--engine", engine)
 		recvs, outs = append(recvs, r), append(outs, out)
 	}
-	// Both receivers hold slots before anything is sent.
-	for deadline := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
-		st, err := lc.LoadBalancerStatus(bearer(res.Token), &pb.LoadBalancerStatusRequest{LbId: res.LbId})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(st.Workers) == 2 && st.Workers[0].SlotsAssigned > 0 && st.Workers[1].SlotsAssigned > 0 {
-			time.Sleep(300 * time.Millisecond) // the tick that made the epoch programs the LB after storing it
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the receivers never both held slots: %v", st.Workers)
-		}
-	}
+	sys.awaitSlots(t, 2)
+	lbAddr, res := sys.lb, sys.res
 	const events = 200
 	send := startNSC(t, "send", "--to", lbAddr.String(), "--from", "127.0.0.1:0", "--events", fmt.Sprint(events), "--size", "30000",
 		"--rate", "400", "--sync", fmt.Sprintf("%s:%d", res.SyncIpv4Address, res.SyncUdpPort))
@@ -70,31 +41,153 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
 		t.Fatalf("nsc send exited %d: %q", code, out)
 	}
 	time.Sleep(500 * time.Millisecond)
-	got := map[string]int{}
-	for i, r := range recvs {
+	for _, r := range recvs {
 		r.cmd.Process.Signal(syscall.SIGTERM)
-		code, lines := r.waitExit(t)
-		if code != 0 || !strings.HasSuffix(lines[len(lines)-1], "0 bad") {
+	}
+	for i, r := range recvs {
+		if code, lines := r.waitExit(t); code != 0 || !strings.HasSuffix(lines[len(lines)-1], "0 bad") {
 			t.Errorf("rx%d exited %d: %q", i, code, lines)
 		}
-		t.Logf("rx%d: %q", i, lines[max(0, len(lines)-5):])
-		names, _ := os.ReadDir(outs[i])
-		for _, n := range names {
-			got[n.Name()]++
-		}
-		t.Logf("rx%d reassembled %d events", i, len(names))
 	}
-	for n := range events {
-		switch name := fmt.Sprintf("%d-0.bin", n); got[name] {
+	everyEventOnce(t, events, outs...)
+}
+
+// everyEventOnce wants events 0 to n−1 (data id 0) each written whole
+// (nsc recv --verify checked its bytes) in exactly one of the receivers'
+// directories; it returns the highest event number each wrote.
+func everyEventOnce(t *testing.T, n int, outs ...string) []int {
+	t.Helper()
+	got := map[string]int{}
+	highest := make([]int, len(outs))
+	for i, out := range outs {
+		names, _ := os.ReadDir(out)
+		for _, f := range names {
+			got[f.Name()]++
+			var ev int
+			fmt.Sscanf(f.Name(), "%d-", &ev)
+			highest[i] = max(highest[i], ev)
+		}
+		t.Logf("%s: %d events", filepath.Base(out), len(names))
+	}
+	for ev := range n {
+		switch name := fmt.Sprintf("%d-0.bin", ev); got[name] {
 		case 1:
 		case 0:
-			t.Errorf("event %d reached no receiver whole", n)
+			t.Errorf("event %d reached no receiver whole", ev)
 		default:
-			t.Errorf("event %d reached %d receivers", n, got[name])
+			t.Errorf("event %d reached %d receivers", ev, got[name])
 		}
 	}
-	if len(got) != events {
-		t.Errorf("%d distinct events written, want %d", len(got), events)
+	if len(got) != n {
+		t.Errorf("%d distinct events written, want %d", len(got), n)
+	}
+	return highest
+}
+
+// TestRecvLeaves: of two nsc recv --cp, one gets SIGTERM half-way
+// through a stream. It reports not ready, goes on receiving until the
+// control plane says the epoch without it is in force, then deregisters
+// and exits 0 with no event lost (none timed out, evicted or dropped at
+// its queue); the stream goes on to the other receiver, and every event
+// arrives whole at exactly one of them.
+func TestRecvLeaves(t *testing.T) {
+	sys := startSystem(t, "--epoch-lead", "200ms", "--epoch-guard", "300ms")
+	stay, stayOut := sys.receiver(t, "stay")
+	leave, leaveOut := sys.receiver(t, "leave")
+	sys.awaitSlots(t, 2)
+	const events, rate = 1600, 400 // 4 s
+	send := startNSC(t, "send", "--to", sys.lb.String(), "--from", "127.0.0.1:0", "--events", fmt.Sprint(events), "--size", "20000",
+		"--rate", fmt.Sprint(rate), "--sync", fmt.Sprintf("%s:%d", sys.res.SyncIpv4Address, sys.res.SyncUdpPort))
+	time.Sleep(1500 * time.Millisecond)
+	leave.cmd.Process.Signal(syscall.SIGTERM)
+	code, lines := leave.waitExit(t)
+	leave.mu.Lock()
+	stderr := strings.Join(leave.errOut, "\n")
+	leave.mu.Unlock()
+	t.Logf("the leaving receiver:\n%s\n%s", stderr, strings.Join(lines, "\n"))
+	if code != 0 || counter(t, lines, "errors") != 0 || counter(t, lines, "enqueue errors") != 0 || !strings.HasSuffix(lines[len(lines)-1], "0 bad") {
+		t.Errorf("the leaving receiver exited %d, losing events: %q", code, lines)
+	}
+	if !strings.Contains(stderr, "is in force") || strings.Contains(stderr, "--drain") {
+		t.Errorf("the leaving receiver did not wait for the epoch without it to be in force:\n%s", stderr)
+	}
+	if code, out := send.waitExit(t); code != 0 {
+		t.Fatalf("nsc send exited %d: %q", code, out)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if code, last := stay.stop(t, syscall.SIGTERM); code != 0 || !strings.HasSuffix(last, "0 bad") {
+		t.Errorf("the staying receiver exited %d: %q", code, last)
+	}
+	highest := everyEventOnce(t, events, stayOut, leaveOut)
+	if highest[1] >= events-rate {
+		t.Errorf("the leaving receiver wrote event %d, within the last second of the stream: it did not leave half-way", highest[1])
+	}
+}
+
+// system is nsc cp programming its in-process LB on loopback, with a
+// reservation whose sender is 127.0.0.1.
+type system struct {
+	dir, cp string // the files, the CP's gRPC address
+	lb      *net.UDPAddr
+	lc      pb.LoadBalancerClient
+	res     *pb.ReserveLoadBalancerReply
+}
+
+// startSystem starts nsc cp (its epochs every 100 ms, args added) and
+// reserves its LB.
+func startSystem(t *testing.T, args ...string) *system {
+	t.Helper()
+	sys := &system{dir: t.TempDir(), lb: lbtest.Addr(t)}
+	ip := binary.BigEndian.Uint32(sys.lb.IP.To4())
+	writeFile(t, filepath.Join(sys.dir, "base.tables"), fmt.Sprintf(`table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
+table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
+`, ip, ip))
+	cp := startNSC(t, append([]string{"cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(sys.dir, "cp.db"),
+		"--admin-token-file", filepath.Join(sys.dir, "admin"), "--instances", "1", "--epoch-interval", "100ms",
+		"--lb-listen", sys.lb.String(), "--lb-tables", filepath.Join(sys.dir, "base.tables")}, args...)...)
+	line := cp.expect(t, cp.stdout, "nsc cp: gRPC on ")
+	sys.cp, _, _ = strings.Cut(strings.TrimPrefix(line, "nsc cp: gRPC on "), ",")
+	sys.lc = cpClient(t, sys.cp)
+	var err error
+	sys.res, err = sys.lc.ReserveLoadBalancer(bearer(adminToken(t, sys.dir)), &pb.ReserveLoadBalancerRequest{Name: "system", SenderAddresses: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sys
+}
+
+// receiver starts nsc recv --cp named name, writing and verifying its
+// events in a directory of its name, which it returns.
+func (sys *system) receiver(t *testing.T, name string, args ...string) (*nscProcess, string) {
+	t.Helper()
+	out := filepath.Join(sys.dir, name)
+	r, _ := startRecv(t, append([]string{"--cp", sys.cp, "--token", sys.res.Token, "--lb", sys.res.LbId, "--name", name,
+		"--out", out, "--verify"}, args...)...)
+	r.expect(t, r.stdout, "registered with")
+	return r, out
+}
+
+// awaitSlots waits until n receivers hold slots and the LB has the epoch.
+func (sys *system) awaitSlots(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
+		st, err := sys.lc.LoadBalancerStatus(bearer(sys.res.Token), &pb.LoadBalancerStatusRequest{LbId: sys.res.LbId})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := 0
+		for _, w := range st.Workers {
+			if w.SlotsAssigned > 0 {
+				held++
+			}
+		}
+		if held == n {
+			time.Sleep(300 * time.Millisecond) // the tick that made the epoch programs the LB after storing it
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the receivers never all held slots: %v", st.Workers)
+		}
 	}
 }
 
