@@ -191,7 +191,8 @@ func (sys *system) awaitSlots(t *testing.T, n int) {
 	}
 }
 
-// nsc demo --system runs the whole system and says no event was split.
+// nsc demo --system runs the whole system and says no event was split
+// and none lost at the receiver that left half-way.
 func TestSystemDemo(t *testing.T) {
 	systemDemoRun(t, "demo", "--system", "--events", "300", "-o", t.TempDir())
 }
@@ -210,7 +211,8 @@ func TestSystemDemoXDP(t *testing.T) {
 }
 
 // systemDemoRun runs a system demo, wants it to end well, without a split
-// event and with most events written whole, and returns what it printed.
+// event, none lost at the receiver that left and most events written
+// whole, and returns what it printed.
 func systemDemoRun(t *testing.T, args ...string) string {
 	t.Helper()
 	p := startNSC(t, args...)
@@ -235,6 +237,9 @@ func systemDemoRun(t *testing.T, args ...string) string {
 	p.mu.Unlock()
 	if code != 0 || !strings.Contains(text, ", 0 split across receivers") || !strings.Contains(text, "nsc_cp_epochs_total") {
 		t.Errorf("nsc %v exited %d:\n%s\nstderr:\n%s", args, code, text, stderr)
+	}
+	if !regexp.MustCompile(`rx1 \(left half-way\): \d+ events, 0 lost`).MatchString(text) {
+		t.Errorf("nsc %v: the receiver that left lost events:\n%s\nstderr:\n%s", args, text, stderr)
 	}
 	m := regexp.MustCompile(`sent (\d+) events, (\d+) written whole`).FindStringSubmatch(text)
 	if m == nil || 2*atoi(m[2]) < atoi(m[1]) {
