@@ -233,16 +233,13 @@ func TestEpochInForce(t *testing.T) {
 // TestEpochInForceBeyondReach: epochs whose boundaries the wall clock
 // gave (no sync messages yet, µs since 1970) are out of reach of senders
 // that number from 0: their events all go by the newest epoch (the data
-// plane's catch-all below the oldest boundary), which is in force.
+// plane's catch-all below the oldest boundary), which is in force. The
+// next epoch rebases: the newest begins at 0, the older ones retire, and
+// the new one begins where the sender's messages predict, so that it
+// applies at a boundary and the epoch before stays in force until then.
 func TestEpochInForceBeyondReach(t *testing.T) {
 	clk, c, lc := clockedCP(t)
-	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t", SenderAddresses: []string{"127.0.0.2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lb int64
-	fmt.Sscan(res.LbId, &lb)
-	ids := cptest.Register(t, lc, as(res.Token), res.LbId, []int{20000, 20001}, 1, 1)
+	lb, res, ids := twoSessions(t, c, lc)
 	ready(t, lc, c, lb, ids, ids...)
 	c.Tick()
 	clk.Add(time.Second)
@@ -265,5 +262,21 @@ func TestEpochInForceBeyondReach(t *testing.T) {
 	if st.EpochInForce != es[1].Number {
 		t.Errorf("epoch in force %d, want the newest, %d (the sender at event 100, 200/s, boundaries at %d and %d)",
 			st.EpochInForce, es[1].Number, es[0].Boundary, es[1].Boundary)
+	}
+	ready(t, lc, c, lb, ids, ids...)
+	c.Tick()
+	rebased := c.store.Epochs(lb)
+	// Lead 0.5 s + guard 1.5 s at 200/s from event 100 (its one sample's
+	// rate): about 500.
+	if len(rebased) != 2 || rebased[0].Number != es[1].Number || rebased[0].Boundary != 0 ||
+		rebased[1].Number != es[1].Number+1 || rebased[1].Boundary < 400 || rebased[1].Boundary > 600 {
+		t.Fatalf("after the rebase, epochs %v; want %d from 0 and %d from about 500", rebased, es[1].Number, es[1].Number+1)
+	}
+	st, err = lc.LoadBalancerStatus(as(c.admin), &pb.LoadBalancerStatusRequest{LbId: res.LbId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.EpochInForce != es[1].Number {
+		t.Errorf("after the rebase, epoch in force %d, want %d until the sender reaches %d", st.EpochInForce, es[1].Number, rebased[1].Boundary)
 	}
 }
