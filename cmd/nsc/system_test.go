@@ -348,3 +348,35 @@ func freeTCP(t *testing.T) string {
 	defer l.Close()
 	return l.Addr().String()
 }
+
+// TestRecvLeaveBounded: leaving is bounded. With no sender, the epoch
+// without a receiver is in force only once the wall clock's µs pass its
+// boundary (about 2 s on): a receiver with --drain 500ms stops at the
+// deadline, one sent a second signal stops at once; both exit 0 and say
+// why on stderr.
+func TestRecvLeaveBounded(t *testing.T) {
+	sys := startSystem(t)
+	deadline, _ := sys.receiver(t, "deadline", "--drain", "500ms")
+	twice, _ := sys.receiver(t, "twice")
+	sys.awaitSlots(t, 2)
+	for _, c := range []struct {
+		r     *nscProcess
+		again bool
+		want  string
+	}{{twice, true, "stopped by a second signal"}, {deadline, false, "--drain 500ms passed"}} {
+		start := time.Now()
+		c.r.cmd.Process.Signal(syscall.SIGTERM)
+		c.r.expect(t, c.r.stderr, "reported not ready")
+		if c.again {
+			c.r.cmd.Process.Signal(syscall.SIGINT)
+		}
+		code, _ := c.r.waitExit(t)
+		took := time.Since(start)
+		c.r.mu.Lock()
+		stderr := strings.Join(c.r.errOut, "\n")
+		c.r.mu.Unlock()
+		if code != 0 || !strings.Contains(stderr, c.want) || took > 1500*time.Millisecond {
+			t.Errorf("exited %d after %v, want 0 within 1.5 s saying %q:\n%s", code, took, c.want, stderr)
+		}
+	}
+}
