@@ -173,7 +173,9 @@ func systemDemo(e *env, dir string, events int, xdp bool) error {
 		}
 		senders = append(senders, p)
 	}
-	// Watch the calendar while the senders run; rx1 leaves half-way.
+	// Watch the calendar while the senders run; rx1 leaves half-way, once
+	// the CP has both senders' first sync messages (after a second), so
+	// that the epoch without it begins at a boundary in their numbers.
 	var mid map[string]uint32
 	gone := map[string]string{}
 	var series []string // rx2's slots as they change
@@ -206,7 +208,7 @@ watch:
 		if v := fmt.Sprint(now["rx2"]); len(series) == 0 || series[len(series)-1] != v {
 			series = append(series, v)
 		}
-		if mid == nil && time.Now().After(half) {
+		if mid == nil && time.Now().After(half) && syncSamples(httpAddr) >= 2 {
 			mid = now
 			fmt.Fprintf(e.stdout, "half-way, slots: %s; rx1 leaves (SIGTERM)\n", slotLine(mid))
 			recvs["rx1"].signal()
@@ -258,7 +260,7 @@ watch:
 	}
 	fmt.Fprintf(e.stdout, "rx1 (left half-way): %d events, %d lost\n", written["rx1"], lost["rx1"])
 	fmt.Fprintf(e.stdout, "rx2 (slowed down): %d events, %d lost (its application's queue full, or events timed out)\n", written["rx2"], lost["rx2"])
-	fmt.Fprintf(e.stdout, "sent %d events, %d written whole, %d lost (%d counted at the receivers: one split between two counts at both), %d split across receivers\n",
+	fmt.Fprintf(e.stdout, "sent %d events, %d written whole, %d lost (%d counted at the receivers, where an event split between two counts twice), %d split across receivers\n",
 		2*events, total, 2*events-total, atReceivers, split)
 	if split > 0 {
 		return fmt.Errorf("%d events split across receivers", split)
@@ -299,19 +301,39 @@ func counterOf(report, what string) int {
 	return n
 }
 
-// printMetrics prints the control plane's epoch and slot metrics.
-func printMetrics(e *env, addr string) error {
+// metrics is the control plane's /metrics.
+func metrics(addr string) (string, error) {
 	r, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer r.Body.Close()
 	b, err := io.ReadAll(r.Body)
+	return string(b), err
+}
+
+// syncSamples is how many sync messages the control plane took (the
+// demo's one LB); 0 when it does not answer.
+func syncSamples(addr string) int {
+	m, _ := metrics(addr)
+	for l := range strings.Lines(m) {
+		if rest, ok := strings.CutPrefix(l, "nsc_cp_sync_samples_total{"); ok {
+			_, v, _ := strings.Cut(rest, "} ")
+			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int(n)
+		}
+	}
+	return 0
+}
+
+// printMetrics prints the control plane's epoch and slot metrics.
+func printMetrics(e *env, addr string) error {
+	m, err := metrics(addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, "\ncontrol plane metrics (/metrics):")
-	for l := range strings.Lines(string(b)) {
+	for l := range strings.Lines(m) {
 		if strings.HasPrefix(l, "nsc_cp_epochs_total") || strings.HasPrefix(l, "nsc_cp_session_slots") ||
 			strings.HasPrefix(l, "nsc_cp_session_control_signal") || strings.HasPrefix(l, "nsc_cp_sync_samples_total") {
 			fmt.Fprint(e.stdout, "  "+l)

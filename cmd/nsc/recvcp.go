@@ -136,23 +136,19 @@ func (l *cpLink) stop() {
 // leave takes the receiver out of the calendars without losing an event:
 // it reports not ready (as E2SAR's receivers do), waits until the newest
 // epoch gives it no slots, then until the control plane says that epoch
-// is in force (every sender past its boundary: no event can still go by
-// an older calendar), then until its last events are complete or timed
-// out and no datagram came for one state interval. It returns then, after
-// --drain at most, or at once when hurry ends; progress goes to stderr.
-// The caller stops receiving and then calls stop.
+// is in force (no event can still go by an older calendar), then until
+// its last events are complete or timed out and no datagram came for one
+// state interval. It returns then, after --drain at most, or at once when
+// hurry ends; progress goes to stderr. The caller stops receiving and
+// then calls stop.
 func (l *cpLink) leave(hurry context.Context) {
-	start := time.Now()
-	say := func(format string, args ...any) {
-		fmt.Fprintf(l.e.stderr, "nsc recv: leaving: "+format+"\n", args...)
-	}
+	v := leaving{id: l.id, start: time.Now(), e: l.e}
 	l.notReady.Store(true)
-	say("reported not ready; receiving until an epoch without this receiver is in force (at most %v; a second signal stops at once)", l.drain)
+	v.say("reported not ready; receiving until an epoch without this receiver is in force (at most %v; a second signal stops at once)", l.drain)
 	deadline := time.NewTimer(l.drain)
 	defer deadline.Stop()
 	tick := time.NewTicker(l.every)
 	defer tick.Stop()
-	var without uint64 // the first epoch without this receiver
 	inForce, failed := false, false
 	var packets uint64
 	for {
@@ -160,10 +156,10 @@ func (l *cpLink) leave(hurry context.Context) {
 		case <-l.done: // the run ended otherwise (--duration)
 			return
 		case <-hurry.Done():
-			say("stopped by a second signal after %.1fs", time.Since(start).Seconds())
+			v.say("stopped by a second signal after %.1fs", time.Since(v.start).Seconds())
 			return
 		case <-deadline.C:
-			say("--drain %v passed before the last events were in", l.drain)
+			v.say("--drain %v passed before the last events were in", l.drain)
 			return
 		case <-tick.C:
 		}
@@ -171,42 +167,55 @@ func (l *cpLink) leave(hurry context.Context) {
 			ctx, cancel := context.WithTimeout(hurry, l.every+time.Second)
 			st, err := l.cl.Status(ctx, l.lb)
 			cancel()
-			if err != nil {
-				if !failed {
-					say("status: %v (goes on trying)", err)
-				}
-				failed = true
+			if err != nil && !failed {
+				v.say("status: %v (goes on trying)", err)
+			}
+			if failed = err != nil; failed || !v.inForce(st) {
 				continue
 			}
-			failed = false
-			if without == 0 {
-				slots, ok := slotsOf(st, l.id)
-				switch {
-				case !ok || st.CurrentEpoch == 0:
-					say("no epoch sends to this receiver")
-					inForce = true
-				case slots > 0:
-					continue
-				default:
-					without = st.CurrentEpoch
-					say("epoch %d gives this receiver no slots, from event %d", without, st.CurrentPredictedEventNumber)
-				}
-			}
-			if !inForce {
-				if st.EpochInForce < without {
-					continue
-				}
-				inForce = true
-				say("epoch %d is in force after %.1fs", st.EpochInForce, time.Since(start).Seconds())
-			}
+			inForce = true
 		}
 		s, _ := l.state()
 		if s.Received == s.Reassembled+s.Errors() && s.Packets == packets {
-			say("every event in is complete or timed out after %.1fs", time.Since(start).Seconds())
+			v.say("every event in is complete or timed out after %.1fs", time.Since(v.start).Seconds())
 			return
 		}
 		packets = s.Packets
 	}
+}
+
+// leaving is a receiver on its way out of the calendars.
+type leaving struct {
+	id      string // the session
+	start   time.Time
+	e       *env
+	without uint64 // the first epoch without it; 0: none seen yet
+}
+
+func (v *leaving) say(format string, args ...any) {
+	fmt.Fprintf(v.e.stderr, "nsc recv: leaving: "+format+"\n", args...)
+}
+
+// inForce reads a status reply: whether an epoch without this receiver
+// is in force, or none ever sent to it.
+func (v *leaving) inForce(st *pb.LoadBalancerStatusReply) bool {
+	if v.without == 0 {
+		slots, ok := slotsOf(st, v.id)
+		switch {
+		case !ok || st.CurrentEpoch == 0:
+			v.say("no epoch sends to this receiver")
+			return true
+		case slots > 0:
+			return false
+		}
+		v.without = st.CurrentEpoch
+		v.say("epoch %d gives this receiver no slots, from event %d", v.without, st.CurrentPredictedEventNumber)
+	}
+	if st.EpochInForce < v.without {
+		return false
+	}
+	v.say("epoch %d is in force after %.1fs", st.EpochInForce, time.Since(v.start).Seconds())
+	return true
 }
 
 // slotsOf is how many slots session id holds in the newest epoch of st,
