@@ -505,7 +505,8 @@ func (c *gen) hdr(h int) string {
 	c.emit("%s = (unsigned char *)data + %s;", v, o)
 	c.emit("NSC_HIDE(%s);", v)
 	// A fixed header's length is its fixed part, so this is also the
-	// interpreter's check that the header lies inside the frame.
+	// interpreter's check that the header lies inside the frame, where
+	// the frame is all head (else inHead tells the two apart).
 	if n := spec.FixedBytes(); n > 0 {
 		c.emit("%s", c.inHead(v, o, n))
 	}
