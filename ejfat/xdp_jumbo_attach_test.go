@@ -13,12 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
-	"golang.org/x/sys/unix"
 
-	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 )
@@ -88,57 +84,14 @@ func jumboEvents(t *testing.T, mode link.XDPAttachFlags) {
 	r, m := xdpPairScript(t, "lb-2025", jumboScript(t, rxMAC))
 
 	tag := fmt.Sprintf("%d-%d", os.Getpid(), mode)
-	lbNS, rxNS := "xmb-lb-"+tag, "xmb-rx-"+tag
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	for _, ns := range []string{lbNS, rxNS} {
-		ip("netns", "add", ns)
-		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	}
-	ip("-n", lbNS, "link", "add", "xmblb", "mtu", "9000", "address", "00:aa:bb:cc:dd:ee", "type", "veth", "peer", "name", "xmbrx", "mtu", "9000", "address", rxMAC.String(), "netns", rxNS)
-	ip("-n", lbNS, "link", "set", "xmblb", "up")
-	ip("-n", rxNS, "link", "set", "xmbrx", "up")
+	rxNS := "xmb-rx-" + tag
+	ip := xdpVeth{lbNS: "xmb-lb-" + tag, lbDev: "xmblb", lbMAC: "00:aa:bb:cc:dd:ee", peerNS: rxNS, peerDev: "xmbrx", peerMAC: rxMAC.String()}.up(t, r, mode)
 	for k := range jumboMembers {
 		ip("-n", rxNS, "addr", "add", fmt.Sprintf("10.9.0.%d/32", 10+k), "dev", "xmbrx")
 	}
 	// The LB's address, where the members' datagrams come from, is behind
 	// the receivers' end (the reverse path filter may ask).
 	ip("-n", rxNS, "route", "add", "10.1.2.0/24", "dev", "xmbrx")
-
-	var l link.Link
-	xdptest.InNetns(t, lbNS, func() error {
-		var err error
-		l, err = r.Attach("xmblb", mode)
-		return err
-	})
-	t.Cleanup(func() { l.Close() })
-	if mode == link.XDPDriverMode {
-		// The veth driver takes frames XDP_TX sends only into a peer with
-		// a program of its own: one that passes everything, loaded for
-		// fragments too (the driver refuses programs that are not, at
-		// this MTU).
-		pass, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL", Flags: unix.BPF_F_XDP_HAS_FRAGS,
-			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdprun.VerdictPass), asm.Return()}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { pass.Close() })
-		xdptest.InNetns(t, rxNS, func() error {
-			ifc, err := net.InterfaceByName("xmbrx")
-			if err != nil {
-				return err
-			}
-			pl, err := link.AttachXDP(link.XDPOptions{Program: pass, Interface: ifc.Index, Flags: link.XDPDriverMode})
-			if err == nil {
-				t.Cleanup(func() { pl.Close() })
-			}
-			return err
-		})
-	}
 
 	// The members: a UDP socket per address, in the receivers' namespace.
 	socks := make([]*net.UDPConn, jumboMembers)
