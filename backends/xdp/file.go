@@ -154,7 +154,9 @@ __attribute__((noinline)) __u64 nsc_sum(struct xdp_md *ctx, __u32 start, __u32 e
 `
 
 const popSumC = `/* packet.PopDelta over the frame's bytes [off, off+n), n even: every
- * word's complement. */
+ * word's complement. A popped header lies in the head, at most a page
+ * (a bound of NSC_MAXFRAME, 8,128 turns, made the 6.18 verifier fail
+ * with EFAULT on some programs). */
 __attribute__((noinline)) __u64 nsc_popdelta(struct xdp_md *ctx, __u32 off, __u32 n)
 {
 	if (!ctx)
@@ -163,7 +165,7 @@ __attribute__((noinline)) __u64 nsc_popdelta(struct xdp_md *ctx, __u32 off, __u3
 	__u64 d = 0;
 	off &= NSC_OM;
 	n &= NSC_OM;
-	for (__u32 i = 0; i < NSC_MAXFRAME; i += 2) {
+	for (__u32 i = 0; i < 4096; i += 2) {
 		if (i + 2 > n)
 			break;
 		unsigned char *p = (unsigned char *)data + ((off + i) & NSC_OM);
