@@ -13,19 +13,19 @@ import "fmt"
 // frame).
 
 // reasonBeyondHead drops a frame whose header lies inside the frame but
-// past its linear head, where the program cannot point at it. No driver
-// puts fewer than a few hundred bytes in the head (BPF_PROG_TEST_RUN and
-// generic XDP put up to 3,520), so protocol headers are always there.
+// past its linear head, where the program cannot point at it. Drivers
+// put their first receive buffer (2 KiB and more) in the head, generic
+// XDP and BPF_PROG_TEST_RUN up to 3,520 bytes: protocol headers are there.
 const reasonBeyondHead = "header beyond the XDP head"
 
 // beyondHead is the statement that drops a frame at the node being
 // generated because a header it reaches lies past the linear head.
 func (c *gen) beyondHead() string { return c.dropStmt(c.node.ID, c.mal, reasonBeyondHead) }
 
-// inHead is the statement that checks that the n bytes at pointer p, which
-// lie at offset off inside the frame, are in the head as well (else the
-// frame is malformed when they are past its end, and dropped as beyond
-// the head otherwise).
+// inHead is the statement that checks that the n bytes at pointer p
+// (offset off of the frame) are in the head: past the frame's end the
+// frame is malformed, inside it but past the head it is dropped as beyond
+// the head.
 func (c *gen) inHead(p, off string, n int) string {
 	return fmt.Sprintf("if ((void *)(%s + %d) > data_end) { if (%s + %d <= NSC_LEN) %s %s }", p, n, off, n, c.beyondHead(), c.malformed())
 }
