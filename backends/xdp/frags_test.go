@@ -18,8 +18,13 @@ import (
 // 9,018 bytes, and of random lengths up to MaxFrame, so the sums run into
 // the fragments with every remainder. The UDP/IPv4 stack verifies the
 // UDP checksum of its corpus grown to 1,518 and 9,018 bytes and to mixed
-// lengths (difftest.Grow), and of frames derived from them.
+// lengths (difftest.Grow), and of frames derived from them. Each runs
+// twice: with the kernel's head and with a head of 128 bytes.
 func TestFragsAgainstInterpreter(t *testing.T) {
+	// The kernel's head (3,520 bytes), and one of 128 bytes, past every
+	// header here, so that every sum starts in the head and runs into
+	// the fragments (xdprun.Runner.Head).
+	heads := []int{0, 128}
 	rnd := rand.New(rand.NewPCG(25, 25))
 	random := func(n int) []byte {
 		p := make([]byte, n)
@@ -42,9 +47,11 @@ func TestFragsAgainstInterpreter(t *testing.T) {
 		for range 200 {
 			payloads = append(payloads, random(14+rnd.IntN(xdp.MaxFrame-14+1)))
 		}
-		where := xdptest.Compare(t, r, mach, payloads)
-		if where["sink TxQueue"] != len(payloads) {
-			t.Errorf("not every payload was sent: %v", where)
+		for _, r.Head = range heads {
+			where := xdptest.Compare(t, r, mach, payloads)
+			if where["sink TxQueue"] != len(payloads) {
+				t.Errorf("head %d: not every payload was sent: %v", r.Head, where)
+			}
 		}
 	})
 	t.Run("UDPIPv4", func(t *testing.T) {
@@ -56,10 +63,12 @@ func TestFragsAgainstInterpreter(t *testing.T) {
 			frames = append(frames, difftest.Grow(f, 1518), difftest.Grow(f, 9018), difftest.Grow(f, 60+rnd.IntN(9018-60+1)))
 		}
 		frames = append(frames, difftest.Mutate(frames, 3000, 25)...)
-		where := xdptest.Compare(t, r, mach, frames)
-		if len(where) < 3 {
-			t.Errorf("the frames exercise too little: %v", where)
+		for _, r.Head = range heads {
+			where := xdptest.Compare(t, r, mach, frames)
+			if len(where) < 3 {
+				t.Errorf("head %d: the frames exercise too little: %v", r.Head, where)
+			}
+			t.Logf("head %d: %d frames: %v", r.Head, len(frames), where)
 		}
-		t.Logf("%d frames: %v", len(frames), where)
 	})
 }
