@@ -101,9 +101,8 @@ type Runner struct {
 	// Head, when positive, is how many bytes of a longer frame Run puts
 	// in the linear head, the rest in fragments, as a driver with
 	// receive buffers of Head bytes would (the context's data_end, which
-	// BPF_PROG_TEST_RUN takes as the head's length on recent kernels:
-	// 6.18 does).
-	// Otherwise the kernel puts up to 3,520 bytes there.
+	// BPF_PROG_TEST_RUN takes as the head's length on recent kernels;
+	// 6.18 does). Otherwise the kernel puts up to 3,520 bytes there.
 	Head     int
 	coll     *ebpf.Collection
 	prog     *ebpf.Program
