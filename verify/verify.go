@@ -614,12 +614,29 @@ func puntCases(em *embed.Embedding, fs *frames, space *predicate.Space, n int, r
 // (ethernet.type ≠ 8 behind a switch) takes a value that leads nowhere,
 // and the class's IPv4/UDP headers are not what the frame parses to
 // (seed 20261128, model 379: no packet lacking a claimed UDP checksum was
-// UDP). Classes only an extract or push makes are drawn from p alone.
+// UDP). Which headers are valid is drawn from p alone first: drawn under
+// the parse edges, a header behind a 16-bit selector would be valid in
+// one class of 65,536 (seed 20261130, model 790). Classes only an
+// extract or push makes are drawn from p alone.
 func (fs *frames) sample(space *predicate.Space, p predicate.Pred, rnd *rand.Rand) (predicate.Class, bool) {
-	if c, ok := space.Sample(p.And(fs.parsable(space)), rnd); ok {
-		return c, true
+	c, ok := space.Sample(p, rnd)
+	if !ok {
+		return c, false
 	}
-	return space.Sample(p, rnd)
+	q := p.And(fs.parsable(space))
+	for _, h := range fs.schema.Headers {
+		if v, constrained := c.Valid(h.Name); constrained {
+			if v {
+				q = q.And(space.Valid(h.Name))
+			} else {
+				q = q.And(space.Valid(h.Name).Not())
+			}
+		}
+	}
+	if parsed, ok := space.Sample(q, rnd); ok {
+		return parsed, true
+	}
+	return c, true
 }
 
 // parsable is, per header with edges into it in the parse graph, "valid
