@@ -37,6 +37,8 @@ var errorCases = []struct {
 		"main.nsc:1:19: comment /* is not closed"},
 	{"unknown field", udpHeaders + "lpg G {\n node Q { op input port out -> T }\n node T { op test ipv4.protocol == 17 port true port false }\n}",
 		"main.nsc:4:19: header ipv4 has no field protocol (it has version, ihl, dscp_ecn, total_len, id, flags, frag, ttl, proto, checksum, src, dst, options)"},
+	{"popcount of a condition", udpHeaders + "metadata m { n: 8 }\nlpg G {\n node Q { op input port out -> T }\n node T { op set { m.n = popcount(valid(udp)) } port out }\n}",
+		"main.nsc:5:26: popcount needs a value, valid(udp) is a condition"},
 	{"unknown header", "lpg G {\n node Q { op input parse eth port out }\n}",
 		"main.nsc:2:14: unknown header eth"},
 	{"unknown node", udpHeaders + "lpg G {\n node Q { op input port out -> Nowhere }\n}",

@@ -27,6 +27,7 @@ var generated = []struct {
 	{"backends/flow/testdata/popchain.nsc", "PopChain", "", "backends/golang/internal/popchainfast", "backends/flow/testdata/popchain.profile"},
 	{"backends/flow/testdata/ops.nsc", "OpsRx", "", "backends/golang/internal/opsfast", "backends/flow/testdata/ops.profile"},
 	{"backends/flow/testdata/ops.nsc", "CsumRx", "", "backends/golang/internal/csumfast", ""},
+	{"backends/flow/testdata/popcount.nsc", "PopCountRx", "", "backends/golang/internal/popcountfast", ""},
 	{"ejfat/reassembler.nsc", "Reassembler", "", "ejfat/reasmfast", ""},
 	{"rdma/naa.nsc", "NAAResponder", "", "rdma/naafast", ""},
 	{"rdma/naa.nsc", "NAAAck", "", "rdma/naaackfast", ""},

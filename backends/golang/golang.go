@@ -1008,6 +1008,8 @@ func (c *gen) U64(e *packet.Expr) string {
 		return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
 	case packet.EBitNot:
 		return fmt.Sprintf("(^%s%s)", c.U64(e.A), maskSuffix(e.Width))
+	case packet.EPopCount:
+		return "fastpath.OnesCount(" + c.U64(e.A) + ")"
 	}
 	op, ok := binOps[e.Kind]
 	if !ok {
@@ -1053,6 +1055,8 @@ func (c *gen) low(e *packet.Expr) string {
 		return c.readField(e.Field, true) + ".Lo"
 	case packet.EBitNot:
 		return fmt.Sprintf("(^%s%s)", c.low(e.A), mask)
+	case packet.EPopCount:
+		return "uint64(" + c.Value(e.A) + ".OnesCount())"
 	}
 	a, b := c.low(e.A), shiftAmount(e, c.low(e.B))
 	op, ok := binOps[e.Kind]
@@ -1088,6 +1092,8 @@ func (c *gen) Value(e *packet.Expr) string {
 		return c.readField(e.Field, true)
 	case packet.EBitNot:
 		return fmt.Sprintf("%s.Not().And(%s)", c.Value(e.A), valueLit(packet.Mask(e.Width)))
+	case packet.EPopCount:
+		return "packet.Value{Lo: uint64(" + c.Value(e.A) + ".OnesCount())}"
 	}
 	f, ok := wideOps[e.Kind]
 	if !ok {
