@@ -262,7 +262,17 @@ func (c *gen) call(expr string) string {
 // Metadata is always valid; its fields, the mN, are neither written back
 // nor read again: no runtime call reads or writes them (they parse, push,
 // pop and patch headers).
+//
+// After a place completed, data is the event, outside buf: the packet's
+// buffer is then a copy of it with headroom, as in the interpreter, so
+// that a push in front of it does not run off the array.
 func (c *gen) syncState() {
+	if len(c.s.States) > 0 {
+		c.emit("if !fastpath.Within(buf, data) {")
+		c.emit("buf, off, n = fastpath.Rebase(&pl.event, data)")
+		c.emit("data = buf[off : off+n]")
+		c.emit("}")
+	}
 	c.emit("p.Load(buf, off, n) // the packet's buffer; its state follows")
 	c.emit("p.Data, p.Cursor = data, cur")
 	for i, h := range c.s.Headers {
