@@ -13,7 +13,9 @@ import (
 // Only; the last with the immediate if asked), keeps a window of them in
 // flight, asks for an ACK every AckEvery packets, and goes back to the
 // PSN a NAK names or, after Timeout without progress, to the oldest
-// packet not acknowledged (go-back-N).
+// packet not acknowledged (go-back-N). With IRN, every WRITE packet
+// carries its own RETH and a NAK has just the packet it names sent again
+// (selective repeat), once until a timeout.
 type Requester struct {
 	Conn     net.PacketConn
 	To       net.Addr
@@ -24,6 +26,7 @@ type Requester struct {
 	Window   int      // packets in flight
 	AckEvery int
 	Timeout  time.Duration
+	IRN      bool
 	// Resent counts the packets sent again.
 	Resent int
 
@@ -42,7 +45,7 @@ func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withI
 	first := q.PSN
 	index := func(psn uint32) int { return int((psn - first) & psnMask) }
 	reply := make([]byte, 2048)
-	base, next := 0, 0
+	base, next, resent := 0, 0, -1
 	for base < n {
 		for ; next < n && next < base+q.Window; next++ {
 			if err := q.send(data, next, n, first, va, rkey, imm, withImm); err != nil {
@@ -57,7 +60,7 @@ func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withI
 		switch {
 		case errors.As(err, &ne) && ne.Timeout():
 			q.Resent += next - base
-			next = base
+			next, resent = base, -1
 			continue
 		case err != nil:
 			return err
@@ -69,6 +72,17 @@ func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withI
 		case syn&0x60 == 0 || syn&0x60 == 0x20: // ACK (or RNR NAK: NAAICE's failed SEND)
 			if i := index(psn); i < n && i >= base {
 				base = i + 1
+			}
+		case syn == NAKSequence && q.IRN:
+			if i := index(psn); i < n && i >= base {
+				base = i
+				if i != resent && i < next {
+					if err := q.send(data, i, n, first, va, rkey, imm, withImm); err != nil {
+						return err
+					}
+					q.Resent++
+					resent = i
+				}
 			}
 		case syn == NAKSequence:
 			if i := index(psn); i < n && i >= base {
@@ -88,7 +102,10 @@ func (q *Requester) send(data []byte, i, n int, first uint32, va uint64, rkey ui
 	lo, hi := i*q.MTU, min((i+1)*q.MTU, len(data))
 	p := Packet{PKey: DefaultPKey, DQPN: q.QPN, PSN: (first + uint32(i)) & psnMask, Payload: data[lo:hi],
 		VA: va, RKey: rkey, DMALen: uint32(len(data)), Imm: imm,
-		AckReq: i == n-1 || (i+1)%q.AckEvery == 0}
+		AckReq: i == n-1 || (i+1)%q.AckEvery == 0, IRN: q.IRN}
+	if q.IRN {
+		p.VA += uint64(lo)
+	}
 	switch {
 	case n == 1 && withImm:
 		p.Opcode = WriteOnlyImm
