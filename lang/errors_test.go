@@ -96,7 +96,7 @@ var errorCases = []struct {
 	{"prefix longer than field", udpHeaders + "lpg G {\n node Q { op input port out -> T }\n node T { op test ipv4.dst in 10.0.0.0/33 port true port false }\n}",
 		"main.nsc:4:31: prefix length 33: longer than ipv4.dst (32 bits)"},
 	{"unknown limit", "prg P {\n limits { entries 5 }\n node Q { op input port out }\n}",
-		"main.nsc:2:11: prg P: unknown limit entries (want tables, table_size, key_bits, action_bits, place_buffer, place_memory, place_events, payload_bytes)"},
+		"main.nsc:2:11: prg P: unknown limit entries (want tables, table_size, key_bits, action_bits, place_buffer, place_memory, place_events, payload_bytes, register_entries, register_bits)"},
 	{"push extra on a fixed header", udpHeaders + "lpg G {\n node Q { op input port out -> P }\n node P { op push udp extra 4 port out -> E }\n node E { op emit }\n}",
 		"main.nsc:4:14: push udp extra 4: udp has no variable-length field"},
 	{"test of a value", udpHeaders + "lpg G {\n node Q { op input port out -> T }\n node T { op test ipv4.ttl port true port false }\n}",
