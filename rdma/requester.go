@@ -27,10 +27,14 @@ type Requester struct {
 	AckEvery int
 	Timeout  time.Duration
 	IRN      bool
+	// Loss makes the link lossy: every Loss-th packet is not sent (0:
+	// none), for tests and nsc naa --loss.
+	Loss int
 	// Resent counts the packets sent again.
 	Resent int
 
 	frame []byte
+	sent  int
 }
 
 // ErrNAK is a NAK other than a PSN sequence error: the responder refused
@@ -41,6 +45,19 @@ var ErrNAK = errors.New("rdma: request NAKed")
 // with imm, its last packet carries the immediate. It returns once the
 // responder acknowledged every packet.
 func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withImm bool) error {
+	return q.transfer(data, va, rkey, imm, withImm, false)
+}
+
+// Send sends msg, at most MTU bytes, as a SEND Only (an MRSP message) and
+// returns once the responder acknowledged it.
+func (q *Requester) Send(msg []byte) error {
+	if len(msg) > q.MTU {
+		return fmt.Errorf("rdma: a SEND of %d bytes, more than the MTU %d", len(msg), q.MTU)
+	}
+	return q.transfer(msg, 0, 0, 0, false, true)
+}
+
+func (q *Requester) transfer(data []byte, va uint64, rkey uint32, imm uint32, withImm, send bool) error {
 	n := max((len(data)+q.MTU-1)/q.MTU, 1)
 	first := q.PSN
 	index := func(psn uint32) int { return int((psn - first) & psnMask) }
@@ -48,7 +65,7 @@ func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withI
 	base, next, resent := 0, 0, -1
 	for base < n {
 		for ; next < n && next < base+q.Window; next++ {
-			if err := q.send(data, next, n, first, va, rkey, imm, withImm); err != nil {
+			if err := q.send(data, next, n, first, va, rkey, imm, withImm, send); err != nil {
 				return err
 			}
 		}
@@ -77,7 +94,7 @@ func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withI
 			if i := index(psn); i < n && i >= base {
 				base = i
 				if i != resent && i < next {
-					if err := q.send(data, i, n, first, va, rkey, imm, withImm); err != nil {
+					if err := q.send(data, i, n, first, va, rkey, imm, withImm, send); err != nil {
 						return err
 					}
 					q.Resent++
@@ -97,8 +114,8 @@ func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withI
 	return nil
 }
 
-// send sends packet i of n of a WRITE of data.
-func (q *Requester) send(data []byte, i, n int, first uint32, va uint64, rkey uint32, imm uint32, withImm bool) error {
+// send sends packet i of n of a WRITE of data (or its one SEND).
+func (q *Requester) send(data []byte, i, n int, first uint32, va uint64, rkey uint32, imm uint32, withImm, send bool) error {
 	lo, hi := i*q.MTU, min((i+1)*q.MTU, len(data))
 	p := Packet{PKey: DefaultPKey, DQPN: q.QPN, PSN: (first + uint32(i)) & psnMask, Payload: data[lo:hi],
 		VA: va, RKey: rkey, DMALen: uint32(len(data)), Imm: imm,
@@ -107,6 +124,8 @@ func (q *Requester) send(data []byte, i, n int, first uint32, va uint64, rkey ui
 		p.VA += uint64(lo)
 	}
 	switch {
+	case send:
+		p.Opcode = SendOnly
 	case n == 1 && withImm:
 		p.Opcode = WriteOnlyImm
 	case n == 1:
@@ -119,6 +138,9 @@ func (q *Requester) send(data []byte, i, n int, first uint32, va uint64, rkey ui
 		p.Opcode = WriteLastImm
 	default:
 		p.Opcode = WriteLast
+	}
+	if q.sent++; q.Loss > 0 && q.sent%q.Loss == 0 {
+		return nil
 	}
 	q.frame = AppendFrame(q.frame[:0], q.Src, q.Dst, &p)
 	_, err := q.Conn.WriteTo(Unwrap(q.frame), q.To)

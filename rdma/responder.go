@@ -44,6 +44,7 @@ type Completion struct {
 // payloads into the regions, and saying what completed, once every packet
 // before it has arrived. A Responder is for one goroutine.
 type Responder struct {
+	schema  *packet.Schema
 	resp    fastpath.Pipeline
 	ack     *naaackfast.Pipeline
 	regions map[uint32]*Region
@@ -74,7 +75,7 @@ func newResponder(s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline,
 	for _, q := range qps {
 		fmt.Fprintf(&script, "table_add connections connected %#x => %#x %#x\n", q.QPN, q.IPSN, q.Peer)
 	}
-	r := &Responder{regions: map[uint32]*Region{}, memory: -1}
+	r := &Responder{schema: s, regions: map[uint32]*Region{}, memory: -1}
 	for _, g := range regions {
 		fmt.Fprintf(&script, "table_add regions region %#x => %#x %#x\n", g.RKey, g.Base, len(g.Mem))
 		r.regions[g.RKey] = g
@@ -95,6 +96,22 @@ func newResponder(s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline,
 		}
 	}
 	return r, nil
+}
+
+// Register adds region g to the responder's (MRSP's part): on its
+// goroutine, between frames.
+func (r *Responder) Register(g *Region) error {
+	line := fmt.Sprintf("table_add regions region %#x => %#x %#x\n", g.RKey, g.Base, len(g.Mem))
+	es, err := packet.ParseEntries("register", strings.NewReader(line), r.schema.TableSpec)
+	if err != nil {
+		return err
+	}
+	i, _ := r.schema.Table("regions")
+	if err := r.resp.Tables()[i].Insert(es[0].Entry); err != nil {
+		return err
+	}
+	r.regions[g.RKey] = g
+	return nil
 }
 
 // Placement header offsets (models/rdma/rc.nsc, header placement).
