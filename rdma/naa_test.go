@@ -13,7 +13,7 @@ import (
 
 // Function codes of the stand-in kernels: 1 reverses the input region, 2
 // sums its bytes (8 bytes), 3 fails with the first application error, 4
-// takes a second, 5 answers a byte more than it got.
+// takes 3 s, 5 answers a byte more than it got.
 const (
 	fnReverse, fnSum, fnFail, fnSlow, fnBig = 1, 2, 3, 4, 5
 )
@@ -33,16 +33,16 @@ func kernels() map[uint32]rdma.Kernel {
 			return binary.BigEndian.AppendUint64(nil, s), rdma.StatusOK
 		},
 		fnFail: func([]byte) ([]byte, uint32) { return nil, rdma.StatusAppError },
-		fnSlow: func([]byte) ([]byte, uint32) { time.Sleep(time.Second); return nil, rdma.StatusOK },
+		fnSlow: func([]byte) ([]byte, uint32) { time.Sleep(3 * time.Second); return nil, rdma.StatusOK },
 		fnBig:  func(in []byte) ([]byte, uint32) { return make([]byte, len(in)+1), rdma.StatusOK },
 	}
 }
 
 // loopback starts a host and an NAA of 2*size bytes of memory whose
 // regions are set up: the NAA's input region at FPGA address 0x1000.
-func loopback(t testing.TB, size int, irn bool, loss int) (*rdma.Host, *rdma.NAA, rdma.MR) {
+func loopback(t testing.TB, size int, irn bool, loss int, timeout time.Duration) (*rdma.Host, *rdma.NAA, rdma.MR) {
 	t.Helper()
-	h, n, stop, err := rdma.Loopback(rdma.Config{Memory: 2 * size, Kernels: kernels(), Timeout: 200 * time.Millisecond, IRN: irn, Loss: loss}, size)
+	h, n, stop, err := rdma.Loopback(rdma.Config{Memory: 2 * size, Kernels: kernels(), Timeout: timeout, IRN: irn, Loss: loss}, size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestLoopback(t *testing.T) {
 		loss int
 	}{{"go-back-N", false, 0}, {"IRN", true, 0}, {"go-back-N lossy", false, 500}, {"IRN lossy", true, 500}} {
 		t.Run(c.name, func(t *testing.T) {
-			h, n, in := loopback(t, size, c.irn, c.loss)
+			h, n, in := loopback(t, size, c.irn, c.loss, 500*time.Millisecond)
 			input := fill(size, 5)
 			call := func(fn uint32, data []byte) uint32 {
 				t.Helper()
@@ -149,7 +149,7 @@ func BenchmarkLoopback(b *testing.B) {
 	input := fill(size, 9)
 	for _, irn := range []bool{false, true} {
 		b.Run(map[bool]string{false: "call-go-back-N", true: "call-IRN"}[irn], func(b *testing.B) {
-			h, _, in := loopback(b, size, irn, 0)
+			h, _, in := loopback(b, size, irn, 0, 0)
 			b.SetBytes(2 * size)
 			start := time.Now()
 			for range b.N {
