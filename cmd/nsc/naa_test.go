@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -22,5 +23,29 @@ func TestNAA(t *testing.T) {
 	}
 	if code, _, _ := nsc(t, "naa", "--size", "4"); code != 2 {
 		t.Errorf("--size 4: exit %d, want 2", code)
+	}
+}
+
+// TestRDMAPictures: the pictures docs/rdma.md shows are what nsc draws
+// today. Regenerate with go generate ./cmd/nsc.
+//
+//go:generate sh -c "cd ../.. && go run ./cmd/nsc dot models/rdma/fpga.nsc --embedded --lpg NAAResponder --prg NAAFPGA --focus RxConnection --depth 2 -o docs/pictures/naa-in-naafpga.dot && dot -Tsvg docs/pictures/naa-in-naafpga.dot -o docs/pictures/naa-in-naafpga.svg"
+//go:generate sh -c "cd ../.. && go run ./cmd/nsc dot models/rdma/irn-nics.nsc --embedded --lpg IRNResponder --prg IRNNICSmall --focus RxLoad --depth 2 -o docs/pictures/irn-in-irnnicsmall.dot && dot -Tsvg docs/pictures/irn-in-irnnicsmall.dot -o docs/pictures/irn-in-irnnicsmall.svg"
+func TestRDMAPictures(t *testing.T) {
+	doc, _ := os.ReadFile("../../docs/rdma.md")
+	for _, p := range []struct{ file, lpg, prg, focus, name string }{
+		{"models/rdma/fpga.nsc", "NAAResponder", "NAAFPGA", "RxConnection", "naa-in-naafpga"},
+		{"models/rdma/irn-nics.nsc", "IRNResponder", "IRNNICSmall", "RxLoad", "irn-in-irnnicsmall"},
+	} {
+		code, out, stderr := nsc(t, "dot", p.file, "--embedded", "--lpg", p.lpg, "--prg", p.prg, "--focus", p.focus, "--depth", "2")
+		if code != exitOK {
+			t.Fatal(stderr)
+		}
+		if want, err := os.ReadFile("../../docs/pictures/" + p.name + ".dot"); err != nil || string(want) != out {
+			t.Errorf("docs/pictures/%s.dot is stale (%v): run go generate ./cmd/nsc", p.name, err)
+		}
+		if !strings.Contains(string(doc), "](pictures/"+p.name+".svg)") {
+			t.Errorf("docs/rdma.md does not show pictures/%s.svg", p.name)
+		}
 	}
 }
