@@ -2,10 +2,16 @@ package testutil
 
 import (
 	"bytes"
+	"os"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/difftest"
+	"github.com/dragonet-go/nsc/lang"
+	"github.com/dragonet-go/nsc/sim"
 )
 
 // PopCountCorpus is the seed frames of backends/flow/testdata/popcount.nsc:
@@ -40,4 +46,30 @@ func PopCountCorpus(t testing.TB) [][]byte {
 		frames = append(frames, Serialize(t, Eth(layers.EthernetTypeIPv6), v6, u6, gopacket.Payload(make([]byte, 7+i*8))))
 	}
 	return append(frames, Serialize(t, Eth(layers.EthernetTypeIPv4), IPv4(layers.IPProtocolTCP), gopacket.Payload(make([]byte, 20))))
+}
+
+// PopCount loads PopCountRx (backends/flow/testdata/popcount.nsc, read
+// from a backend's test directory) and its frames: PopCountCorpus and
+// 5,000 derived from it.
+func PopCount(t testing.TB) (*lang.Model, *dataflow.Graph, [][]byte) {
+	t.Helper()
+	src, err := os.ReadFile("../flow/testdata/popcount.nsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ModelSource(t, string(src))
+	g, _ := m.Graph("PopCountRx")
+	seeds := PopCountCorpus(t)
+	return m, g, append(seeds, difftest.Mutate(seeds, 5000, 7)...)
+}
+
+// PopCountRan fails t unless frames took each of PopCountRx's paths: the
+// 64-bit word, the 128-bit one, out, and the drop of few ones.
+func PopCountRan(t testing.TB, c sim.Counters) {
+	t.Helper()
+	for _, n := range []string{"Word", "Wide", "Out", "Few"} {
+		if c.Nodes[n] == 0 {
+			t.Errorf("no frame ran through %s", n)
+		}
+	}
 }
