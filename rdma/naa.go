@@ -51,6 +51,7 @@ type NAA struct {
 	nextKey uint32
 	taken   int // regions registered (the responder's goroutine)
 	jobs    chan func()
+	stop    chan struct{}
 	// The worker's: the regions the host asked for, and its own, where
 	// results go.
 	inputs  []*Region
@@ -130,6 +131,7 @@ func Loopback(cfg Config, resultSize int) (*Host, *NAA, func(), error) {
 		return nil, nil, nil, err
 	}
 	stop := make(chan struct{})
+	n.stop = stop
 	go n.resp.Serve(cs[nr], eps[nr], n.completed)
 	go h.resp.Serve(cs[hr], eps[hr], func(c Completion) {
 		select {
@@ -312,5 +314,17 @@ func (h *Host) wait(d time.Duration) (Completion, error) {
 	}
 }
 
-// Resent counts the packets both requesters sent again.
-func (h *Host) Resent(n *NAA) (host, naa int) { return h.req.Resent, n.req.Resent }
+// Resent counts the packets the host's requester sent again.
+func (h *Host) Resent() int { return h.req.Resent }
+
+// Resent counts the packets the NAA's requester sent again, asked of its
+// worker between jobs.
+func (n *NAA) Resent() int {
+	c := make(chan int, 1)
+	select {
+	case n.jobs <- func() { c <- n.req.Resent }:
+		return <-c
+	case <-n.stop:
+		return 0
+	}
+}

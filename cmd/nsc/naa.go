@@ -96,8 +96,7 @@ func runNAA(e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "MRSP request of %d regions: %v\n", rdma.MaxRegions+1, err)
 	_, err = host.Setup([]uint64{uint64(4 * *size)}, wait)
 	fmt.Fprintf(e.stdout, "MRSP request past the FPGA's memory: %v\n", err)
-	hr, nr := host.Resent(naa)
-	fmt.Fprintf(e.stdout, "packets sent again: host %d, NAA %d\n", hr, nr)
+	fmt.Fprintf(e.stdout, "packets sent again: host %d, NAA %d\n", host.Resent(), naa.Resent())
 	return nil
 }
 
