@@ -317,6 +317,9 @@ func (h *Host) wait(d time.Duration) (Completion, error) {
 // Resent counts the packets the host's requester sent again.
 func (h *Host) Resent() int { return h.req.Resent }
 
+// BadICRC counts the ACKs the host's requester dropped for their ICRC.
+func (h *Host) BadICRC() int { return h.req.BadICRC }
+
 // Resent counts the packets the NAA's requester sent again, asked of its
 // worker between jobs.
 func (n *NAA) Resent() int {

@@ -111,6 +111,9 @@ func TestLoopback(t *testing.T) {
 			if c.loss > 0 && hr == 0 {
 				t.Error("a lossy link and nothing sent again")
 			}
+			if b := h.BadICRC(); b > 0 {
+				t.Errorf("the host dropped %d ACKs for their ICRC", b)
+			}
 		})
 	}
 }

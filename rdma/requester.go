@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // Requester is the sending side of an RC queue pair over a UDP socket:
@@ -30,12 +32,20 @@ type Requester struct {
 	// Loss makes the link lossy: every Loss-th packet is not sent (0:
 	// none), for tests and nsc naa --loss.
 	Loss int
-	// Resent counts the packets sent again.
-	Resent int
+	// Resent counts the packets sent again; BadICRC the ACKs dropped for
+	// their ICRC.
+	Resent, BadICRC int
 
 	frame []byte
+	ack   []byte
 	sent  int
 }
+
+// ErrNoACK is a transfer the responder stopped acknowledging: maxTimeouts
+// timeouts in a row without progress.
+var ErrNoACK = errors.New("rdma: no ACK")
+
+const maxTimeouts = 100
 
 // ErrNAK is a NAK other than a PSN sequence error: the responder refused
 // the request (invalid request, remote access error, …).
@@ -62,7 +72,7 @@ func (q *Requester) transfer(data []byte, va uint64, rkey uint32, imm uint32, wi
 	first := q.PSN
 	index := func(psn uint32) int { return int((psn - first) & psnMask) }
 	reply := make([]byte, 2048)
-	base, next, resent := 0, 0, -1
+	base, next, resent, timeouts := 0, 0, -1, 0
 	for base < n {
 		for ; next < n && next < base+q.Window; next++ {
 			if err := q.send(data, next, n, first, va, rkey, imm, withImm, send); err != nil {
@@ -76,19 +86,25 @@ func (q *Requester) transfer(data []byte, va uint64, rkey uint32, imm uint32, wi
 		var ne net.Error
 		switch {
 		case errors.As(err, &ne) && ne.Timeout():
+			if timeouts++; timeouts == maxTimeouts {
+				return fmt.Errorf("%w: %d timeouts in a row at PSN %#x", ErrNoACK, timeouts, (first+uint32(base))&psnMask)
+			}
 			q.Resent += next - base
 			next, resent = base, -1
 			continue
 		case err != nil:
 			return err
-		case m < HeaderLen+AETHLen || reply[0] != Acknowledge:
+		case m < HeaderLen+AETHLen+4 || reply[0] != Acknowledge:
+			continue
+		case !q.icrcOK(reply[:m]):
+			q.BadICRC++
 			continue
 		}
 		psn := binary.BigEndian.Uint32(reply[8:]) & psnMask
 		switch syn := reply[HeaderLen]; {
 		case syn&0x60 == 0 || syn&0x60 == 0x20: // ACK (or RNR NAK: NAAICE's failed SEND)
 			if i := index(psn); i < n && i >= base {
-				base = i + 1
+				base, timeouts = i+1, 0
 			}
 		case syn == NAKSequence && q.IRN:
 			if i := index(psn); i < n && i >= base {
@@ -112,6 +128,20 @@ func (q *Requester) transfer(data []byte, va uint64, rkey uint32, imm uint32, wi
 	}
 	q.PSN = (first + uint32(n)) & psnMask
 	return nil
+}
+
+// icrcOK checks an ACK's ICRC over the headers the responder's NAAAck
+// framed it in: from Dst's address to Src's, UDP from Src's port (the
+// request's) to 4791.
+func (q *Requester) icrcOK(datagram []byte) bool {
+	q.ack = Wrap(q.ack[:0], Endpoint{IP: q.Dst.IP, Port: q.Src.Port}, Endpoint{IP: q.Src.IP}, datagram)
+	l4 := ethHeaderLen + ipv4HeaderLen
+	v6 := q.Src.IP.To4() == nil
+	if v6 {
+		l4 = ethHeaderLen + ipv6HeaderLen
+	}
+	f := q.ack
+	return binary.LittleEndian.Uint32(f[len(f)-packet.ICRCLen:]) == packet.ICRC(f, ethHeaderLen, l4+udpHeaderLen, len(f), v6)
 }
 
 // send sends packet i of n of a WRITE of data (or its one SEND).
