@@ -49,3 +49,16 @@ func TestRDMAPictures(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyRDMA: nsc verify with the tests' tables and crafted IRN
+// traffic (rdma/testdata) finds the IRN NIC sound and catches the NIC
+// that places a page off, on frames that reach a known queue pair.
+func TestVerifyRDMA(t *testing.T) {
+	for prg, want := range map[string]int{"IRNNIC": exitOK, "IRNOffsetNIC": exitModel} {
+		code, out, _ := nsc(t, "verify", "models/rdma/irn-nics.nsc", "--lpg", "IRNResponder", "--prg", prg,
+			"--tables", "rdma/testdata/rdma.tables", "--frames", "rdma/testdata/irn.pcap", "--packets", "200", "--mismatches", t.TempDir())
+		if code != want {
+			t.Errorf("%s: exit %d, want %d:\n%s", prg, code, want, out)
+		}
+	}
+}
