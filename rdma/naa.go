@@ -158,15 +158,18 @@ func Loopback(cfg Config, resultSize int) (*Host, *NAA, func(), error) {
 func (n *NAA) completed(c Completion) {
 	// A requester that gets no ACK returns its error; the host then hears
 	// nothing and times out, which is what it can tell of a lost NAA.
+	job := func() { _ = n.call(c.Imm) }
 	if c.Send {
 		reply, inputs, results := n.mrsp(c.Msg)
-		n.jobs <- func() {
+		job = func() {
 			n.inputs, n.results = append(n.inputs, inputs...), append(n.results, results...)
 			_ = n.req.Send(reply)
 		}
-		return
 	}
-	n.jobs <- func() { _ = n.call(c.Imm) }
+	select {
+	case n.jobs <- job:
+	case <-n.stop:
+	}
 }
 
 // mrsp registers the regions an Advertisement and Request asks for and
