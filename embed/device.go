@@ -7,6 +7,7 @@ import (
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/predicate"
+	"github.com/dragonet-go/nsc/prg"
 )
 
 // PuntNode is the sink of a device's part (Embedding.Device) where a frame
@@ -142,6 +143,10 @@ func (b *builder) deviceCannot(e *enode, n *dataflow.Node, ps func() *dataflow.P
 		}
 	case packet.OpPlace:
 		return "keyed state (event buffers the data path creates) is not in " + b.prg.Name + "'s program"
+	case packet.OpLoad, packet.OpStore:
+		if r := prg.RegisterFits(b.prg, b.lpg.Schema, b.lpg.Schema.Registers[e.op.Register]); r != "" {
+			return r
+		}
 	}
 	most, ok := b.prg.Limits["payload_bytes"]
 	if !ok {

@@ -395,6 +395,23 @@ func (r *resolver) primary(p *Primary) (*packet.Expr, error) {
 		}
 		r.write("len(" + h.Name + ")")
 		return r.node(&packet.Expr{Kind: packet.ELen, Width: 32, Header: h.ID}, start), nil
+	case p.Ones != nil:
+		r.write("popcount(")
+		x, err := r.or(p.Ones)
+		if err != nil {
+			return nil, err
+		}
+		r.write(")")
+		if x.Boolean() {
+			return nil, errAt(p.Pos, "popcount needs a value, %s is a condition", r.text(x))
+		}
+		// At most 128 ones: 8 bits. A constant folds like arithmetic does.
+		y := &packet.Expr{Kind: packet.EPopCount, Width: 8, A: x}
+		if x.Kind == packet.EConst {
+			v, _ := y.Eval(nil, nil)
+			y = &packet.Expr{Kind: packet.EConst, Width: widthOf(v), Const: v}
+		}
+		return r.node(y, start), nil
 	case p.Cast != nil:
 		w, err := smallInt(p.Cast.Width, 128)
 		if err != nil || w == 0 {

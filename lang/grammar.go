@@ -418,6 +418,7 @@ type Primary struct {
 	Pos   lexer.Position
 	Valid *string `parser:"  'valid' '(' @Ident ')'"`
 	Len   *string `parser:"| 'len' '(' @Ident ')'"`
+	Ones  *Expr   `parser:"| 'popcount' '(' @@ ')'"`
 	Cast  *Cast   `parser:"| @@"`
 	Value *Value  `parser:"| @@"`
 	Ref   *Ref    `parser:"| @@"`

@@ -28,7 +28,8 @@ const (
 	EShl
 	EShr
 	EBitNot
-	ELen // bytes from Header's start to the end of the frame
+	ELen      // bytes from Header's start to the end of the frame
+	EPopCount // the number of 1 bits of A
 )
 
 // FieldRef names a field by header and field index.
@@ -99,6 +100,9 @@ func (e *Expr) Eval(p *Packet, params []Value) (v Value, ok bool) {
 	case EBitNot:
 		a, ok := e.A.Eval(p, params)
 		return a.Not().And(Mask(e.Width)), ok
+	case EPopCount:
+		a, ok := e.A.Eval(p, params)
+		return V(uint64(a.OnesCount())), ok
 	case EMasked:
 		a, ok := e.A.Eval(p, params)
 		return boolValue(a.And(e.Mask) == e.Value.And(e.Mask)), ok

@@ -13,6 +13,9 @@ func (v Value) BitLen() int {
 	return bits.Len64(v.Lo)
 }
 
+// OnesCount returns the number of 1 bits of v.
+func (v Value) OnesCount() int { return bits.OnesCount64(v.Hi) + bits.OnesCount64(v.Lo) }
+
 // Fits reports whether v fits in an unsigned field of width bits.
 func (v Value) Fits(width int) bool { return v.BitLen() <= width }
 

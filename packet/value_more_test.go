@@ -107,3 +107,36 @@ func TestAppendHex(t *testing.T) {
 		}
 	}
 }
+
+// TestPopCount: popcount(e) counts the ones of its operand's 128 bits,
+// bit by bit here (Bit), and trailing ones as popcount(x & ~(x + 1)).
+func TestPopCount(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	vals := []Value{{}, Mask(1), Mask(63), Mask(64), Mask(65), Mask(128), {Hi: 1 << 63}}
+	for range 200 {
+		vals = append(vals, Value{Hi: rnd.Uint64() >> rnd.UintN(64), Lo: rnd.Uint64() >> rnd.UintN(64)})
+	}
+	x := &Expr{Kind: EParam, Width: 128}
+	count := &Expr{Kind: EPopCount, Width: 8, A: x}
+	trailing := &Expr{Kind: EPopCount, Width: 8, A: &Expr{Kind: EBitAnd, Width: 128, A: x,
+		B: &Expr{Kind: EBitNot, Width: 128, A: &Expr{Kind: EAdd, Width: 128, A: x,
+			B: &Expr{Kind: EConst, Width: 1, Const: V(1)}}}}}
+	for _, v := range vals {
+		ones, run := 0, 0
+		for i := range 128 {
+			if v.Bit(i) {
+				ones++
+			}
+		}
+		for run < 128 && v.Bit(run) {
+			run++
+		}
+		got, ok := count.Eval(nil, []Value{v})
+		if !ok || got != V(uint64(ones)) {
+			t.Errorf("popcount(%v) = %v, want %d", v, got, ones)
+		}
+		if got, _ := trailing.Eval(nil, []Value{v}); got != V(uint64(run)) {
+			t.Errorf("trailing ones of %v = %v, want %d", v, got, run)
+		}
+	}
+}

@@ -14,13 +14,35 @@ import (
 // (embed/rxoffload.go), the longest event one buffer holds, the bytes of
 // all its buffers, and how many events it tracks at once; for a
 // programmable device (embed/device.go), how many bytes of the payload,
-// past the headers its parser extracts, it may read (0 for a P4 pipeline).
-// A limit a PRG does not declare is unlimited.
-var LimitNames = append(TableLimitNames[:len(TableLimitNames):len(TableLimitNames)], "place_buffer", "place_memory", "place_events", "payload_bytes")
+// past the headers its parser extracts, it may read (0 for a P4 pipeline),
+// and how many entries of how many bits a register (state the data path
+// reads and writes, a queue pair's) may have in its memory. A limit a PRG
+// does not declare is unlimited.
+var LimitNames = append(TableLimitNames[:len(TableLimitNames):len(TableLimitNames)], "place_buffer", "place_memory", "place_events", "payload_bytes",
+	"register_entries", "register_bits")
 
 // TableLimitNames are the limits on tables, which a table target (XDP)
 // must know.
 var TableLimitNames = []string{"tables", "table_size", "key_bits", "action_bits"}
+
+// RegisterFits says which of p's declared limits register r of schema s
+// exceeds: its entries, or the bits of its value (the metadata header's
+// fields); "" when it fits.
+func RegisterFits(p *dataflow.Graph, s *packet.Schema, r *packet.RegisterDef) string {
+	bits := 0
+	for _, f := range s.Headers[r.Value].Fields {
+		bits += f.Width
+	}
+	lim := p.Limits
+	over := func(name string, need int) bool { v, ok := lim[name]; return ok && need > v }
+	switch {
+	case over("register_entries", r.Size):
+		return fmt.Sprintf("register %s has %d entries and %s holds at most %d (limit register_entries)", r.Name, r.Size, p.Name, lim["register_entries"])
+	case over("register_bits", bits):
+		return fmt.Sprintf("register %s has %d-bit entries and %s holds at most %d bits an entry (limit register_bits)", r.Name, bits, p.Name, lim["register_bits"])
+	}
+	return ""
+}
 
 // TableFits says which of p's declared limits a table would exceed if p
 // held it along with others, tables in all; "" when it fits.

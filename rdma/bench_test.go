@@ -5,15 +5,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/rdma"
+	"github.com/dragonet-go/nsc/rdma/irnfast"
 	"github.com/dragonet-go/nsc/rdma/naafast"
 )
 
 // message is one 1 MiB WRITE into the region as 1,024 packets of 1 KiB
-// (First, Middles, Last with Immediate), PSNs from the QP's initial one.
-func message() [][]byte {
+// (First, Middles, Last with Immediate), PSNs from the QP's initial one;
+// with irn, each with its RETH.
+func message(irn bool) [][]byte {
 	const n, mtu = 1024, 1024
 	var frames [][]byte
 	for i := range n {
@@ -25,38 +28,46 @@ func message() [][]byte {
 			op = rdma.WriteLastImm
 		}
 		p := write(qpn, op, ipsn+uint32(i), fill(mtu, byte(i)))
-		p.VA, p.RKey, p.DMALen, p.Imm = regionBase, rkey, n*mtu, 1
+		p.VA, p.RKey, p.DMALen, p.Imm, p.IRN = regionBase, rkey, n*mtu, 1, irn
+		if irn {
+			p.VA += uint64(i * mtu)
+		}
 		frames = append(frames, frame(p))
 	}
 	return frames
 }
 
-// BenchmarkResponder: the generated responder per 1 KiB WRITE packet
-// (ICRC, PSN, opcode sequence, placement header) next to the interpreter
-// and to copying the payload alone, the baseline any responder pays. A
-// fresh pipeline (the QP at its initial PSN) starts each message.
+// BenchmarkResponder: the generated responders per 1 KiB WRITE packet
+// (ICRC, PSN, opcode sequence or bitmap, placement header), go-back-N and
+// IRN, next to the interpreter and to copying the payload alone, the
+// baseline any responder pays. A fresh pipeline (the QP at its initial
+// PSN) starts each message.
 func BenchmarkResponder(b *testing.B) {
-	frames := message()
-	tables := func() []*packet.Table {
-		ts, err := packet.LoadTables(naafast.Schema, "tables", strings.NewReader(tablesText))
+	frames := message(false)
+	tables := func(s *packet.Schema) []*packet.Table {
+		ts, err := packet.LoadTables(s, "tables", strings.NewReader(tablesText))
 		if err != nil {
 			b.Fatal(err)
 		}
 		return ts
 	}
-	b.Run("generated", func(b *testing.B) {
-		var pl *naafast.Pipeline
-		bufs := make([][]byte, len(frames))
-		for i, f := range frames {
-			bufs[i] = make([]byte, 2*packet.Headroom+len(f))
-		}
-		perMessage(b, len(frames), func() { pl, _ = naafast.New(tables()) }, func(k int) {
-			copy(bufs[k][packet.Headroom:], frames[k])
-			if r := pl.Process(bufs[k], packet.Headroom, len(frames[k])); r.Sink < 0 {
-				b.Fatalf("packet %d dropped at %v", k, pl.DropSite(int(r.Drop)))
+	generated := func(frames [][]byte, mk func() fastpath.Pipeline) func(b *testing.B) {
+		return func(b *testing.B) {
+			var pl fastpath.Pipeline
+			bufs := make([][]byte, len(frames))
+			for i, f := range frames {
+				bufs[i] = make([]byte, 2*packet.Headroom+len(f))
 			}
-		})
-	})
+			perMessage(b, len(frames), func() { pl = mk() }, func(k int) {
+				copy(bufs[k][packet.Headroom:], frames[k])
+				if r := pl.Process(bufs[k], packet.Headroom, len(frames[k])); r.Sink < 0 {
+					b.Fatalf("packet %d dropped at %v", k, pl.DropSite(int(r.Drop)))
+				}
+			})
+		}
+	}
+	b.Run("generated", generated(frames, func() fastpath.Pipeline { pl, _ := naafast.New(tables(naafast.Schema)); return pl }))
+	b.Run("generated-IRN", generated(message(true), func() fastpath.Pipeline { pl, _ := irnfast.New(tables(irnfast.Schema)); return pl }))
 	b.Run("interpreter", func(b *testing.B) {
 		var r *responder
 		perMessage(b, len(frames), func() { r = newResponder(b) }, func(k int) {

@@ -1,6 +1,7 @@
 package rdma_test
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -11,49 +12,96 @@ import (
 	"github.com/dragonet-go/nsc/verify"
 )
 
-// TestEmbedICRC: behind a RoCE NIC that checks the ICRC, the responder's
-// ICRC check is pruned, and nsc verify finds the embedding sound; behind a
-// NIC that claims the check and does not make it, verify catches the
-// claim on packets with a bad ICRC for a known QP.
-func TestEmbedICRC(t *testing.T) {
-	m := testutil.Model(t, "rdma/nics.nsc")
-	resp, _ := m.Graph("NAAResponder")
-	tables := func() ([]*packet.Table, error) {
-		return packet.LoadTables(m.Schema, "tables", strings.NewReader(tablesText))
-	}
+// TestDevices embeds each responder in the NICs and devices of
+// models/rdma (nics.nsc, fpga.nsc, irn-nics.nsc): the ICRC check pruned
+// where the NIC checks it, what goes to a device, what to the host and
+// why; then nsc verify, with the QP and region tables, on synthesized
+// packets and on the crafted traffic as it is and with its ICRCs broken,
+// finds the honest ones sound and catches each liar, naming its claim.
+func TestDevices(t *testing.T) {
 	for _, c := range []struct {
-		prg  string
-		liar bool
-	}{{"RoCENIC", false}, {"LyingNIC", true}} {
-		p, _ := m.Graph(c.prg)
-		em, err := embed.Embed(resp, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, pl := range em.Placements {
-			if pl.Node == "RxICRC" && pl.Kind != embed.Pruned {
-				t.Errorf("%s: RxICRC placed %+v, want pruned", c.prg, pl)
+		file, lpg, prg string
+		sc             func() map[string][]step
+		host           map[string]string // LPG node -> a piece of its reason, for nodes on the host
+		device         []string          // nodes the device runs
+		liar           string            // the claim verify must name ("" for honest)
+		rightICRC      bool              // the liar is caught on a frame whose ICRC is right too
+	}{
+		{file: "rdma/nics.nsc", lpg: "NAAResponder", prg: "RoCENIC", sc: scenarios},
+		{file: "rdma/nics.nsc", lpg: "NAAResponder", prg: "LyingNIC", sc: scenarios, liar: "icrc_ok(bth)"},
+		{file: "rdma/fpga.nsc", lpg: "NAAResponder", prg: "NAAFPGA", sc: scenarios,
+			host:   map[string]string{"RxConnection": "(limit table_size)"},
+			device: []string{"RxICRC", "RxLoad", "RxRegion", "RxStore", "RxPlacementFields"}},
+		{file: "rdma/fpga.nsc", lpg: "NAAResponder", prg: "NAAFPGASmall", sc: scenarios,
+			host:   map[string]string{"RxLoad": "(limit register_entries)", "RxStore": "", "RxConnection": ""},
+			device: []string{"RxICRC", "RxSizeOK"}},
+		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNNIC", sc: irnScenarios,
+			device: []string{"RxLoad", "RxAdvance", "RxStore", "RxRegion"}},
+		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNNICSmall", sc: irnScenarios,
+			host:   map[string]string{"RxLoad": "490-bit entries and IRNNICSmall holds at most 256 bits an entry (limit register_bits)", "RxAdvance": ""},
+			device: []string{"RxRC", "RxKind"}},
+		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNLyingNIC", sc: irnScenarios, liar: "icrc_ok(bth)"},
+		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNOffsetNIC", sc: irnScenarios, liar: "icrc_ok(bth)", rightICRC: true},
+	} {
+		t.Run(c.prg, func(t *testing.T) {
+			m := testutil.Model(t, c.file)
+			l, _ := m.Graph(c.lpg)
+			p, _ := m.Graph(c.prg)
+			em, err := embed.Embed(l, p)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		// The synthesized packets, and the crafted traffic (known QPs)
-		// with its ICRCs broken.
-		cases := verify.Generate(em, 500, 26)
-		for _, steps := range scenarios() {
-			for _, s := range steps {
-				f := append([]byte(nil), s.frame...)
-				f[len(f)-1] ^= 0xff
-				cases = append(cases, verify.Case{Source: lpg.RxEntry, Frame: f})
+			kind := map[string]embed.Placement{}
+			for _, pl := range em.Placements {
+				kind[pl.Node] = pl
 			}
-		}
-		res, err := verify.RunTables(em, tables, cases, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := len(res.Mismatches) > 0; got != c.liar {
-			t.Errorf("%s: %d mismatches of %d cases, want some: %v", c.prg, len(res.Mismatches), res.Cases, c.liar)
-		}
-		if c.liar && len(res.Mismatches) > 0 && !strings.Contains(strings.Join(res.Mismatches[0].Passed, " "), "icrc_ok(bth)") {
-			t.Errorf("%s: the mismatch does not name the claim: %v", c.prg, res.Mismatches[0].Passed)
-		}
+			if pl := kind["RxICRC"]; pl.Kind != embed.Pruned && pl.Kind != embed.Program {
+				t.Errorf("RxICRC placed %v (%s), want pruned or in the program", pl.Kind, pl.Reason)
+			}
+			for n, why := range c.host {
+				if pl := kind[n]; pl.Kind != embed.Host || !strings.Contains(pl.Reason, why) {
+					t.Errorf("%s placed %v (%s), want host: …%s…", n, pl.Kind, pl.Reason, why)
+				}
+			}
+			for _, n := range c.device {
+				if pl := kind[n]; pl.Kind != embed.Program {
+					t.Errorf("%s placed %v (%s), want in the program", n, pl.Kind, pl.Reason)
+				}
+			}
+			cases := verify.Generate(em, 300, 26)
+			for _, steps := range c.sc() {
+				for _, s := range steps {
+					f := append([]byte(nil), s.frame...)
+					cases = append(cases, verify.Case{Source: lpg.RxEntry, Frame: s.frame})
+					f[len(f)-1] ^= 0xff
+					cases = append(cases, verify.Case{Source: lpg.RxEntry, Frame: f})
+				}
+			}
+			tables := func() ([]*packet.Table, error) {
+				return packet.LoadTables(m.Schema, "tables", strings.NewReader(tablesText))
+			}
+			res, err := verify.RunTables(em, tables, cases, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d cases, %d to the host, %d mismatches", res.Cases, res.Hosted, len(res.Mismatches))
+			switch {
+			case c.liar == "" && len(res.Mismatches) > 0:
+				t.Errorf("an honest device: %v", res.Mismatches[0])
+			case c.liar != "" && len(res.Mismatches) == 0:
+				t.Errorf("the liar was not caught in %d cases", res.Cases)
+			case c.liar != "" && !strings.Contains(strings.Join(res.Mismatches[0].Passed, " "), c.liar):
+				t.Errorf("the mismatch does not name the claim %s: %v", c.liar, res.Mismatches[0].Passed)
+			}
+			right := 0
+			for _, mm := range res.Mismatches {
+				if f := mm.Case.Frame; len(f) > 46 && f[12] == 0x08 && binary.LittleEndian.Uint32(f[len(f)-4:]) == packet.ICRC(f, 14, 42, len(f), false) {
+					right++
+				}
+			}
+			if c.rightICRC != (right > 0) {
+				t.Errorf("%d mismatches on frames with a right ICRC, want some: %v", right, c.rightICRC)
+			}
+		})
 	}
 }

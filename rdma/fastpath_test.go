@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -12,15 +13,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dragonet-go/nsc/backends/golang"
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/rdma/naaackfast"
 	"github.com/dragonet-go/nsc/rdma/naafast"
 )
 
-// pair is the responder and its ACK maker, generated and interpreted.
+// pair is a responder and its ACK maker, generated and interpreted.
 type pair struct {
-	resp *naafast.Pipeline
+	resp fastpath.Pipeline
 	ack  *naaackfast.Pipeline
 	r    *responder
 	buf  []byte
@@ -28,11 +30,18 @@ type pair struct {
 
 func newPair(t testing.TB) *pair {
 	t.Helper()
-	ts, err := packet.LoadTables(naafast.Schema, "tables", strings.NewReader(tablesText))
+	return newPairOf(t, naafast.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return naafast.New(ts) }, newResponder(t))
+}
+
+// newPairOf is the generated responder New makes (of schema s) with the
+// test's tables, against r.
+func newPairOf(t testing.TB, s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline, error), r *responder) *pair {
+	t.Helper()
+	ts, err := packet.LoadTables(s, "tables", strings.NewReader(tablesText))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := naafast.New(ts)
+	resp, err := mk(ts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +49,7 @@ func newPair(t testing.TB) *pair {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &pair{resp: resp, ack: ack, r: newResponder(t)}
+	return &pair{resp: resp, ack: ack, r: r}
 }
 
 // step runs a frame through both: the responder's outcomes, and, for a
@@ -74,18 +83,12 @@ func (p *pair) counters(t *testing.T) {
 // against the interpreter on the crafted traffic, each scenario on fresh
 // state: the same replies, the same messages (placed bytes), the same
 // counters.
-func TestFastPathAgainstInterpreter(t *testing.T) {
-	sc := scenarios()
-	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range sc {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-	for _, name := range names {
+func TestFastPathAgainstInterpreter(t *testing.T) { diffScenarios(t, scenarios(), newPair) }
+
+func diffScenarios(t *testing.T, sc map[string][]step, mk func(testing.TB) *pair) {
+	for _, name := range slices.Sorted(maps.Keys(sc)) {
 		t.Run(name, func(t *testing.T) {
-			p := newPair(t)
+			p := mk(t)
 			for i, s := range sc[name] {
 				p.step(t, i, s.frame)
 			}
@@ -98,14 +101,20 @@ func TestFastPathAgainstInterpreter(t *testing.T) {
 // byte changed or cut short, through one long-lived pair: state carried
 // across all of them, the same outcome for every frame, nothing panics.
 func TestFastPathSynthesized(t *testing.T) {
+	diffSynthesized(t, scenarios(), []string{"in order", "lost and resent", "PSN wrap", "MRSP send", "IPv6", "wrong opcode sequence"}, newPair)
+}
+
+// diffSynthesized runs 3,000 frames made from the named scenarios' through
+// one pair.
+func diffSynthesized(t *testing.T, sc map[string][]step, names []string, mk func(testing.TB) *pair) {
 	rnd := rand.New(rand.NewPCG(26, 2))
 	var frames [][]byte
-	for _, name := range []string{"in order", "lost and resent", "PSN wrap", "MRSP send", "IPv6", "wrong opcode sequence"} {
-		for _, s := range scenarios()[name] {
+	for _, name := range names {
+		for _, s := range sc[name] {
 			frames = append(frames, s.frame)
 		}
 	}
-	p := newPair(t)
+	p := mk(t)
 	where := map[string]int{}
 	for i := range 3000 {
 		f := bytes.Clone(frames[rnd.IntN(len(frames))])

@@ -2,6 +2,7 @@ package rdma_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net"
 	"slices"
 	"testing"
@@ -10,165 +11,165 @@ import (
 	"github.com/dragonet-go/nsc/rdma"
 )
 
-// Function codes of the stand-in kernel: 1 reverses the input.
+// Function codes of the stand-in kernels: 1 reverses the input region, 2
+// sums its bytes (8 bytes), 3 fails with the first application error, 4
+// takes 5 s, 5 answers a byte more than it got.
 const (
-	fnReverse  = 1
-	statusOK   = 0
-	statusFail = 0x10 // NAAICE: 0x10–0x7f are application errors
+	fnReverse, fnSum, fnFail, fnSlow, fnBig = 1, 2, 3, 4, 5
 )
 
-// loopback is a host and an NAA on 127.0.0.1, each with a responder (the
-// generated model behind rdma.Responder) and a requester on UDP sockets:
-// the host writes its input into the NAA's region with the function code
-// as the last WRITE's immediate; the NAA runs the function and writes the
-// result into the host's region, immediate 0 for success.
-type loopback struct {
-	host, naa *rdma.Requester
-	in, out   *rdma.Region
-	done      chan uint32 // the immediates of results the host received
+func kernels() map[uint32]rdma.Kernel {
+	return map[uint32]rdma.Kernel{
+		fnReverse: func(in []byte) ([]byte, uint32) {
+			out := slices.Clone(in)
+			slices.Reverse(out)
+			return out, rdma.StatusOK
+		},
+		fnSum: func(in []byte) ([]byte, uint32) {
+			var s uint64
+			for _, b := range in {
+				s += uint64(b)
+			}
+			return binary.BigEndian.AppendUint64(nil, s), rdma.StatusOK
+		},
+		fnFail: func([]byte) ([]byte, uint32) { return nil, rdma.StatusAppError },
+		fnSlow: func([]byte) ([]byte, uint32) { time.Sleep(5 * time.Second); return nil, rdma.StatusOK },
+		fnBig:  func(in []byte) ([]byte, uint32) { return make([]byte, len(in)+1), rdma.StatusOK },
+	}
 }
 
-func udp(t testing.TB) (net.PacketConn, rdma.Endpoint) {
+// loopback starts a host and an NAA of 2*size bytes of memory whose
+// regions are set up: the NAA's input region at FPGA address 0x1000.
+func loopback(t testing.TB, size int, irn bool, loss int, timeout time.Duration) (*rdma.Host, *rdma.NAA, rdma.MR) {
 	t.Helper()
-	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	h, n, stop, err := rdma.Loopback(rdma.Config{Memory: 2 * size, Kernels: kernels(), Timeout: timeout, IRN: irn, Loss: loss}, size)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.(*net.UDPConn).SetReadBuffer(4 << 20); err != nil {
-		t.Fatal(err)
-	}
-	a := c.LocalAddr().(*net.UDPAddr)
-	return c, rdma.Endpoint{IP: a.IP.To4(), Port: uint16(a.Port)}
-}
-
-func newLoopback(t testing.TB, size int) *loopback {
-	hq, hqe := udp(t) // host requester
-	hr, hre := udp(t) // host responder (results)
-	nq, nqe := udp(t) // NAA requester (results)
-	nr, nre := udp(t) // NAA responder (input)
-	l := &loopback{in: &rdma.Region{RKey: 0xabcd, Base: 0x10000, Mem: make([]byte, size)},
-		out: &rdma.Region{RKey: 0xbeef, Base: 0x20000, Mem: make([]byte, size)}, done: make(chan uint32, 1)}
-	requester := func(c net.PacketConn, src, dst rdma.Endpoint, to net.PacketConn, qpn, psn uint32) *rdma.Requester {
-		return &rdma.Requester{Conn: c, To: to.LocalAddr(), Src: src, Dst: dst, QPN: qpn, PSN: psn,
-			MTU: 4096, Window: 64, AckEvery: 16, Timeout: 20 * time.Millisecond}
-	}
-	l.host = requester(hq, hqe, nre, nr, 0x11, 0x1000)
-	l.naa = requester(nq, nqe, hre, hr, 0x22, 0xfffc00) // an 8 MiB result wraps at 2^24
-	naa, err := rdma.NewResponder([]rdma.QP{{QPN: 0x11, IPSN: 0x1000, Peer: 0x21}}, []*rdma.Region{l.in})
+	t.Cleanup(stop)
+	mrs, err := h.Setup([]uint64{0x1000}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := rdma.NewResponder([]rdma.QP{{QPN: 0x22, IPSN: 0xfffc00, Peer: 0x12}}, []*rdma.Region{l.out})
-	if err != nil {
-		t.Fatal(err)
+	if len(mrs) != 1 || mrs[0].Addr != 0x1000 || mrs[0].Size != uint32(size) {
+		t.Fatalf("MRSP advertised %+v", mrs)
 	}
-	work, stop := make(chan uint32, 1), make(chan struct{})
-	t.Cleanup(func() { close(stop) }) // before the sockets close, which ends Serve
-	go naa.Serve(nr, nre, func(c rdma.Completion) {
-		select {
-		case work <- c.Imm:
-		case <-stop:
-		}
-	})
-	go host.Serve(hr, hre, func(c rdma.Completion) {
-		select {
-		case l.done <- c.Imm:
-		case <-stop:
-		}
-	})
-	go func() { // the NAA's kernel: one function call at a time
-		for {
-			var fn uint32
-			select {
-			case fn = <-work:
-			case <-stop:
-				return
-			}
-			result, status := []byte(nil), uint32(statusFail)
-			if fn == fnReverse {
-				result, status = slices.Clone(l.in.Mem), statusOK
-				slices.Reverse(result)
-			}
-			err := l.naa.Write(result, l.out.Base, l.out.RKey, status, true)
-			select {
-			case <-stop: // the test ended while the last ACK was on its way
-			default:
-				if err != nil {
-					t.Error(err)
-				}
-			}
-		}
-	}()
-	return l
-}
-
-// call writes input and the function code and waits for the result's
-// immediate.
-func (l *loopback) call(t testing.TB, input []byte, fn uint32) uint32 {
-	t.Helper()
-	if err := l.host.Write(input, l.in.Base, l.in.RKey, fn, true); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case imm := <-l.done:
-		return imm
-	case <-time.After(20 * time.Second):
-		t.Fatal("no result in 20 s")
-	}
-	return 0
+	return h, n, mrs[0]
 }
 
 // TestLoopback moves 8 MiB to the NAA and back over UDP sockets, each side
-// running the generated responder: the result is the input reversed,
-// with immediate 0; an unknown function code comes back as 0x10.
+// running a generated responder (go-back-N and IRN, on a clean link and
+// one that loses a packet in 500): the regions set up by MRSP, the result
+// the input reversed with immediate 0 (its PSNs wrap at 2^24), the sum;
+// and each error with NAAICE's code: no kernel (0x01), a kernel timeout
+// (0x02, on the first only: its kernels get 2 s), an application error
+// (0x10), a result too large for the host's region (0x11).
 func TestLoopback(t *testing.T) {
 	const size = 8 << 20
-	l := newLoopback(t, size)
-	input := fill(size, 5)
-	if imm := l.call(t, input, fnReverse); imm != statusOK {
-		t.Fatalf("status %#x", imm)
+	for _, c := range []struct {
+		name    string
+		irn     bool
+		loss    int
+		timeout time.Duration
+	}{{"go-back-N", false, 0, 2 * time.Second}, {"IRN", true, 0, 0}, {"go-back-N lossy", false, 500, 0}, {"IRN lossy", true, 500, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			h, n, in := loopback(t, size, c.irn, c.loss, c.timeout)
+			input := fill(size, 5)
+			call := func(fn uint32, data []byte) uint32 {
+				t.Helper()
+				s, err := h.Call(fn, data, in, 20*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			if s := call(fnReverse, input); s != rdma.StatusOK {
+				t.Fatalf("status %#x", s)
+			}
+			want := slices.Clone(input)
+			slices.Reverse(want)
+			if !bytes.Equal(h.Regions[0].Mem, want) {
+				t.Error("the result region is not the input reversed")
+			}
+			var sum uint64
+			for _, b := range input {
+				sum += uint64(b)
+			}
+			if s := call(fnSum, input[:4096]); s != rdma.StatusOK || binary.BigEndian.Uint64(h.Regions[0].Mem) != sum {
+				t.Errorf("sum: status %#x, %#x, want %#x", s, h.Regions[0].Mem[:8], sum)
+			}
+			for fn, want := range map[uint32]uint32{0x99: rdma.StatusNoSocket, fnSlow: rdma.StatusTimeout, fnFail: rdma.StatusAppError, fnBig: rdma.StatusTooLarge} {
+				if fn == fnSlow && c.timeout == 0 {
+					continue
+				}
+				if s := call(fn, input[:4096]); s != want {
+					t.Errorf("function %#x: status %#x, want %#x", fn, s, want)
+				}
+			}
+			hr, nr := h.Resent(), n.Resent()
+			t.Logf("packets sent again: host %d, NAA %d", hr, nr)
+			if c.loss > 0 && hr == 0 {
+				t.Error("a lossy link and nothing sent again")
+			}
+			if b := h.BadICRC(); b > 0 {
+				t.Errorf("the host dropped %d ACKs for their ICRC", b)
+			}
+		})
 	}
-	want := slices.Clone(input)
-	slices.Reverse(want)
-	if !bytes.Equal(l.out.Mem, want) {
-		t.Error("the result region is not the input reversed")
-	}
-	if imm := l.call(t, input[:4096], 0x99); imm != statusFail {
-		t.Errorf("unknown function: status %#x, want %#x", imm, statusFail)
-	}
-	t.Logf("packets sent again: host %d, NAA %d", l.host.Resent, l.naa.Resent)
 }
 
-// BenchmarkLoopback: 64 MiB through the generated responder on loopback
-// UDP sockets (4 KiB WRITEs, a window of 64, an ACK asked for every 16),
-// one way (write) and as a function call (the input there, the result
-// back); next to a plain UDP copy of the same bytes with the same window
-// and a credit datagram every 16 (udp-copy).
+// TestMRSPErrors: requests the NAA refuses, each with NAAICE's code.
+func TestMRSPErrors(t *testing.T) {
+	h, _, stop, err := rdma.Loopback(rdma.Config{Memory: 1 << 20}, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	for _, c := range []struct {
+		name string
+		fpga []uint64
+		code uint8
+	}{
+		{"too many regions", make([]uint64, rdma.MaxRegions+1), rdma.MRSPTooManyRegions},
+		{"invalid address", []uint64{1 << 20}, rdma.MRSPInvalidAddress},
+		{"not enough memory", []uint64{1<<20 - 100}, rdma.MRSPNoMemory},
+	} {
+		_, err := h.Setup(c.fpga, 5*time.Second)
+		if e, ok := err.(*rdma.MRSPErr); !ok || e.Code != c.code {
+			t.Errorf("%s: %v, want MRSP error %#x", c.name, err, c.code)
+		}
+	}
+	if mrs, err := h.Setup([]uint64{0}, 5*time.Second); err != nil || len(mrs) != 1 {
+		t.Errorf("a request that fits: %+v, %v", mrs, err)
+	}
+}
+
+// BenchmarkLoopback: a 64 MiB function call on loopback UDP sockets, each
+// side running a generated responder (go-back-N, IRN): the input as four
+// 16 MiB messages (three WRITEs and a WRITE with Immediate, 4 KiB packets,
+// a window of 64), the result (the input reversed) back as one; next to a
+// plain UDP copy of the same bytes, one way, with the same window and a
+// credit datagram every 16 (udp-copy). messages/s counts WRITE messages,
+// Gbps the bytes moved (both ways for a call).
 func BenchmarkLoopback(b *testing.B) {
 	const size = 64 << 20
 	input := fill(size, 9)
-	b.Run("write", func(b *testing.B) {
-		l := newLoopback(b, size)
-		b.SetBytes(size)
-		for range b.N {
-			if err := l.host.Write(input, l.in.Base, l.in.RKey, 0, false); err != nil {
-				b.Fatal(err)
+	for _, irn := range []bool{false, true} {
+		b.Run(map[bool]string{false: "call-go-back-N", true: "call-IRN"}[irn], func(b *testing.B) {
+			h, _, in := loopback(b, size, irn, 0, 0)
+			b.SetBytes(2 * size)
+			start := time.Now()
+			for range b.N {
+				if s, err := h.Call(fnReverse, input, in, time.Minute); err != nil || s != rdma.StatusOK {
+					b.Fatalf("status %#x, %v", s, err)
+				}
 			}
-		}
-	})
-	b.Run("call", func(b *testing.B) {
-		l := newLoopback(b, size)
-		b.SetBytes(2 * size)
-		for range b.N {
-			if imm := l.call(b, input, fnReverse); imm != statusOK {
-				b.Fatalf("status %#x", imm)
-			}
-		}
-	})
+			rate(b, start, 5, 2*size)
+		})
+	}
 	b.Run("udp-copy", func(b *testing.B) {
-		tx, _ := udp(b)
-		rx, _ := udp(b)
+		tx := udp(b)
+		rx := udp(b)
 		mem := make([]byte, size)
 		go func() { // the receiver: copy each datagram in, a credit every 16
 			buf := make([]byte, 65536)
@@ -186,6 +187,7 @@ func BenchmarkLoopback(b *testing.B) {
 		}()
 		b.SetBytes(size)
 		dgram, credit := make([]byte, 4+4096), make([]byte, 16)
+		start := time.Now()
 		for range b.N {
 			inflight := 0
 			for off := 0; off < size; off += 4096 {
@@ -208,5 +210,28 @@ func BenchmarkLoopback(b *testing.B) {
 				}
 			}
 		}
+		rate(b, start, 1, size)
 	})
+}
+
+// rate reports messages/s and Gbps for b.N operations of msgs messages
+// and n bytes each since start.
+func rate(b *testing.B, start time.Time, msgs, n int) {
+	d := time.Since(start).Seconds()
+	b.ReportMetric(float64(b.N*msgs)/d, "messages/s")
+	b.ReportMetric(float64(b.N*n)*8/d/1e9, "Gbps")
+}
+
+// udp is a loopback socket with the read buffer the NAA's have.
+func udp(t testing.TB) net.PacketConn {
+	t.Helper()
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.(*net.UDPConn).SetReadBuffer(4 << 20); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

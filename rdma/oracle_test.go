@@ -2,11 +2,13 @@ package rdma_test
 
 import (
 	"bytes"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,9 +148,18 @@ func run(t *testing.T, name string, frames [][]byte) ([][]byte, *sim.Machine) {
 }
 
 // TestICRCScapyChecksNsc: the model's `checksum compute icrc bth` writes
-// into frames with a zeroed ICRC the ICRC scapy computes for them.
+// into frames with a zeroed ICRC the ICRC scapy computes for them, also
+// into the IRN responder's crafted frames (a RETH in every WRITE packet).
 func TestICRCScapyChecksNsc(t *testing.T) {
 	frames := corpus()
+	sc := irnScenarios()
+	for _, name := range slices.Sorted(maps.Keys(sc)) {
+		for _, s := range sc[name] {
+			if name != "bad ICRC" || s.drop == "" { // not the broken one
+				frames = append(frames, s.frame)
+			}
+		}
+	}
 	zeroed := make([][]byte, len(frames))
 	for i, f := range frames {
 		zeroed[i] = bytes.Clone(f)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // Requester is the sending side of an RC queue pair over a UDP socket:
@@ -13,7 +15,9 @@ import (
 // Only; the last with the immediate if asked), keeps a window of them in
 // flight, asks for an ACK every AckEvery packets, and goes back to the
 // PSN a NAK names or, after Timeout without progress, to the oldest
-// packet not acknowledged (go-back-N).
+// packet not acknowledged (go-back-N). With IRN, every WRITE packet
+// carries its own RETH and a NAK has just the packet it names sent again
+// (selective repeat), once until a timeout.
 type Requester struct {
 	Conn     net.PacketConn
 	To       net.Addr
@@ -24,11 +28,24 @@ type Requester struct {
 	Window   int      // packets in flight
 	AckEvery int
 	Timeout  time.Duration
-	// Resent counts the packets sent again.
-	Resent int
+	IRN      bool
+	// Loss makes the link lossy: every Loss-th packet is not sent (0:
+	// none), for tests and nsc naa --loss.
+	Loss int
+	// Resent counts the packets sent again; BadICRC the ACKs dropped for
+	// their ICRC.
+	Resent, BadICRC int
 
 	frame []byte
+	ack   []byte
+	sent  int
 }
+
+// ErrNoACK is a transfer the responder stopped acknowledging: maxTimeouts
+// timeouts in a row without progress.
+var ErrNoACK = errors.New("rdma: no ACK")
+
+const maxTimeouts = 100
 
 // ErrNAK is a NAK other than a PSN sequence error: the responder refused
 // the request (invalid request, remote access error, …).
@@ -38,14 +55,27 @@ var ErrNAK = errors.New("rdma: request NAKed")
 // with imm, its last packet carries the immediate. It returns once the
 // responder acknowledged every packet.
 func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withImm bool) error {
+	return q.transfer(data, va, rkey, imm, withImm, false)
+}
+
+// Send sends msg, at most MTU bytes, as a SEND Only (an MRSP message) and
+// returns once the responder acknowledged it.
+func (q *Requester) Send(msg []byte) error {
+	if len(msg) > q.MTU {
+		return fmt.Errorf("rdma: a SEND of %d bytes, more than the MTU %d", len(msg), q.MTU)
+	}
+	return q.transfer(msg, 0, 0, 0, false, true)
+}
+
+func (q *Requester) transfer(data []byte, va uint64, rkey uint32, imm uint32, withImm, send bool) error {
 	n := max((len(data)+q.MTU-1)/q.MTU, 1)
 	first := q.PSN
 	index := func(psn uint32) int { return int((psn - first) & psnMask) }
 	reply := make([]byte, 2048)
-	base, next := 0, 0
+	base, next, resent, timeouts := 0, 0, -1, 0
 	for base < n {
 		for ; next < n && next < base+q.Window; next++ {
-			if err := q.send(data, next, n, first, va, rkey, imm, withImm); err != nil {
+			if err := q.send(data, next, n, first, va, rkey, imm, withImm, send); err != nil {
 				return err
 			}
 		}
@@ -56,19 +86,36 @@ func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withI
 		var ne net.Error
 		switch {
 		case errors.As(err, &ne) && ne.Timeout():
+			if timeouts++; timeouts == maxTimeouts {
+				return fmt.Errorf("%w: %d timeouts in a row at PSN %#x", ErrNoACK, timeouts, (first+uint32(base))&psnMask)
+			}
 			q.Resent += next - base
-			next = base
+			next, resent = base, -1
 			continue
 		case err != nil:
 			return err
-		case m < HeaderLen+AETHLen || reply[0] != Acknowledge:
+		case m < HeaderLen+AETHLen+4 || reply[0] != Acknowledge:
+			continue
+		case !q.icrcOK(reply[:m]):
+			q.BadICRC++
 			continue
 		}
 		psn := binary.BigEndian.Uint32(reply[8:]) & psnMask
 		switch syn := reply[HeaderLen]; {
 		case syn&0x60 == 0 || syn&0x60 == 0x20: // ACK (or RNR NAK: NAAICE's failed SEND)
 			if i := index(psn); i < n && i >= base {
-				base = i + 1
+				base, timeouts = i+1, 0
+			}
+		case syn == NAKSequence && q.IRN:
+			if i := index(psn); i < n && i >= base {
+				base = i
+				if i != resent && i < next {
+					if err := q.send(data, i, n, first, va, rkey, imm, withImm, send); err != nil {
+						return err
+					}
+					q.Resent++
+					resent = i
+				}
 			}
 		case syn == NAKSequence:
 			if i := index(psn); i < n && i >= base {
@@ -83,13 +130,32 @@ func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withI
 	return nil
 }
 
-// send sends packet i of n of a WRITE of data.
-func (q *Requester) send(data []byte, i, n int, first uint32, va uint64, rkey uint32, imm uint32, withImm bool) error {
+// icrcOK checks an ACK's ICRC over the headers the responder's NAAAck
+// framed it in: from Dst's address to Src's, UDP from Src's port (the
+// request's) to 4791.
+func (q *Requester) icrcOK(datagram []byte) bool {
+	q.ack = Wrap(q.ack[:0], Endpoint{IP: q.Dst.IP, Port: q.Src.Port}, Endpoint{IP: q.Src.IP}, datagram)
+	l4 := ethHeaderLen + ipv4HeaderLen
+	v6 := q.Src.IP.To4() == nil
+	if v6 {
+		l4 = ethHeaderLen + ipv6HeaderLen
+	}
+	f := q.ack
+	return binary.LittleEndian.Uint32(f[len(f)-packet.ICRCLen:]) == packet.ICRC(f, ethHeaderLen, l4+udpHeaderLen, len(f), v6)
+}
+
+// send sends packet i of n of a WRITE of data (or its one SEND).
+func (q *Requester) send(data []byte, i, n int, first uint32, va uint64, rkey uint32, imm uint32, withImm, send bool) error {
 	lo, hi := i*q.MTU, min((i+1)*q.MTU, len(data))
 	p := Packet{PKey: DefaultPKey, DQPN: q.QPN, PSN: (first + uint32(i)) & psnMask, Payload: data[lo:hi],
 		VA: va, RKey: rkey, DMALen: uint32(len(data)), Imm: imm,
-		AckReq: i == n-1 || (i+1)%q.AckEvery == 0}
+		AckReq: i == n-1 || (i+1)%q.AckEvery == 0, IRN: q.IRN}
+	if q.IRN {
+		p.VA += uint64(lo)
+	}
 	switch {
+	case send:
+		p.Opcode = SendOnly
 	case n == 1 && withImm:
 		p.Opcode = WriteOnlyImm
 	case n == 1:
@@ -102,6 +168,9 @@ func (q *Requester) send(data []byte, i, n int, first uint32, va uint64, rkey ui
 		p.Opcode = WriteLastImm
 	default:
 		p.Opcode = WriteLast
+	}
+	if q.sent++; q.Loss > 0 && q.sent%q.Loss == 0 {
+		return nil
 	}
 	q.frame = AppendFrame(q.frame[:0], q.Src, q.Dst, &p)
 	_, err := q.Conn.WriteTo(Unwrap(q.frame), q.To)

@@ -1,12 +1,16 @@
 package rdma
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/rdma/irnfast"
 	"github.com/dragonet-go/nsc/rdma/naaackfast"
 	"github.com/dragonet-go/nsc/rdma/naafast"
 )
@@ -34,58 +38,93 @@ type Completion struct {
 	Msg  []byte // the SEND's payload
 }
 
-// Responder runs the generated NAA responder (models/rdma/naa.nsc) and its
-// ACK maker on frames, and does what the model leaves to its runtime:
-// writing placed payloads into the regions, and saying what completed.
-// A Responder is for one goroutine.
+// Responder runs a generated NAA responder (go-back-N,
+// models/rdma/naa.nsc, or IRN, models/rdma/irn.nsc) and its ACK maker on
+// frames, and does what the models leave to their runtime: writing placed
+// payloads into the regions, and saying what completed, once every packet
+// before it has arrived. A Responder is for one goroutine.
 type Responder struct {
-	resp    *naafast.Pipeline
+	schema  *packet.Schema
+	resp    fastpath.Pipeline
 	ack     *naaackfast.Pipeline
 	regions map[uint32]*Region
-	memory  int32 // the responder's sink indices
+	memory  int32 // the responder's sink index of placements
+	pending []imm // immediates of messages not yet complete
+	done    []Completion
 	buf     []byte
 	abuf    []byte
 }
 
-// NewResponder makes a responder for the queue pairs and regions (at most
-// 256 and 32, the model's table sizes).
+// imm is a message's immediate, waiting for the packets before it.
+type imm struct{ qpn, psn, imm uint32 }
+
+// NewResponder makes a go-back-N responder for the queue pairs and regions
+// (at most 256 and 32, the model's table sizes).
 func NewResponder(qps []QP, regions []*Region) (*Responder, error) {
+	return newResponder(naafast.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return naafast.New(ts) }, qps, regions)
+}
+
+// NewIRNResponder makes an IRN responder (selective repeat, a RETH in
+// every WRITE packet, Packet.IRN) for the queue pairs and regions.
+func NewIRNResponder(qps []QP, regions []*Region) (*Responder, error) {
+	return newResponder(irnfast.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return irnfast.New(ts) }, qps, regions)
+}
+
+func newResponder(s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline, error), qps []QP, regions []*Region) (*Responder, error) {
 	var script strings.Builder
 	for _, q := range qps {
 		fmt.Fprintf(&script, "table_add connections connected %#x => %#x %#x\n", q.QPN, q.IPSN, q.Peer)
 	}
-	r := &Responder{regions: map[uint32]*Region{}, memory: -1}
+	r := &Responder{schema: s, regions: map[uint32]*Region{}, memory: -1}
 	for _, g := range regions {
 		fmt.Fprintf(&script, "table_add regions region %#x => %#x %#x\n", g.RKey, g.Base, len(g.Mem))
 		r.regions[g.RKey] = g
 	}
-	ts, err := packet.LoadTables(naafast.Schema, "responder", strings.NewReader(script.String()))
+	ts, err := packet.LoadTables(s, "responder", strings.NewReader(script.String()))
 	if err != nil {
 		return nil, err
 	}
-	if r.resp, err = naafast.New(ts); err != nil {
+	if r.resp, err = mk(ts); err != nil {
 		return nil, err
 	}
 	if r.ack, err = naaackfast.New(nil); err != nil {
 		return nil, err
 	}
-	for i, n := range naafast.SinkNames {
-		if n == "RxMemory" {
-			r.memory = int32(i)
+	for i := range int32(2) { // RxMemory and RxReply
+		if r.resp.SinkName(int(i)) == "RxMemory" {
+			r.memory = i
 		}
 	}
 	return r, nil
 }
 
-// Placement header offsets (models/rdma/naa.nsc, header placement).
+// Register adds region g to the responder's (MRSP's part): on its
+// goroutine, between frames.
+func (r *Responder) Register(g *Region) error {
+	line := fmt.Sprintf("table_add regions region %#x => %#x %#x\n", g.RKey, g.Base, len(g.Mem))
+	es, err := packet.ParseEntries("register", strings.NewReader(line), r.schema.TableSpec)
+	if err != nil {
+		return err
+	}
+	i, _ := r.schema.Table("regions")
+	if err := r.resp.Tables()[i].Insert(es[0].Entry); err != nil {
+		return err
+	}
+	r.regions[g.RKey] = g
+	return nil
+}
+
+// Placement header offsets (models/rdma/rc.nsc, header placement).
 const (
 	plOffset, plLength, plImm, plQPN, plFlags, plPoff = 4, 12, 16, 20, 23, 24
-	flagData, flagAck, flagImm, flagSend              = 0x80, 0x40, 0x20, 0x10
+	plSyndrome, plPSN, plRPSN                         = 26, 27, 82
+	flagData, flagAck, flagImm, flagSend, flagTaken   = 0x80, 0x40, 0x20, 0x10, 0x04
 )
 
 // Handle runs one frame: the reply frame to send (nil for none; valid
-// until the next call) and what completed, if anything.
-func (r *Responder) Handle(frame []byte) (reply []byte, c *Completion) {
+// until the next call) and what completed (valid until the next call).
+func (r *Responder) Handle(frame []byte) (reply []byte, done []Completion) {
+	r.done = r.done[:0]
 	r.buf = grow(r.buf, len(frame))
 	copy(r.buf[packet.Headroom:], frame)
 	res := r.resp.Process(r.buf, packet.Headroom, len(frame))
@@ -94,30 +133,60 @@ func (r *Responder) Handle(frame []byte) (reply []byte, c *Completion) {
 	}
 	out := res.Data
 	flags := out[plFlags]
-	qpn := binary.BigEndian.Uint32(out[plQPN-1:]) & 0xffffff
+	qpn := u24(out[plQPN:])
 	if flags&flagData != 0 {
 		n := int(binary.BigEndian.Uint32(out[plLength:]))
 		from := PlacementLen + int(binary.BigEndian.Uint16(out[plPoff:]))
 		payload := out[from : from+n]
 		if flags&flagSend != 0 {
-			c = &Completion{QPN: qpn, Send: true, Msg: append([]byte(nil), payload...)}
+			r.done = append(r.done, Completion{QPN: qpn, Send: true, Msg: append([]byte(nil), payload...)})
 		} else if g := r.regions[binary.BigEndian.Uint32(out)]; g != nil {
 			off := binary.BigEndian.Uint64(out[plOffset:])
 			copy(g.Mem[off:off+uint64(n)], payload) // within the region: the model checked its bounds
 		}
 	}
-	if flags&flagImm != 0 {
-		c = &Completion{QPN: qpn, Imm: binary.BigEndian.Uint32(out[plImm:])}
+	if flags&(flagImm|flagTaken) == flagImm|flagTaken {
+		r.pending = append(r.pending, imm{qpn, u24(out[plRPSN:]), binary.BigEndian.Uint32(out[plImm:])})
+	}
+	if flags&flagAck != 0 {
+		r.complete(qpn, out[plSyndrome], u24(out[plPSN:]))
 	}
 	if res.Sink == r.memory && flags&flagAck == 0 {
-		return nil, c
+		return nil, r.done
 	}
 	r.abuf = grow(r.abuf, len(out))
 	copy(r.abuf[packet.Headroom:], out)
 	if a := r.ack.Process(r.abuf, packet.Headroom, len(out)); a.Sink >= 0 {
 		reply = a.Data
 	}
-	return reply, c
+	return reply, r.done
+}
+
+// u24 reads a 24-bit big-endian field (a QP number, a PSN).
+func u24(b []byte) uint32 { return uint32(b[0])<<16 | uint32(b[1])<<8 | uint32(b[2]) }
+
+// complete reports the immediates of QP qpn that an ACK of PSN psn (or a
+// NAK that expects it) says have every packet before them: in PSN order,
+// as their messages completed.
+func (r *Responder) complete(qpn uint32, syndrome uint8, psn uint32) {
+	switch syndrome {
+	case 0:
+		psn = (psn + 1) & psnMask
+	case NAKSequence:
+	default:
+		return
+	}
+	behind := func(p imm) uint32 { return (psn - p.psn - 1) & psnMask } // < 2^23: p.psn is before psn
+	slices.SortFunc(r.pending, func(a, b imm) int { return cmp.Compare(behind(b), behind(a)) })
+	kept := r.pending[:0]
+	for _, p := range r.pending {
+		if p.qpn == qpn && behind(p) < 1<<23 {
+			r.done = append(r.done, Completion{QPN: qpn, Imm: p.imm})
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	r.pending = kept
 }
 
 // grow returns b with room for a frame of n bytes and headroom on both
@@ -145,14 +214,16 @@ func (r *Responder) Serve(conn net.PacketConn, self Endpoint, done func(Completi
 			continue
 		}
 		frame = Wrap(frame[:0], Endpoint{IP: ua.IP, Port: uint16(ua.Port)}, self, buf[:n])
-		reply, c := r.Handle(frame)
+		reply, cs := r.Handle(frame)
 		if reply != nil {
 			if _, err := conn.WriteTo(Unwrap(reply), from); err != nil {
 				return err
 			}
 		}
-		if c != nil && done != nil {
-			done(*c)
+		for _, c := range cs {
+			if done != nil {
+				done(c)
+			}
 		}
 	}
 }

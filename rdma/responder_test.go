@@ -44,10 +44,13 @@ type responder struct {
 	mach, ack *sim.Machine
 }
 
-func newResponder(t testing.TB) *responder {
+func newResponder(t testing.TB) *responder { return newResponderOf(t, "rdma/naa.nsc", "NAAResponder") }
+
+// newResponderOf runs responder lpg of model file (go-back-N or IRN).
+func newResponderOf(t testing.TB, file, lpg string) *responder {
 	t.Helper()
-	m := testutil.Model(t, "rdma/naa.nsc")
-	g, _ := m.Graph("NAAResponder")
+	m := testutil.Model(t, file)
+	g, _ := m.Graph(lpg)
 	ts, err := packet.LoadTables(m.Schema, "tables", strings.NewReader(tablesText))
 	if err != nil {
 		t.Fatal(err)
@@ -268,32 +271,36 @@ func scenarios() map[string][]step {
 // interpreter: replies, whole messages and drops as the spec says.
 func TestResponder(t *testing.T) {
 	for name, steps := range scenarios() {
-		t.Run(name, func(t *testing.T) {
-			r := newResponder(t)
-			for i, s := range steps {
-				o := r.run(s.frame)
-				var got []reply
-				for _, f := range o.replies {
-					got = append(got, parseReply(t, f))
-				}
-				if !slices.Equal(got, s.replies) {
-					t.Errorf("step %d: replies %+v, want %+v", i, got, s.replies)
-				}
-				switch {
-				case s.placed == nil && len(o.placed) > 0:
-					t.Errorf("step %d: a placement %x", i, o.placed[0][:24])
-				case s.placed != nil && len(o.placed) != 1:
-					t.Errorf("step %d: %d placements, want 1", i, len(o.placed))
-				case s.placed != nil:
-					if p := parsePlacement(o.placed[0]); fmt.Sprintf("%+v", p) != fmt.Sprintf("%+v", *s.placed) {
-						t.Errorf("step %d: placement %+v\nwant %+v", i, short(p), short(*s.placed))
-					}
-				}
-				if d, ok := r.mach.LastDrop(); s.drop != "" && (!ok || d.Reason != s.drop) {
-					t.Errorf("step %d: last drop %+v (%v), want %q", i, d, ok, s.drop)
-				}
+		t.Run(name, func(t *testing.T) { checkSteps(t, newResponder(t), steps) })
+	}
+}
+
+// checkSteps sends each step's frame to r and checks its replies,
+// placement and drop.
+func checkSteps(t *testing.T, r *responder, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		o := r.run(s.frame)
+		var got []reply
+		for _, f := range o.replies {
+			got = append(got, parseReply(t, f))
+		}
+		if !slices.Equal(got, s.replies) {
+			t.Errorf("step %d: replies %+v, want %+v", i, got, s.replies)
+		}
+		switch {
+		case s.placed == nil && len(o.placed) > 0:
+			t.Errorf("step %d: a placement %x", i, o.placed[0][:24])
+		case s.placed != nil && len(o.placed) != 1:
+			t.Errorf("step %d: %d placements, want 1", i, len(o.placed))
+		case s.placed != nil:
+			if p := parsePlacement(o.placed[0]); fmt.Sprintf("%+v", p) != fmt.Sprintf("%+v", *s.placed) {
+				t.Errorf("step %d: placement %+v\nwant %+v", i, short(p), short(*s.placed))
 			}
-		})
+		}
+		if d, ok := r.mach.LastDrop(); s.drop != "" && (!ok || d.Reason != s.drop) {
+			t.Errorf("step %d: last drop %+v (%v), want %q", i, d, ok, s.drop)
+		}
 	}
 }
 

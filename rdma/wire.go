@@ -41,7 +41,7 @@ const (
 	ethHeaderLen  = 14
 	// PlacementLen is the length of the placement header the responder
 	// model puts in front of a whole message (models/rdma/naa.nsc).
-	PlacementLen = 82
+	PlacementLen = 85
 )
 
 // AETH syndromes: an ACK (with no credit count), and the NAKs.
@@ -78,6 +78,9 @@ type Packet struct {
 	Syndrome uint8  // AETH, on Acknowledge
 	MSN      uint32
 	Payload  []byte
+	// IRN puts a RETH in every WRITE packet (IRN, seed 004): VA is then
+	// the packet's own address, DMALen its message's length.
+	IRN bool
 }
 
 // AppendTransport appends the BTH, the extension headers the opcode has
@@ -95,7 +98,7 @@ func (p *Packet) AppendTransport(b []byte) []byte {
 		h[8] |= 0x80
 	}
 	n := HeaderLen
-	if HasRETH(p.Opcode) {
+	if HasRETH(p.Opcode) || p.IRN && p.Opcode >= WriteFirst && p.Opcode <= WriteOnlyImm {
 		binary.BigEndian.PutUint64(h[n:], p.VA)
 		binary.BigEndian.PutUint32(h[n+8:], p.RKey)
 		binary.BigEndian.PutUint32(h[n+12:], p.DMALen)

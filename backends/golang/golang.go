@@ -262,7 +262,17 @@ func (c *gen) call(expr string) string {
 // Metadata is always valid; its fields, the mN, are neither written back
 // nor read again: no runtime call reads or writes them (they parse, push,
 // pop and patch headers).
+//
+// After a place completed, data is the event, outside buf: the packet's
+// buffer is then a copy of it with headroom, as in the interpreter, so
+// that a push in front of it does not run off the array.
 func (c *gen) syncState() {
+	if len(c.s.States) > 0 {
+		c.emit("if !fastpath.Within(buf, data) {")
+		c.emit("buf, off, n = fastpath.Rebase(&pl.event, data)")
+		c.emit("data = buf[off : off+n]")
+		c.emit("}")
+	}
 	c.emit("p.Load(buf, off, n) // the packet's buffer; its state follows")
 	c.emit("p.Data, p.Cursor = data, cur")
 	for i, h := range c.s.Headers {
@@ -1008,6 +1018,8 @@ func (c *gen) U64(e *packet.Expr) string {
 		return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
 	case packet.EBitNot:
 		return fmt.Sprintf("(^%s%s)", c.U64(e.A), maskSuffix(e.Width))
+	case packet.EPopCount:
+		return "fastpath.OnesCount(" + c.U64(e.A) + ")"
 	}
 	op, ok := binOps[e.Kind]
 	if !ok {
@@ -1053,6 +1065,8 @@ func (c *gen) low(e *packet.Expr) string {
 		return c.readField(e.Field, true) + ".Lo"
 	case packet.EBitNot:
 		return fmt.Sprintf("(^%s%s)", c.low(e.A), mask)
+	case packet.EPopCount:
+		return "uint64(" + c.Value(e.A) + ".OnesCount())"
 	}
 	a, b := c.low(e.A), shiftAmount(e, c.low(e.B))
 	op, ok := binOps[e.Kind]
@@ -1088,6 +1102,8 @@ func (c *gen) Value(e *packet.Expr) string {
 		return c.readField(e.Field, true)
 	case packet.EBitNot:
 		return fmt.Sprintf("%s.Not().And(%s)", c.Value(e.A), valueLit(packet.Mask(e.Width)))
+	case packet.EPopCount:
+		return "packet.Value{Lo: uint64(" + c.Value(e.A) + ".OnesCount())}"
 	}
 	f, ok := wideOps[e.Kind]
 	if !ok {

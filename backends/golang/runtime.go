@@ -103,7 +103,8 @@ func (c *gen) statesField() string {
 	if len(c.s.States) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("\tstates [%d]*fastpath.State // keyed state, in Schema.States order\n", len(c.s.States))
+	return fmt.Sprintf("\tstates [%d]*fastpath.State // keyed state, in Schema.States order\n", len(c.s.States)) +
+		"\tevent  []byte // a completed event with headroom, for a runtime call on it\n"
 }
 
 // The registers of a graph with load and store operations: the

@@ -324,8 +324,12 @@ func (c *gen) checkNode(n *dataflow.Node) error {
 		}
 	}
 	for _, e := range c.exprs(n) {
-		if h, ok := usesLen(e); ok {
-			return c.refuse(n, "len(%s) is the length of the frame from %s on: that needs payload access, which %s does not have", c.s.Headers[h].Name, c.s.Headers[h].Name, c.prgName())
+		if x := uses(e, packet.ELen); x != nil {
+			h := c.s.Headers[x.Header].Name
+			return c.refuse(n, "len(%s) is the length of the frame from %s on: that needs payload access, which %s does not have", h, h, c.prgName())
+		}
+		if x := uses(e, packet.EPopCount); x != nil {
+			return c.refuse(n, "%s: P4_16 has no operator that counts bits, and a table of 2^N entries would stand for one on an N-bit value", x.Text)
 		}
 	}
 	return nil
@@ -363,17 +367,15 @@ func (c *gen) exprs(n *dataflow.Node) []*packet.Expr {
 	return out
 }
 
-func usesLen(e *packet.Expr) (int, bool) {
-	if e == nil {
-		return 0, false
+// uses is the first subexpression of e of kind k, or nil.
+func uses(e *packet.Expr, k packet.ExprKind) *packet.Expr {
+	if e == nil || e.Kind == k {
+		return e
 	}
-	if e.Kind == packet.ELen {
-		return e.Header, true
+	if x := uses(e.A, k); x != nil {
+		return x
 	}
-	if h, ok := usesLen(e.A); ok {
-		return h, true
-	}
-	return usesLen(e.B)
+	return uses(e.B, k)
 }
 
 // checkTable holds a table to the PRG's limits (the n-th table the

@@ -75,6 +75,11 @@ func TestRefusals(t *testing.T) {
 			want: "node Work: len(udp) is the length of the frame from udp on: that needs payload access, which U280 does not have",
 		},
 		{
+			name: "popcount",
+			body: `node Work { op set { m.mark = popcount(ipv4.dst & ~(ipv4.dst + 1)) }  port out -> TxQueue }`,
+			want: "node Work: popcount(ipv4.dst & ~(ipv4.dst + 1)): P4_16 has no operator that counts bits",
+		},
+		{
 			name:   "extract after a table",
 			tables: `table marks { key { ipv4.dst: exact } actions { tag } default tag(0) }`,
 			body: `node Work { op lookup marks  port tag -> ICMP }

@@ -94,6 +94,8 @@ func (c *gen) U64(e *packet.Expr) string {
 		return fmt.Sprintf("(__u64)((__s64)NSC_LEN - (__s64)st->off[%d])", e.Header)
 	case packet.EBitNot:
 		return fmt.Sprintf("(~%s%s)", c.U64(e.A), maskSuffix(e.Width))
+	case packet.EPopCount:
+		return c.popcount(e)
 	}
 	if e.A == nil || e.B == nil {
 		return c.Bad(nil)
@@ -119,6 +121,19 @@ func (c *gen) U64(e *packet.Expr) string {
 		return fmt.Sprintf("nsc_shr64(%s, %s)", a, b)
 	}
 	return c.Bad(e)
+}
+
+// popcount counts the 1 bits of e's operand; BPF has no instruction for
+// it, and clang expands the builtin into shifts and masks. The 128-bit
+// operand is a statement expression so that it is evaluated once.
+func (c *gen) popcount(e *packet.Expr) string {
+	if e.A == nil {
+		return c.Bad(nil)
+	}
+	if !flow.IsWide(e.A) {
+		return "(__u64)__builtin_popcountll(" + c.U64(e.A) + ")"
+	}
+	return "({ nsc_v128 nsc_pc = " + c.Value(e.A) + "; (__u64)(__builtin_popcountll(nsc_pc.hi) + __builtin_popcountll(nsc_pc.lo)); })"
 }
 
 // param is the current action's parameter i: its low word, or (wide) the
@@ -159,6 +174,8 @@ func (c *gen) low(e *packet.Expr) string {
 		return c.readField(e.Field, false)
 	case packet.EBitNot:
 		return fmt.Sprintf("(~%s%s)", c.low(e.A), mask)
+	case packet.EPopCount:
+		return c.popcount(e)
 	}
 	if !flow.LowPreserving(e) || e.A == nil || e.B == nil {
 		return c.Value(e) + ".lo"
@@ -191,6 +208,8 @@ func (c *gen) Value(e *packet.Expr) string {
 		return c.readField(e.Field, true)
 	case packet.EBitNot:
 		return fmt.Sprintf("nsc_vand(nsc_vnot(%s), %s)", c.Value(e.A), vlit(packet.Mask(e.Width)))
+	case packet.EPopCount:
+		return "nsc_v(0, " + c.popcount(e) + ")"
 	}
 	if e.Boolean() {
 		return "nsc_v(0, (__u64)(" + lower.Cond(c, e) + "))"

@@ -210,6 +210,7 @@ type Pipeline struct {
 	// follow from (see runs).
 	edges  [5]uint64
 	states [1]*fastpath.State // keyed state, in Schema.States order
+	event  []byte             // a completed event with headroom, for a runtime call on it
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -457,6 +458,10 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move
 	_, _ = pendOff, pendN
 	{ // RxQueue: input
+		if !fastpath.Within(buf, data) {
+			buf, off, n = fastpath.Rebase(&pl.event, data)
+			data = buf[off : off+n]
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}
@@ -627,6 +632,10 @@ n6:
 	}
 n7:
 	{ // UDPCsum: checksum verify udp
+		if !fastpath.Within(buf, data) {
+			buf, off, n = fastpath.Rebase(&pl.event, data)
+			data = buf[off : off+n]
+		}
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
 		p.Hdr[0] = packet.HeaderState{}

@@ -15,7 +15,7 @@ var Schema = newSchema()
 
 func newSchema() *packet.Schema {
 	s := &packet.Schema{
-		MetaFields: 33,
+		MetaFields: 39,
 		Headers: []*packet.HeaderSpec{
 			{Name: "ethernet", ID: 0, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "dst", Offset: 0, Width: 48},
@@ -126,19 +126,23 @@ func newSchema() *packet.Schema {
 				{Name: "imm", Offset: 172, Width: 32},
 				{Name: "has_imm", Offset: 204, Width: 1},
 				{Name: "has_reth", Offset: 205, Width: 1},
-				{Name: "base", Offset: 206, Width: 64},
-				{Name: "rlen", Offset: 270, Width: 64},
-				{Name: "syndrome", Offset: 334, Width: 8},
-				{Name: "ackpsn", Offset: 342, Width: 24},
-				{Name: "ackmsn", Offset: 366, Width: 24},
-				{Name: "v6", Offset: 390, Width: 1},
-				{Name: "sport", Offset: 391, Width: 16},
-				{Name: "smac", Offset: 407, Width: 48},
-				{Name: "dmac", Offset: 455, Width: 48},
-				{Name: "sip", Offset: 503, Width: 128},
-				{Name: "dip", Offset: 631, Width: 128},
+				{Name: "accepted", Offset: 206, Width: 1},
+				{Name: "base", Offset: 207, Width: 64},
+				{Name: "rlen", Offset: 271, Width: 64},
+				{Name: "syndrome", Offset: 335, Width: 8},
+				{Name: "ackpsn", Offset: 343, Width: 24},
+				{Name: "ackmsn", Offset: 367, Width: 24},
+				{Name: "v6", Offset: 391, Width: 1},
+				{Name: "sport", Offset: 392, Width: 16},
+				{Name: "smac", Offset: 408, Width: 48},
+				{Name: "dmac", Offset: 456, Width: 48},
+				{Name: "sip", Offset: 504, Width: 128},
+				{Name: "dip", Offset: 632, Width: 128},
+				{Name: "rkey", Offset: 760, Width: 32},
+				{Name: "n", Offset: 792, Width: 8},
+				{Name: "done", Offset: 800, Width: 8},
 			}},
-			{Name: "qp", ID: 15, Metadata: true, MetaBase: 24, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "qp", ID: 15, Metadata: true, MetaBase: 28, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "epsn", Offset: 0, Width: 24},
 				{Name: "msn", Offset: 24, Width: 24},
 				{Name: "peer", Offset: 48, Width: 24},
@@ -148,6 +152,8 @@ func newSchema() *packet.Schema {
 				{Name: "off", Offset: 106, Width: 32},
 				{Name: "va", Offset: 138, Width: 64},
 				{Name: "rkey", Offset: 202, Width: 32},
+				{Name: "bitmap", Offset: 234, Width: 128},
+				{Name: "ends", Offset: 362, Width: 128},
 			}},
 			{Name: "placement", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "rkey", Offset: 0, Width: 32},
@@ -160,7 +166,8 @@ func newSchema() *packet.Schema {
 				{Name: "has_imm", Offset: 186, Width: 1},
 				{Name: "send", Offset: 187, Width: 1},
 				{Name: "v6", Offset: 188, Width: 1},
-				{Name: "rsvd", Offset: 189, Width: 3},
+				{Name: "accepted", Offset: 189, Width: 1},
+				{Name: "rsvd", Offset: 190, Width: 2},
 				{Name: "poff", Offset: 192, Width: 16},
 				{Name: "syndrome", Offset: 208, Width: 8},
 				{Name: "psn", Offset: 216, Width: 24},
@@ -171,6 +178,7 @@ func newSchema() *packet.Schema {
 				{Name: "dmac", Offset: 352, Width: 48},
 				{Name: "sip", Offset: 400, Width: 128},
 				{Name: "dip", Offset: 528, Width: 128},
+				{Name: "rpsn", Offset: 656, Width: 24},
 			}},
 		},
 		Next: []packet.ParseEdge{
@@ -449,48 +457,60 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m11
 	var m12 uint64 // rx.has_reth
 	_ = m12
-	var m13 uint64 // rx.base
+	var m13 uint64 // rx.accepted
 	_ = m13
-	var m14 uint64 // rx.rlen
+	var m14 uint64 // rx.base
 	_ = m14
-	var m15 uint64 // rx.syndrome
+	var m15 uint64 // rx.rlen
 	_ = m15
-	var m16 uint64 // rx.ackpsn
+	var m16 uint64 // rx.syndrome
 	_ = m16
-	var m17 uint64 // rx.ackmsn
+	var m17 uint64 // rx.ackpsn
 	_ = m17
-	var m18 uint64 // rx.v6
+	var m18 uint64 // rx.ackmsn
 	_ = m18
-	var m19 uint64 // rx.sport
+	var m19 uint64 // rx.v6
 	_ = m19
-	var m20 uint64 // rx.smac
+	var m20 uint64 // rx.sport
 	_ = m20
-	var m21 uint64 // rx.dmac
+	var m21 uint64 // rx.smac
 	_ = m21
-	var m22 packet.Value // rx.sip
+	var m22 uint64 // rx.dmac
 	_ = m22
-	var m23 packet.Value // rx.dip
+	var m23 packet.Value // rx.sip
 	_ = m23
+	var m24 packet.Value // rx.dip
+	_ = m24
+	var m25 uint64 // rx.rkey
+	_ = m25
+	var m26 uint64 // rx.n
+	_ = m26
+	var m27 uint64 // rx.done
+	_ = m27
 	h15 := 0 // qp
 	_ = h15
-	var m24 uint64 // qp.epsn
-	_ = m24
-	var m25 uint64 // qp.msn
-	_ = m25
-	var m26 uint64 // qp.peer
-	_ = m26
-	var m27 uint64 // qp.busy
-	_ = m27
-	var m28 uint64 // qp.naked
+	var m28 uint64 // qp.epsn
 	_ = m28
-	var m29 uint64 // qp.len
+	var m29 uint64 // qp.msn
 	_ = m29
-	var m30 uint64 // qp.off
+	var m30 uint64 // qp.peer
 	_ = m30
-	var m31 uint64 // qp.va
+	var m31 uint64 // qp.busy
 	_ = m31
-	var m32 uint64 // qp.rkey
+	var m32 uint64 // qp.naked
 	_ = m32
+	var m33 uint64 // qp.len
+	_ = m33
+	var m34 uint64 // qp.off
+	_ = m34
+	var m35 uint64 // qp.va
+	_ = m35
+	var m36 uint64 // qp.rkey
+	_ = m36
+	var m37 packet.Value // qp.bitmap
+	_ = m37
+	var m38 packet.Value // qp.ends
+	_ = m38
 	h16 := -1 // placement
 	_ = h16
 	{ // In: input
@@ -556,7 +576,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt1 := p.ParseFrame(16)
 		data, cur = p.Data, p.Cursor
@@ -689,7 +709,7 @@ n1:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		p.Cut()
 		data, cur = p.Data, p.Cursor
@@ -822,9 +842,9 @@ n2:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt2 := p.Push(0, h16+82, 0)
+		rt2 := p.Push(0, h16+85, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -893,7 +913,7 @@ n2:
 	}
 n3:
 	{ // IsIPv6: test placement.v6 == 1
-		b3 := data[h16 : h16+82] // placement
+		b3 := data[h16 : h16+85] // placement
 		if (uint64(b3[23]) >> 3 & 0x1) == 0x1 {
 			goto n7
 		}
@@ -966,7 +986,7 @@ n4:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt4 := p.Push(3, h0+14, 0)
 		data, cur = p.Data, p.Cursor
@@ -1047,7 +1067,7 @@ n5:
 		b7[6] = b7[6]&^0xe0 | byte(0x2)<<5&0xe0
 		b7[8] = byte(0x40)
 		b7[9] = byte(0x11)
-		b8 := data[h16 : h16+82] // placement
+		b8 := data[h16 : h16+85] // placement
 		s9 := uint32(packet.Value{Hi: (uint64(b8[50])<<56 | uint64(b8[51])<<48 | uint64(b8[52])<<40 | uint64(b8[53])<<32 | uint64(b8[54])<<24 | uint64(b8[55])<<16 | uint64(b8[56])<<8 | uint64(b8[57])), Lo: (uint64(b8[58])<<56 | uint64(b8[59])<<48 | uint64(b8[60])<<40 | uint64(b8[61])<<32 | uint64(b8[62])<<24 | uint64(b8[63])<<16 | uint64(b8[64])<<8 | uint64(b8[65]))}.Lo)
 		b7[12] = byte(s9 >> 24)
 		b7[13] = byte(s9 >> 16)
@@ -1127,7 +1147,7 @@ n6:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt11 := p.Push(8, h3+h3len, 0)
 		data, cur = p.Data, p.Cursor
@@ -1263,7 +1283,7 @@ n7:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt12 := p.Push(4, h0+14, 0)
 		data, cur = p.Data, p.Cursor
@@ -1342,7 +1362,7 @@ n8:
 		b15[0] = b15[0]&^0xf0 | byte(0x6)<<4&0xf0
 		b15[6] = byte(0x11)
 		b15[7] = byte(0x40)
-		b16 := data[h16 : h16+82] // placement
+		b16 := data[h16 : h16+85] // placement
 		v17 := packet.Value{Hi: (uint64(b16[50])<<56 | uint64(b16[51])<<48 | uint64(b16[52])<<40 | uint64(b16[53])<<32 | uint64(b16[54])<<24 | uint64(b16[55])<<16 | uint64(b16[56])<<8 | uint64(b16[57])), Lo: (uint64(b16[58])<<56 | uint64(b16[59])<<48 | uint64(b16[60])<<40 | uint64(b16[61])<<32 | uint64(b16[62])<<24 | uint64(b16[63])<<16 | uint64(b16[64])<<8 | uint64(b16[65]))}
 		s18 := v17.Hi
 		b15[8] = byte(s18 >> 56)
@@ -1450,7 +1470,7 @@ n9:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt23 := p.Push(8, h4+40, 0)
 		data, cur = p.Data, p.Cursor
@@ -1587,7 +1607,7 @@ n10:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt24 := p.Push(9, h8+8, 0)
 		data, cur = p.Data, p.Cursor
@@ -1723,7 +1743,7 @@ n11:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt25 := p.Push(12, h9+12, 0)
 		data, cur = p.Data, p.Cursor
@@ -1859,7 +1879,7 @@ n12:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt26 := p.Push(13, h12+4, 0)
 		data, cur = p.Data, p.Cursor
@@ -1930,7 +1950,7 @@ n12:
 	}
 n13:
 	{ // Fields: set ethernet.dst, ethernet.src, udp.sport, udp.dport, udp.length, bth.opcode, bth.pkey, bth.dqpn, bth.psn, aeth.syndrome, aeth.msn
-		b27 := data[h16 : h16+82] // placement
+		b27 := data[h16 : h16+85] // placement
 		b28 := data[h0 : h0+14]   // ethernet
 		s29 := ((uint64(b27[42])<<56 | uint64(b27[43])<<48 | uint64(b27[44])<<40 | uint64(b27[45])<<32 | uint64(b27[46])<<24 | uint64(b27[47])<<16 | uint64(b27[48])<<8 | uint64(b27[49])) >> 0 & 0xffffffffffff)
 		b28[0] = byte(s29 >> 40)
@@ -1979,7 +1999,7 @@ n13:
 	}
 n14:
 	{ // Strip: pop placement
-		po41, pn42 := h16, 82 // placement
+		po41, pn42 := h16, 85 // placement
 		if po41+pn42 > len(data) {
 			return pl.drop(9)
 		}
@@ -2111,7 +2131,7 @@ n17:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt45 := p.ComputeChecksum(3)
 		data, cur = p.Data, p.Cursor
@@ -2253,7 +2273,7 @@ n19:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt48 := p.ComputeICRC(9)
 		data, cur = p.Data, p.Cursor

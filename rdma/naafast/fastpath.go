@@ -15,7 +15,7 @@ var Schema = newSchema()
 
 func newSchema() *packet.Schema {
 	s := &packet.Schema{
-		MetaFields: 33,
+		MetaFields: 39,
 		Headers: []*packet.HeaderSpec{
 			{Name: "ethernet", ID: 0, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "dst", Offset: 0, Width: 48},
@@ -126,19 +126,23 @@ func newSchema() *packet.Schema {
 				{Name: "imm", Offset: 172, Width: 32},
 				{Name: "has_imm", Offset: 204, Width: 1},
 				{Name: "has_reth", Offset: 205, Width: 1},
-				{Name: "base", Offset: 206, Width: 64},
-				{Name: "rlen", Offset: 270, Width: 64},
-				{Name: "syndrome", Offset: 334, Width: 8},
-				{Name: "ackpsn", Offset: 342, Width: 24},
-				{Name: "ackmsn", Offset: 366, Width: 24},
-				{Name: "v6", Offset: 390, Width: 1},
-				{Name: "sport", Offset: 391, Width: 16},
-				{Name: "smac", Offset: 407, Width: 48},
-				{Name: "dmac", Offset: 455, Width: 48},
-				{Name: "sip", Offset: 503, Width: 128},
-				{Name: "dip", Offset: 631, Width: 128},
+				{Name: "accepted", Offset: 206, Width: 1},
+				{Name: "base", Offset: 207, Width: 64},
+				{Name: "rlen", Offset: 271, Width: 64},
+				{Name: "syndrome", Offset: 335, Width: 8},
+				{Name: "ackpsn", Offset: 343, Width: 24},
+				{Name: "ackmsn", Offset: 367, Width: 24},
+				{Name: "v6", Offset: 391, Width: 1},
+				{Name: "sport", Offset: 392, Width: 16},
+				{Name: "smac", Offset: 408, Width: 48},
+				{Name: "dmac", Offset: 456, Width: 48},
+				{Name: "sip", Offset: 504, Width: 128},
+				{Name: "dip", Offset: 632, Width: 128},
+				{Name: "rkey", Offset: 760, Width: 32},
+				{Name: "n", Offset: 792, Width: 8},
+				{Name: "done", Offset: 800, Width: 8},
 			}},
-			{Name: "qp", ID: 15, Metadata: true, MetaBase: 24, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "qp", ID: 15, Metadata: true, MetaBase: 28, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "epsn", Offset: 0, Width: 24},
 				{Name: "msn", Offset: 24, Width: 24},
 				{Name: "peer", Offset: 48, Width: 24},
@@ -148,6 +152,8 @@ func newSchema() *packet.Schema {
 				{Name: "off", Offset: 106, Width: 32},
 				{Name: "va", Offset: 138, Width: 64},
 				{Name: "rkey", Offset: 202, Width: 32},
+				{Name: "bitmap", Offset: 234, Width: 128},
+				{Name: "ends", Offset: 362, Width: 128},
 			}},
 			{Name: "placement", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "rkey", Offset: 0, Width: 32},
@@ -160,7 +166,8 @@ func newSchema() *packet.Schema {
 				{Name: "has_imm", Offset: 186, Width: 1},
 				{Name: "send", Offset: 187, Width: 1},
 				{Name: "v6", Offset: 188, Width: 1},
-				{Name: "rsvd", Offset: 189, Width: 3},
+				{Name: "accepted", Offset: 189, Width: 1},
+				{Name: "rsvd", Offset: 190, Width: 2},
 				{Name: "poff", Offset: 192, Width: 16},
 				{Name: "syndrome", Offset: 208, Width: 8},
 				{Name: "psn", Offset: 216, Width: 24},
@@ -171,6 +178,7 @@ func newSchema() *packet.Schema {
 				{Name: "dmac", Offset: 352, Width: 48},
 				{Name: "sip", Offset: 400, Width: 128},
 				{Name: "dip", Offset: 528, Width: 128},
+				{Name: "rpsn", Offset: 656, Width: 24},
 			}},
 		},
 		Next: []packet.ParseEdge{
@@ -574,48 +582,60 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m11
 	var m12 uint64 // rx.has_reth
 	_ = m12
-	var m13 uint64 // rx.base
+	var m13 uint64 // rx.accepted
 	_ = m13
-	var m14 uint64 // rx.rlen
+	var m14 uint64 // rx.base
 	_ = m14
-	var m15 uint64 // rx.syndrome
+	var m15 uint64 // rx.rlen
 	_ = m15
-	var m16 uint64 // rx.ackpsn
+	var m16 uint64 // rx.syndrome
 	_ = m16
-	var m17 uint64 // rx.ackmsn
+	var m17 uint64 // rx.ackpsn
 	_ = m17
-	var m18 uint64 // rx.v6
+	var m18 uint64 // rx.ackmsn
 	_ = m18
-	var m19 uint64 // rx.sport
+	var m19 uint64 // rx.v6
 	_ = m19
-	var m20 uint64 // rx.smac
+	var m20 uint64 // rx.sport
 	_ = m20
-	var m21 uint64 // rx.dmac
+	var m21 uint64 // rx.smac
 	_ = m21
-	var m22 packet.Value // rx.sip
+	var m22 uint64 // rx.dmac
 	_ = m22
-	var m23 packet.Value // rx.dip
+	var m23 packet.Value // rx.sip
 	_ = m23
+	var m24 packet.Value // rx.dip
+	_ = m24
+	var m25 uint64 // rx.rkey
+	_ = m25
+	var m26 uint64 // rx.n
+	_ = m26
+	var m27 uint64 // rx.done
+	_ = m27
 	h15 := 0 // qp
 	_ = h15
-	var m24 uint64 // qp.epsn
-	_ = m24
-	var m25 uint64 // qp.msn
-	_ = m25
-	var m26 uint64 // qp.peer
-	_ = m26
-	var m27 uint64 // qp.busy
-	_ = m27
-	var m28 uint64 // qp.naked
+	var m28 uint64 // qp.epsn
 	_ = m28
-	var m29 uint64 // qp.len
+	var m29 uint64 // qp.msn
 	_ = m29
-	var m30 uint64 // qp.off
+	var m30 uint64 // qp.peer
 	_ = m30
-	var m31 uint64 // qp.va
+	var m31 uint64 // qp.busy
 	_ = m31
-	var m32 uint64 // qp.rkey
+	var m32 uint64 // qp.naked
 	_ = m32
+	var m33 uint64 // qp.len
+	_ = m33
+	var m34 uint64 // qp.off
+	_ = m34
+	var m35 uint64 // qp.va
+	_ = m35
+	var m36 uint64 // qp.rkey
+	_ = m36
+	var m37 packet.Value // qp.bitmap
+	_ = m37
+	var m38 packet.Value // qp.ends
+	_ = m38
 	h16 := -1 // placement
 	_ = h16
 	{ // RxQueue: input
@@ -681,7 +701,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt1 := p.ParseFrame(0)
 		data, cur = p.Data, p.Cursor
@@ -837,7 +857,7 @@ n3:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		ok5, wellFormed6 := p.VerifyICRC(9)
 		data, cur = p.Data, p.Cursor
@@ -1002,10 +1022,10 @@ n14:
 n15:
 	{ // RxAddresses: set rx.smac, rx.dmac, rx.sport
 		b18 := data[h0 : h0+14] // ethernet
-		m20 = ((uint64(b18[0])<<56 | uint64(b18[1])<<48 | uint64(b18[2])<<40 | uint64(b18[3])<<32 | uint64(b18[4])<<24 | uint64(b18[5])<<16 | uint64(b18[6])<<8 | uint64(b18[7])) >> 16 & 0xffffffffffff)
-		m21 = ((uint64(b18[4])<<56 | uint64(b18[5])<<48 | uint64(b18[6])<<40 | uint64(b18[7])<<32 | uint64(b18[8])<<24 | uint64(b18[9])<<16 | uint64(b18[10])<<8 | uint64(b18[11])) >> 0 & 0xffffffffffff)
+		m21 = ((uint64(b18[0])<<56 | uint64(b18[1])<<48 | uint64(b18[2])<<40 | uint64(b18[3])<<32 | uint64(b18[4])<<24 | uint64(b18[5])<<16 | uint64(b18[6])<<8 | uint64(b18[7])) >> 16 & 0xffffffffffff)
+		m22 = ((uint64(b18[4])<<56 | uint64(b18[5])<<48 | uint64(b18[6])<<40 | uint64(b18[7])<<32 | uint64(b18[8])<<24 | uint64(b18[9])<<16 | uint64(b18[10])<<8 | uint64(b18[11])) >> 0 & 0xffffffffffff)
 		b19 := data[h8 : h8+8] // udp
-		m19 = (uint64(b19[0])<<8 | uint64(b19[1]))
+		m20 = (uint64(b19[0])<<8 | uint64(b19[1]))
 		goto n16
 	}
 n16:
@@ -1018,8 +1038,8 @@ n16:
 n17:
 	{ // RxIPv4: set rx.sip, rx.dip
 		b20 := data[h3 : h3+20] // ipv4
-		m22 = packet.Value{Lo: (uint64(b20[16])<<24 | uint64(b20[17])<<16 | uint64(b20[18])<<8 | uint64(b20[19]))}
-		m23 = packet.Value{Lo: (uint64(b20[12])<<24 | uint64(b20[13])<<16 | uint64(b20[14])<<8 | uint64(b20[15]))}
+		m23 = packet.Value{Lo: (uint64(b20[16])<<24 | uint64(b20[17])<<16 | uint64(b20[18])<<8 | uint64(b20[19]))}
+		m24 = packet.Value{Lo: (uint64(b20[12])<<24 | uint64(b20[13])<<16 | uint64(b20[14])<<8 | uint64(b20[15]))}
 		goto n20
 	}
 n18:
@@ -1028,9 +1048,9 @@ n18:
 			return pl.drop(6)
 		}
 		b21 := data[h4 : h4+40] // ipv6
-		m22 = packet.Value{Hi: (uint64(b21[24])<<56 | uint64(b21[25])<<48 | uint64(b21[26])<<40 | uint64(b21[27])<<32 | uint64(b21[28])<<24 | uint64(b21[29])<<16 | uint64(b21[30])<<8 | uint64(b21[31])), Lo: (uint64(b21[32])<<56 | uint64(b21[33])<<48 | uint64(b21[34])<<40 | uint64(b21[35])<<32 | uint64(b21[36])<<24 | uint64(b21[37])<<16 | uint64(b21[38])<<8 | uint64(b21[39]))}
-		m23 = packet.Value{Hi: (uint64(b21[8])<<56 | uint64(b21[9])<<48 | uint64(b21[10])<<40 | uint64(b21[11])<<32 | uint64(b21[12])<<24 | uint64(b21[13])<<16 | uint64(b21[14])<<8 | uint64(b21[15])), Lo: (uint64(b21[16])<<56 | uint64(b21[17])<<48 | uint64(b21[18])<<40 | uint64(b21[19])<<32 | uint64(b21[20])<<24 | uint64(b21[21])<<16 | uint64(b21[22])<<8 | uint64(b21[23]))}
-		m18 = (0x1)
+		m23 = packet.Value{Hi: (uint64(b21[24])<<56 | uint64(b21[25])<<48 | uint64(b21[26])<<40 | uint64(b21[27])<<32 | uint64(b21[28])<<24 | uint64(b21[29])<<16 | uint64(b21[30])<<8 | uint64(b21[31])), Lo: (uint64(b21[32])<<56 | uint64(b21[33])<<48 | uint64(b21[34])<<40 | uint64(b21[35])<<32 | uint64(b21[36])<<24 | uint64(b21[37])<<16 | uint64(b21[38])<<8 | uint64(b21[39]))}
+		m24 = packet.Value{Hi: (uint64(b21[8])<<56 | uint64(b21[9])<<48 | uint64(b21[10])<<40 | uint64(b21[11])<<32 | uint64(b21[12])<<24 | uint64(b21[13])<<16 | uint64(b21[14])<<8 | uint64(b21[15])), Lo: (uint64(b21[16])<<56 | uint64(b21[17])<<48 | uint64(b21[18])<<40 | uint64(b21[19])<<32 | uint64(b21[20])<<24 | uint64(b21[21])<<16 | uint64(b21[22])<<8 | uint64(b21[23]))}
+		m19 = (0x1)
 		pl.edges[2]++
 		goto n20
 	}
@@ -1042,17 +1062,19 @@ n20:
 	{ // RxLoad: load qps
 		var rk22 packet.RegisterKey
 		rk22[0] = packet.V(m0)
-		var rv23 [9]packet.Value
+		var rv23 [11]packet.Value
 		ok24 := pl.regs[0].Load(&rk22, rv23[:])
-		m24 = rv23[0].Lo
-		m25 = rv23[1].Lo
-		m26 = rv23[2].Lo
-		m27 = rv23[3].Lo
-		m28 = rv23[4].Lo
-		m29 = rv23[5].Lo
-		m30 = rv23[6].Lo
-		m31 = rv23[7].Lo
-		m32 = rv23[8].Lo
+		m28 = rv23[0].Lo
+		m29 = rv23[1].Lo
+		m30 = rv23[2].Lo
+		m31 = rv23[3].Lo
+		m32 = rv23[4].Lo
+		m33 = rv23[5].Lo
+		m34 = rv23[6].Lo
+		m35 = rv23[7].Lo
+		m36 = rv23[8].Lo
+		m37 = rv23[9]
+		m38 = rv23[10]
 		if ok24 {
 			goto n23
 		}
@@ -1086,8 +1108,8 @@ n21:
 		case 0: // connected
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m24 = (params[0].Lo)
-			m26 = (params[1].Lo)
+			m28 = (params[0].Lo)
+			m30 = (params[1].Lo)
 			pl.edges[3]++
 			goto n23
 		default: // unknown_qp
@@ -1101,7 +1123,7 @@ n22:
 n23:
 	{ // RxPSN: set rx.d
 		b30 := data[h9 : h9+12] // bth
-		m3 = (((((uint64(b30[4])<<56 | uint64(b30[5])<<48 | uint64(b30[6])<<40 | uint64(b30[7])<<32 | uint64(b30[8])<<24 | uint64(b30[9])<<16 | uint64(b30[10])<<8 | uint64(b30[11])) >> 0 & 0xffffff) - m24) & 0xffffff) & 0xffffff)
+		m3 = (((((uint64(b30[4])<<56 | uint64(b30[5])<<48 | uint64(b30[6])<<40 | uint64(b30[7])<<32 | uint64(b30[8])<<24 | uint64(b30[9])<<16 | uint64(b30[10])<<8 | uint64(b30[11])) >> 0 & 0xffffff) - m28) & 0xffffff) & 0xffffff)
 		goto n24
 	}
 n24:
@@ -1120,7 +1142,7 @@ n25:
 	}
 n26:
 	{ // RxNAKedBefore: test qp.naked == 1
-		if m28 == 0x1 {
+		if m32 == 0x1 {
 			goto n27
 		}
 		goto n28
@@ -1131,26 +1153,28 @@ n27:
 	}
 n28:
 	{ // RxNAKSequence: set qp.naked, rx.syndrome, rx.ackpsn, rx.ackmsn
-		m28 = (0x1)
-		m15 = (0x60)
-		m16 = (m24)
-		m17 = (m25)
+		m32 = (0x1)
+		m16 = (0x60)
+		m17 = (m28)
+		m18 = (m29)
 		goto n29
 	}
 n29:
 	{ // RxStoreNAK: store qps
 		var rk31 packet.RegisterKey
 		rk31[0] = packet.V(m0)
-		var rv32 [9]packet.Value
-		rv32[0] = packet.V(m24)
-		rv32[1] = packet.V(m25)
-		rv32[2] = packet.V(m26)
-		rv32[3] = packet.V(m27)
-		rv32[4] = packet.V(m28)
-		rv32[5] = packet.V(m29)
-		rv32[6] = packet.V(m30)
-		rv32[7] = packet.V(m31)
-		rv32[8] = packet.V(m32)
+		var rv32 [11]packet.Value
+		rv32[0] = packet.V(m28)
+		rv32[1] = packet.V(m29)
+		rv32[2] = packet.V(m30)
+		rv32[3] = packet.V(m31)
+		rv32[4] = packet.V(m32)
+		rv32[5] = packet.V(m33)
+		rv32[6] = packet.V(m34)
+		rv32[7] = packet.V(m35)
+		rv32[8] = packet.V(m36)
+		rv32[9] = m37
+		rv32[10] = m38
 		ok33 := pl.regs[0].Store(&rk31, rv32[:])
 		if ok33 {
 			goto n57
@@ -1159,9 +1183,9 @@ n29:
 	}
 n31:
 	{ // RxDuplicate: set rx.syndrome, rx.ackpsn, rx.ackmsn
-		m15 = (0x0)
-		m16 = (((m24 - 0x1) & 0xffffff) & 0xffffff)
-		m17 = (m25)
+		m16 = (0x0)
+		m17 = (((m28 - 0x1) & 0xffffff) & 0xffffff)
+		m18 = (m29)
 		goto n32
 	}
 n32:
@@ -1215,7 +1239,7 @@ n34:
 	}
 n35:
 	{ // RxIdle: test qp.busy == 0
-		if m27 == 0x0 {
+		if m31 == 0x0 {
 			goto n39
 		}
 		pl.edges[12]++
@@ -1223,7 +1247,7 @@ n35:
 	}
 n36:
 	{ // RxIdleSend: test qp.busy == 0
-		if m27 == 0x0 {
+		if m31 == 0x0 {
 			goto n46
 		}
 		pl.edges[13]++
@@ -1231,9 +1255,9 @@ n36:
 	}
 n37:
 	{ // RxInWrite: test qp.busy == 1 && qp.off + rx.size < qp.len
-		c36 := (m27 == 0x1)
+		c36 := (m31 == 0x1)
 		if c36 {
-			c36 = (((m30 + m1) & 0x1ffffffff) < m29)
+			c36 = (((m34 + m1) & 0x1ffffffff) < m33)
 		}
 		if c36 {
 			goto n47
@@ -1243,9 +1267,9 @@ n37:
 	}
 n38:
 	{ // RxInWriteLast: test qp.busy == 1 && qp.off + rx.size == qp.len
-		c37 := (m27 == 0x1)
+		c37 := (m31 == 0x1)
 		if c37 {
-			c37 = (((m30 + m1) & 0x1ffffffff) == m29)
+			c37 = (((m34 + m1) & 0x1ffffffff) == m33)
 		}
 		if c37 {
 			goto n48
@@ -1284,8 +1308,8 @@ n39:
 		case 0: // region
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m13 = (params[0].Lo)
-			m14 = (params[1].Lo)
+			m14 = (params[0].Lo)
+			m15 = (params[1].Lo)
 			goto n40
 		default: // no_region
 			goto n63
@@ -1297,9 +1321,9 @@ n40:
 			return pl.drop(12)
 		}
 		b44 := data[h10 : h10+16] // reth
-		c43 := ((uint64(b44[0])<<56 | uint64(b44[1])<<48 | uint64(b44[2])<<40 | uint64(b44[3])<<32 | uint64(b44[4])<<24 | uint64(b44[5])<<16 | uint64(b44[6])<<8 | uint64(b44[7])) >= m13)
+		c43 := ((uint64(b44[0])<<56 | uint64(b44[1])<<48 | uint64(b44[2])<<40 | uint64(b44[3])<<32 | uint64(b44[4])<<24 | uint64(b44[5])<<16 | uint64(b44[6])<<8 | uint64(b44[7])) >= m14)
 		if c43 {
-			c43 = (packet.Value{Lo: (uint64(b44[0])<<56 | uint64(b44[1])<<48 | uint64(b44[2])<<40 | uint64(b44[3])<<32 | uint64(b44[4])<<24 | uint64(b44[5])<<16 | uint64(b44[6])<<8 | uint64(b44[7]))}.Add(packet.Value{Lo: (uint64(b44[12])<<24 | uint64(b44[13])<<16 | uint64(b44[14])<<8 | uint64(b44[15]))}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).Cmp(packet.Value{Lo: m13}.Add(packet.Value{Lo: m14}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff})) <= 0)
+			c43 = (packet.Value{Lo: (uint64(b44[0])<<56 | uint64(b44[1])<<48 | uint64(b44[2])<<40 | uint64(b44[3])<<32 | uint64(b44[4])<<24 | uint64(b44[5])<<16 | uint64(b44[6])<<8 | uint64(b44[7]))}.Add(packet.Value{Lo: (uint64(b44[12])<<24 | uint64(b44[13])<<16 | uint64(b44[14])<<8 | uint64(b44[15]))}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).Cmp(packet.Value{Lo: m14}.Add(packet.Value{Lo: m15}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff})) <= 0)
 		}
 		if c43 {
 			goto n41
@@ -1313,10 +1337,10 @@ n41:
 			return pl.drop(13)
 		}
 		b45 := data[h10 : h10+16] // reth
-		m29 = (uint64(b45[12])<<24 | uint64(b45[13])<<16 | uint64(b45[14])<<8 | uint64(b45[15]))
-		m30 = (0x0)
-		m31 = ((uint64(b45[0])<<56 | uint64(b45[1])<<48 | uint64(b45[2])<<40 | uint64(b45[3])<<32 | uint64(b45[4])<<24 | uint64(b45[5])<<16 | uint64(b45[6])<<8 | uint64(b45[7])) - m13)
-		m32 = (uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11]))
+		m33 = (uint64(b45[12])<<24 | uint64(b45[13])<<16 | uint64(b45[14])<<8 | uint64(b45[15]))
+		m34 = (0x0)
+		m35 = ((uint64(b45[0])<<56 | uint64(b45[1])<<48 | uint64(b45[2])<<40 | uint64(b45[3])<<32 | uint64(b45[4])<<24 | uint64(b45[5])<<16 | uint64(b45[6])<<8 | uint64(b45[7])) - m14)
+		m36 = (uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11]))
 		goto n42
 	}
 n42:
@@ -1329,7 +1353,7 @@ n42:
 	}
 n43:
 	{ // RxFirst: test rx.size < qp.len
-		if m1 < m29 {
+		if m1 < m33 {
 			goto n44
 		}
 		pl.edges[17]++
@@ -1337,13 +1361,13 @@ n43:
 	}
 n44:
 	{ // RxBegin: set qp.busy, rx.last
-		m27 = (0x1)
+		m31 = (0x1)
 		m4 = (0x0)
 		goto n50
 	}
 n45:
 	{ // RxOnly: test rx.size == qp.len
-		if m1 == m29 {
+		if m1 == m33 {
 			goto n49
 		}
 		pl.edges[18]++
@@ -1351,10 +1375,10 @@ n45:
 	}
 n46:
 	{ // RxSend: set qp.len, qp.off, qp.va, qp.rkey, rx.send
-		m29 = (m1)
-		m30 = (0x0)
-		m31 = (0x0)
-		m32 = (0x0)
+		m33 = (m1)
+		m34 = (0x0)
+		m35 = (0x0)
+		m36 = (0x0)
 		m5 = (0x1)
 		pl.edges[19]++
 		goto n49
@@ -1367,7 +1391,7 @@ n47:
 	}
 n48:
 	{ // RxLast: set qp.busy
-		m27 = (0x0)
+		m31 = (0x0)
 		pl.edges[21]++
 		goto n49
 	}
@@ -1378,38 +1402,41 @@ n49:
 		goto n50
 	}
 n50:
-	{ // RxAccept: set rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack, rx.at, rx.poff
-		m15 = (0x0)
+	{ // RxAccept: set rx.accepted, rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack, rx.at, rx.poff
+		m13 = (0x1)
+		m16 = (0x0)
 		b47 := data[h9 : h9+12] // bth
-		m16 = ((uint64(b47[4])<<56 | uint64(b47[5])<<48 | uint64(b47[6])<<40 | uint64(b47[7])<<32 | uint64(b47[8])<<24 | uint64(b47[9])<<16 | uint64(b47[10])<<8 | uint64(b47[11])) >> 0 & 0xffffff)
-		m17 = (((m25 + m4) & 0x1ffffff) & 0xffffff)
+		m17 = ((uint64(b47[4])<<56 | uint64(b47[5])<<48 | uint64(b47[6])<<40 | uint64(b47[7])<<32 | uint64(b47[8])<<24 | uint64(b47[9])<<16 | uint64(b47[10])<<8 | uint64(b47[11])) >> 0 & 0xffffff)
+		m18 = (((m29 + m4) & 0x1ffffff) & 0xffffff)
 		m7 = (((uint64(b47[8]) >> 7 & 0x1) | m4) & 0x1)
-		m8 = (m31 + m30)
+		m8 = (m35 + m34)
 		m9 = (packet.Value{Lo: uint64(len(data) - h0)}.Sub(packet.Value{Lo: uint64(len(data) - h9)}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Add(packet.Value{Lo: m2}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).Lo & 0xffff
 		goto n51
 	}
 n51:
 	{ // RxAdvance: set qp.off, qp.epsn, qp.naked, qp.msn
-		m30 = ((m30 + m1) & 0x1ffffffff) & 0xffffffff
-		m24 = (((m24 + 0x1) & 0x1ffffff) & 0xffffff)
-		m28 = (0x0)
-		m25 = (((m25 + m4) & 0x1ffffff) & 0xffffff)
+		m34 = ((m34 + m1) & 0x1ffffffff) & 0xffffffff
+		m28 = (((m28 + 0x1) & 0x1ffffff) & 0xffffff)
+		m32 = (0x0)
+		m29 = (((m29 + m4) & 0x1ffffff) & 0xffffff)
 		goto n52
 	}
 n52:
 	{ // RxStore: store qps
 		var rk48 packet.RegisterKey
 		rk48[0] = packet.V(m0)
-		var rv49 [9]packet.Value
-		rv49[0] = packet.V(m24)
-		rv49[1] = packet.V(m25)
-		rv49[2] = packet.V(m26)
-		rv49[3] = packet.V(m27)
-		rv49[4] = packet.V(m28)
-		rv49[5] = packet.V(m29)
-		rv49[6] = packet.V(m30)
-		rv49[7] = packet.V(m31)
-		rv49[8] = packet.V(m32)
+		var rv49 [11]packet.Value
+		rv49[0] = packet.V(m28)
+		rv49[1] = packet.V(m29)
+		rv49[2] = packet.V(m30)
+		rv49[3] = packet.V(m31)
+		rv49[4] = packet.V(m32)
+		rv49[5] = packet.V(m33)
+		rv49[6] = packet.V(m34)
+		rv49[7] = packet.V(m35)
+		rv49[8] = packet.V(m36)
+		rv49[9] = m37
+		rv49[10] = m38
 		ok50 := pl.regs[0].Store(&rk48, rv49[:])
 		if ok50 {
 			goto n53
@@ -1448,18 +1475,18 @@ n56:
 	}
 n62:
 	{ // RxNAKInvalid: set rx.syndrome, rx.ackpsn, rx.ackmsn
-		m15 = (0x61)
+		m16 = (0x61)
 		b51 := data[h9 : h9+12] // bth
-		m16 = ((uint64(b51[4])<<56 | uint64(b51[5])<<48 | uint64(b51[6])<<40 | uint64(b51[7])<<32 | uint64(b51[8])<<24 | uint64(b51[9])<<16 | uint64(b51[10])<<8 | uint64(b51[11])) >> 0 & 0xffffff)
-		m17 = (m25)
+		m17 = ((uint64(b51[4])<<56 | uint64(b51[5])<<48 | uint64(b51[6])<<40 | uint64(b51[7])<<32 | uint64(b51[8])<<24 | uint64(b51[9])<<16 | uint64(b51[10])<<8 | uint64(b51[11])) >> 0 & 0xffffff)
+		m18 = (m29)
 		goto n64
 	}
 n63:
 	{ // RxNAKAccess: set rx.syndrome, rx.ackpsn, rx.ackmsn
-		m15 = (0x62)
+		m16 = (0x62)
 		b52 := data[h9 : h9+12] // bth
-		m16 = ((uint64(b52[4])<<56 | uint64(b52[5])<<48 | uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11])) >> 0 & 0xffffff)
-		m17 = (m25)
+		m17 = ((uint64(b52[4])<<56 | uint64(b52[5])<<48 | uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11])) >> 0 & 0xffffff)
+		m18 = (m29)
 		pl.edges[25]++
 		goto n64
 	}
@@ -1532,7 +1559,7 @@ n57:
 		p.Hdr[15] = packet.HeaderState{Valid: true}
 		p.Hdr[16] = packet.HeaderState{}
 		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 82, Valid: true}
+			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
 		rt53 := p.Push(16, 0, 0)
 		data, cur = p.Data, p.Cursor
@@ -1602,9 +1629,9 @@ n57:
 		goto n58
 	}
 n58:
-	{ // RxPlacementFields: set placement.rkey, placement.offset, placement.length, placement.imm, placement.qpn, placement.data, placement.ack, placement.has_imm, placement.send, placement.v6, placement.poff, placement.syndrome, placement.psn, placement.msn, placement.peer, placement.sport, placement.smac, placement.dmac, placement.sip, placement.dip
-		b54 := data[h16 : h16+82] // placement
-		s55 := uint32(m32)
+	{ // RxPlacementFields: set placement.rkey, placement.offset, placement.length, placement.imm, placement.qpn, placement.data, placement.ack, placement.has_imm, placement.send, placement.v6, placement.accepted, placement.poff, placement.syndrome, placement.psn, placement.msn, placement.peer, placement.sport, placement.smac, placement.dmac, placement.sip, placement.dip, placement.rpsn
+		b54 := data[h16 : h16+85] // placement
+		s55 := uint32(m36)
 		b54[0] = byte(s55 >> 24)
 		b54[1] = byte(s55 >> 16)
 		b54[2] = byte(s55 >> 8)
@@ -1636,41 +1663,42 @@ n58:
 		b54[23] = b54[23]&^0x40 | byte(m7)<<6&0x40
 		b54[23] = b54[23]&^0x20 | byte(m11)<<5&0x20
 		b54[23] = b54[23]&^0x10 | byte(m5)<<4&0x10
-		b54[23] = b54[23]&^0x8 | byte(m18)<<3&0x8
+		b54[23] = b54[23]&^0x8 | byte(m19)<<3&0x8
+		b54[23] = b54[23]&^0x4 | byte(m13)<<2&0x4
 		s60 := uint16(m9)
 		b54[24] = byte(s60 >> 8)
 		b54[25] = byte(s60)
-		b54[26] = byte(m15)
-		s61 := m16
+		b54[26] = byte(m16)
+		s61 := m17
 		b54[27] = byte(s61 >> 16)
 		b54[28] = byte(s61 >> 8)
 		b54[29] = byte(s61)
-		s62 := m17
+		s62 := m18
 		b54[30] = byte(s62 >> 16)
 		b54[31] = byte(s62 >> 8)
 		b54[32] = byte(s62)
-		s63 := m26
+		s63 := m30
 		b54[33] = byte(s63 >> 16)
 		b54[34] = byte(s63 >> 8)
 		b54[35] = byte(s63)
-		s64 := uint16(m19)
+		s64 := uint16(m20)
 		b54[36] = byte(s64 >> 8)
 		b54[37] = byte(s64)
-		s65 := m20
+		s65 := m21
 		b54[38] = byte(s65 >> 40)
 		b54[39] = byte(s65 >> 32)
 		b54[40] = byte(s65 >> 24)
 		b54[41] = byte(s65 >> 16)
 		b54[42] = byte(s65 >> 8)
 		b54[43] = byte(s65)
-		s66 := m21
+		s66 := m22
 		b54[44] = byte(s66 >> 40)
 		b54[45] = byte(s66 >> 32)
 		b54[46] = byte(s66 >> 24)
 		b54[47] = byte(s66 >> 16)
 		b54[48] = byte(s66 >> 8)
 		b54[49] = byte(s66)
-		v67 := m22
+		v67 := m23
 		s68 := v67.Hi
 		b54[50] = byte(s68 >> 56)
 		b54[51] = byte(s68 >> 48)
@@ -1689,7 +1717,7 @@ n58:
 		b54[63] = byte(s69 >> 16)
 		b54[64] = byte(s69 >> 8)
 		b54[65] = byte(s69)
-		v70 := m23
+		v70 := m24
 		s71 := v70.Hi
 		b54[66] = byte(s71 >> 56)
 		b54[67] = byte(s71 >> 48)
@@ -1708,6 +1736,11 @@ n58:
 		b54[79] = byte(s72 >> 16)
 		b54[80] = byte(s72 >> 8)
 		b54[81] = byte(s72)
+		b73 := data[h9 : h9+12] // bth
+		s74 := ((uint64(b73[4])<<56 | uint64(b73[5])<<48 | uint64(b73[6])<<40 | uint64(b73[7])<<32 | uint64(b73[8])<<24 | uint64(b73[9])<<16 | uint64(b73[10])<<8 | uint64(b73[11])) >> 0 & 0xffffff)
+		b54[82] = byte(s74 >> 16)
+		b54[83] = byte(s74 >> 8)
+		b54[84] = byte(s74)
 		goto n59
 	}
 n59:

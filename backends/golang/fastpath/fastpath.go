@@ -5,6 +5,7 @@ package fastpath
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -62,6 +63,9 @@ func B2U(b bool) uint64 {
 	}
 	return 0
 }
+
+// OnesCount is popcount(x) of the model language.
+func OnesCount(x uint64) uint64 { return uint64(bits.OnesCount64(x)) }
 
 // NewTables makes empty runtime tables for schema s, in s.Tables order.
 func NewTables(s *packet.Schema) []*packet.Table {

@@ -292,6 +292,28 @@ func (l *entryList) remove(e *entry) {
 // out or evicted.
 func (s *State) InProgress() int { return len(s.live) }
 
+// Within reports whether data lies in buf's array up to its end, as the
+// frame Process got and what pushes and pops made of it do; an event a
+// place completed does not.
+func Within(buf, data []byte) bool {
+	buf = buf[:cap(buf)]
+	return cap(data) > 0 && cap(data) <= len(buf) && &buf[len(buf)-cap(data)] == &data[:cap(data)][0]
+}
+
+// Rebase copies data into *store (grown as needed) with packet.Headroom
+// bytes before and after it, as the interpreter holds a completed event,
+// and returns the store and data's offset and length in it: a push in
+// front of the event then has room.
+func Rebase(store *[]byte, data []byte) (buf []byte, off, n int) {
+	need := 2*packet.Headroom + len(data)
+	if cap(*store) < need {
+		*store = make([]byte, need)
+	}
+	buf = (*store)[:cap(*store)]
+	copy(buf[packet.Headroom:], data)
+	return buf, packet.Headroom, len(data)
+}
+
 // Saturated is v as a uint64, a value above 64 bits as the largest one.
 func Saturated(v packet.Value) uint64 {
 	if v.Hi != 0 {
