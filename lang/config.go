@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"github.com/dragonet-go/nsc/lang/internal/syntax"
+
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 
@@ -15,12 +17,12 @@ type configFile struct {
 
 type configEntry struct {
 	Pos   lexer.Position
-	Name  string   `parser:"@Ident '='"`
-	Value *Literal `parser:"@@"`
+	Name  string          `parser:"@Ident '='"`
+	Value *syntax.Literal `parser:"@@"`
 }
 
 var configParser = participle.MustBuild[configFile](
-	participle.Lexer(guarded{lex}),
+	participle.Lexer(syntax.Lexer),
 	participle.Elide("Comment", "Whitespace"),
 	participle.UseLookahead(4),
 )

@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"github.com/dragonet-go/nsc/lang/internal/syntax"
+
 	"fmt"
 	"math/big"
 	"math/bits"
@@ -20,7 +22,7 @@ type scope struct {
 }
 
 // value parses an integer or dotted IPv4 literal.
-func parseValue(v *Value) (packet.Value, int, error) {
+func parseValue(v *syntax.Value) (packet.Value, int, error) {
 	if v.IPv4 != nil {
 		var out uint64
 		for _, part := range strings.Split(*v.IPv4, ".") {
@@ -96,7 +98,7 @@ type resolver struct {
 type span struct{ start, end int }
 
 // expr resolves a whole expression and gives its nodes their text.
-func (r *resolver) expr(e *Expr) (*packet.Expr, error) {
+func (r *resolver) expr(e *syntax.Expr) (*packet.Expr, error) {
 	r.buf, r.spans = r.buf[:0], map[*packet.Expr]span{}
 	x, err := r.or(e)
 	if err != nil {
@@ -123,7 +125,7 @@ func (r *resolver) text(x *packet.Expr) string {
 	return string(r.buf[s.start:s.end])
 }
 
-func (r *resolver) or(e *Expr) (*packet.Expr, error) {
+func (r *resolver) or(e *syntax.Expr) (*packet.Expr, error) {
 	start := len(r.buf)
 	x, err := r.and(e.Left)
 	if err != nil {
@@ -142,7 +144,7 @@ func (r *resolver) or(e *Expr) (*packet.Expr, error) {
 	return x, nil
 }
 
-func (r *resolver) and(e *AndExpr) (*packet.Expr, error) {
+func (r *resolver) and(e *syntax.AndExpr) (*packet.Expr, error) {
 	start := len(r.buf)
 	x, err := r.not(e.Left)
 	if err != nil {
@@ -168,7 +170,7 @@ func (r *resolver) logical(k packet.ExprKind, op string, a, b *packet.Expr, pos 
 	return r.node(&packet.Expr{Kind: k, Width: 1, A: a, B: b}, start), nil
 }
 
-func (r *resolver) not(e *NotExpr) (*packet.Expr, error) {
+func (r *resolver) not(e *syntax.NotExpr) (*packet.Expr, error) {
 	if e.Not == nil {
 		return r.cmp(e.Cmp)
 	}
@@ -188,7 +190,7 @@ var cmpKinds = map[string]packet.ExprKind{
 	"==": packet.EEq, "!=": packet.ENe, "<": packet.ELt, "<=": packet.ELe, ">": packet.EGt, ">=": packet.EGe,
 }
 
-func (r *resolver) cmp(e *CmpExpr) (*packet.Expr, error) {
+func (r *resolver) cmp(e *syntax.CmpExpr) (*packet.Expr, error) {
 	start := len(r.buf)
 	x, err := r.sum(e.Left)
 	if err != nil {
@@ -225,7 +227,7 @@ func (r *resolver) fits(v, c *packet.Expr, pos lexer.Position) error {
 	return nil
 }
 
-func (r *resolver) constant(s *Sum) (*packet.Expr, error) {
+func (r *resolver) constant(s *syntax.Sum) (*packet.Expr, error) {
 	x, err := r.sum(s)
 	if err != nil {
 		return nil, err
@@ -237,7 +239,7 @@ func (r *resolver) constant(s *Sum) (*packet.Expr, error) {
 }
 
 // in resolves `x in SET`, x written from start on.
-func (r *resolver) in(x *packet.Expr, set *InSet, start int) (*packet.Expr, error) {
+func (r *resolver) in(x *packet.Expr, set *syntax.InSet, start int) (*packet.Expr, error) {
 	if x.Boolean() {
 		return nil, errAt(set.Pos, "`in` needs a value on its left, %s is a condition", r.text(x))
 	}
@@ -292,7 +294,7 @@ func (r *resolver) in(x *packet.Expr, set *InSet, start int) (*packet.Expr, erro
 var sumKinds = map[string]packet.ExprKind{"+": packet.EAdd, "-": packet.ESub, "|": packet.EBitOr, "^": packet.EBitXor,
 	"*": packet.EMul, "&": packet.EBitAnd, "<<": packet.EShl, ">>": packet.EShr}
 
-func (r *resolver) sum(e *Sum) (*packet.Expr, error) {
+func (r *resolver) sum(e *syntax.Sum) (*packet.Expr, error) {
 	start := len(r.buf)
 	x, err := r.term(e.Left)
 	if err != nil {
@@ -311,7 +313,7 @@ func (r *resolver) sum(e *Sum) (*packet.Expr, error) {
 	return x, nil
 }
 
-func (r *resolver) term(e *Term) (*packet.Expr, error) {
+func (r *resolver) term(e *syntax.Term) (*packet.Expr, error) {
 	start := len(r.buf)
 	x, err := r.unary(e.Left)
 	if err != nil {
@@ -359,7 +361,7 @@ func (r *resolver) arith(op string, a, b *packet.Expr, pos lexer.Position, start
 	return r.node(x, start), nil
 }
 
-func (r *resolver) unary(e *Unary) (*packet.Expr, error) {
+func (r *resolver) unary(e *syntax.Unary) (*packet.Expr, error) {
 	if e.Inv == nil {
 		return r.primary(e.Primary)
 	}
@@ -375,7 +377,7 @@ func (r *resolver) unary(e *Unary) (*packet.Expr, error) {
 	return r.node(&packet.Expr{Kind: packet.EBitNot, Width: x.Width, A: x}, start), nil
 }
 
-func (r *resolver) primary(p *Primary) (*packet.Expr, error) {
+func (r *resolver) primary(p *syntax.Primary) (*packet.Expr, error) {
 	start := len(r.buf)
 	switch {
 	case p.Valid != nil:
@@ -454,7 +456,7 @@ func orElse(a, b *string) *string {
 
 // ref resolves `header.field`, a parameter, or (inside a header) a bare
 // field of that header.
-func (r *resolver) ref(ref *Ref) (*packet.Expr, error) {
+func (r *resolver) ref(ref *syntax.Ref) (*packet.Expr, error) {
 	x, err := r.refExpr(ref)
 	if err != nil {
 		return nil, err
@@ -467,7 +469,7 @@ func (r *resolver) ref(ref *Ref) (*packet.Expr, error) {
 	return r.node(x, start), nil
 }
 
-func (r *resolver) refExpr(ref *Ref) (*packet.Expr, error) {
+func (r *resolver) refExpr(ref *syntax.Ref) (*packet.Expr, error) {
 	if ref.Field == nil {
 		for i, p := range r.scope.params {
 			if p.Name == ref.Name {
@@ -495,7 +497,7 @@ func (r *resolver) refExpr(ref *Ref) (*packet.Expr, error) {
 	return &packet.Expr{Kind: packet.EField, Width: fs.Width, Field: f}, nil
 }
 
-func (r *resolver) field(ref *Ref) (packet.FieldRef, error) {
+func (r *resolver) field(ref *syntax.Ref) (packet.FieldRef, error) {
 	if ref.Field == nil {
 		return packet.FieldRef{}, errAt(ref.Pos, "%s: want header.field", ref.Name)
 	}

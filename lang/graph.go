@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"github.com/dragonet-go/nsc/lang/internal/syntax"
+
 	"slices"
 	"strconv"
 	"strings"
@@ -18,21 +20,21 @@ import (
 
 type placed struct {
 	path []string // enclosing clusters
-	node *NodeDecl
-	lg   *LogicDecl
-	cfg  *ConfigDecl
+	node *syntax.NodeDecl
+	lg   *syntax.LogicDecl
+	cfg  *syntax.ConfigDecl
 	n    *dataflow.Node
 }
 
-func (l *loader) graph(gd *GraphDecl) *dataflow.Graph {
+func (l *loader) graph(gd *syntax.GraphDecl) *dataflow.Graph {
 	kind := dataflow.LPG
 	if gd.Kind == "prg" {
 		kind = dataflow.PRG
 	}
 	g := dataflow.New(gd.Name, kind, l.schema)
 	var all []*placed
-	var walk func(items []*Item, path []string)
-	walk = func(items []*Item, path []string) {
+	var walk func(items []*syntax.Item, path []string)
+	walk = func(items []*syntax.Item, path []string) {
 		for _, it := range items {
 			if it.Limits != nil {
 				l.limits(g, gd, it.Limits, path)
@@ -118,7 +120,7 @@ func parsePos(s string) lexer.Position {
 }
 
 // limits records a PRG's declared resources.
-func (l *loader) limits(g *dataflow.Graph, gd *GraphDecl, ld *LimitsDecl, path []string) {
+func (l *loader) limits(g *dataflow.Graph, gd *syntax.GraphDecl, ld *syntax.LimitsDecl, path []string) {
 	switch {
 	case gd.Kind != "prg":
 		l.errorf(ld.Pos, "lpg %s: only a prg declares limits", gd.Name)
@@ -145,7 +147,7 @@ func (l *loader) limits(g *dataflow.Graph, gd *GraphDecl, ld *LimitsDecl, path [
 	}
 }
 
-func typeString(t *TypeRef) string {
+func typeString(t *syntax.TypeRef) string {
 	if len(t.Args) == 0 {
 		return t.Name
 	}
@@ -160,7 +162,7 @@ func typeString(t *TypeRef) string {
 	return t.Name + "<" + strings.Join(args, ",") + ">"
 }
 
-func literalString(v *Literal) string {
+func literalString(v *syntax.Literal) string {
 	switch {
 	case v == nil:
 		return ""
@@ -180,7 +182,7 @@ func literalString(v *Literal) string {
 }
 
 // literal keeps a configuration value with its positions.
-func literal(v *Literal) *dataflow.Literal {
+func literal(v *syntax.Literal) *dataflow.Literal {
 	if v == nil {
 		return nil
 	}
@@ -201,7 +203,7 @@ func literal(v *Literal) *dataflow.Literal {
 	return out
 }
 
-func (l *loader) attrs(n *dataflow.Node, a *Attrs) {
+func (l *loader) attrs(n *dataflow.Node, a *syntax.Attrs) {
 	if a == nil {
 		return
 	}
@@ -247,7 +249,7 @@ func lookupNode(g *dataflow.Graph, path []string, name string) *dataflow.Node {
 	return nil
 }
 
-func (l *loader) ports(g *dataflow.Graph, p *placed, decls []*PortDecl) {
+func (l *loader) ports(g *dataflow.Graph, p *placed, decls []*syntax.PortDecl) {
 	for _, pd := range decls {
 		if p.n.Port(pd.Name) != nil {
 			l.errorf(pd.Pos, "node %s: port %s declared twice", p.n.Name, pd.Name)
@@ -261,7 +263,7 @@ func (l *loader) ports(g *dataflow.Graph, p *placed, decls []*PortDecl) {
 	}
 }
 
-func (l *loader) connect(g *dataflow.Graph, p *placed, port *dataflow.Port, targets []*Ident, spawn bool) {
+func (l *loader) connect(g *dataflow.Graph, p *placed, port *dataflow.Port, targets []*syntax.Ident, spawn bool) {
 	for _, t := range targets {
 		to := lookupNode(g, p.path, t.Name)
 		if to == nil {
@@ -279,8 +281,8 @@ func (l *loader) connect(g *dataflow.Graph, p *placed, port *dataflow.Port, targ
 func (l *loader) fnode(g *dataflow.Graph, p *placed) {
 	nd := p.node
 	l.attrs(p.n, nd.Attrs)
-	var ports []*PortDecl
-	var spawns []*SpawnDecl
+	var ports []*syntax.PortDecl
+	var spawns []*syntax.SpawnDecl
 	for _, st := range nd.Stmts {
 		switch {
 		case st.Op != nil:
@@ -313,7 +315,7 @@ func (l *loader) fnode(g *dataflow.Graph, p *placed) {
 	}
 	// Ports go in the op's order so port indices agree with Op.Exec.
 	order := p.n.Op.Ports(l.schema)
-	slices.SortStableFunc(ports, func(a, b *PortDecl) int {
+	slices.SortStableFunc(ports, func(a, b *syntax.PortDecl) int {
 		ia, ib := slices.Index(order, a.Name), slices.Index(order, b.Name)
 		if ia < 0 {
 			ia = len(order)
@@ -353,7 +355,7 @@ func portRank(order []string, name string) int {
 }
 
 // op resolves an operation; nil after recording an error.
-func (l *loader) op(od *OpDecl) *packet.Op {
+func (l *loader) op(od *syntax.OpDecl) *packet.Op {
 	s := l.schema
 	r := l.resolver(scope{})
 	header := func(name string) (int, bool) {
@@ -372,7 +374,7 @@ func (l *loader) op(od *OpDecl) *packet.Op {
 		}
 		return id, ok
 	}
-	checksums := func(ids []*Ident) ([]int, bool) {
+	checksums := func(ids []*syntax.Ident) ([]int, bool) {
 		var out []int
 		for _, id := range ids {
 			h, ok := s.Header(id.Name)
@@ -529,7 +531,7 @@ func unquoteOr(s *string, def string) string {
 	return *s
 }
 
-func (l *loader) switchOp(od *OpDecl, r *resolver) *packet.Op {
+func (l *loader) switchOp(od *syntax.OpDecl, r *resolver) *packet.Op {
 	x, err := r.expr(od.Switch.Expr)
 	if err != nil {
 		l.exprError(err)

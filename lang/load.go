@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"github.com/dragonet-go/nsc/lang/internal/syntax"
+
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -98,9 +100,9 @@ func fileKind(m fs.FileMode) string {
 // DefaultSize is a table's size when the model gives none.
 const DefaultSize = 1024
 
-// Parse parses one file without resolving it.
-func Parse(name string, src []byte) (*File, error) {
-	f, err := parser.ParseBytes(name, src)
+// parseFile parses one file without resolving it.
+func parseFile(name string, src []byte) (*syntax.File, error) {
+	f, err := syntax.Parse(name, src)
 	if err != nil {
 		return nil, syntaxError(err)
 	}
@@ -148,7 +150,7 @@ type loader struct {
 	// (beside a model on disk and in the shipped library) is read once.
 	same   map[[sha256.Size]byte]bool
 	files  []string
-	decls  []*Decl
+	decls  []*syntax.Decl
 	errs   ErrorList
 	schema *packet.Schema
 }
@@ -179,7 +181,7 @@ func (l *loader) read(name string, from lexer.Position) {
 		return
 	}
 	l.same[sum] = true
-	f, err := Parse(name, src)
+	f, err := parseFile(name, src)
 	if err != nil {
 		var el ErrorList
 		if errors.As(err, &el) {
@@ -207,7 +209,7 @@ func unwrapPath(err error) error {
 // includePath resolves an include beside the including file, else in the
 // library (where it is read through the library's FS). An absolute path is
 // taken as it is.
-func (l *loader) includePath(from string, inc *Include) string {
+func (l *loader) includePath(from string, inc *syntax.Include) string {
 	rel, err := strconv.Unquote(inc.Path)
 	if err != nil {
 		rel = strings.Trim(inc.Path, `"`)
@@ -279,10 +281,10 @@ func (l *loader) headers() {
 	s := l.schema
 	type pending struct {
 		h    *packet.HeaderSpec
-		expr *Expr
+		expr *syntax.Expr
 	}
 	var lengths, sameLengths []pending
-	var rules []*HeaderDecl
+	var rules []*syntax.HeaderDecl
 	declared := map[string]lexer.Position{}
 	for _, d := range l.decls {
 		hd := d.Header
@@ -463,8 +465,8 @@ var checksumKinds = map[packet.ChecksumKind]string{packet.ChecksumHeader: "heade
 // checksumRules applies `header H @checksum(KIND[, optional])`: in this
 // model, H's checksum (declared elsewhere, of that kind) has RFC 768's
 // zero rule or not. A model sets a header's rule once.
-func (l *loader) checksumRules(rules []*HeaderDecl, declared map[string]lexer.Position) {
-	set := map[string]*HeaderDecl{}
+func (l *loader) checksumRules(rules []*syntax.HeaderDecl, declared map[string]lexer.Position) {
+	set := map[string]*syntax.HeaderDecl{}
 	for _, hd := range rules {
 		h, ok := l.schema.Header(hd.Name)
 		switch {
@@ -567,7 +569,7 @@ func (l *loader) actions() {
 	}
 }
 
-func (l *loader) assigns(as []*Assign, sc scope) []packet.Assign {
+func (l *loader) assigns(as []*syntax.Assign, sc scope) []packet.Assign {
 	var out []packet.Assign
 	r := l.resolver(sc)
 	for _, a := range as {
@@ -607,7 +609,7 @@ func (l *loader) tables() {
 		}
 		def := &packet.TableDef{Spec: &packet.TableSpec{Name: td.Name, Size: DefaultSize}, Default: -1}
 		spec := def.Spec
-		var deflt *Call
+		var deflt *syntax.Call
 		r := l.resolver(scope{})
 		ok := true
 		for _, it := range td.Items {
@@ -690,7 +692,7 @@ func countKind(t *packet.TableSpec, k packet.MatchKind) int {
 	return n
 }
 
-func (l *loader) tableDefault(def *packet.TableDef, c *Call) {
+func (l *loader) tableDefault(def *packet.TableDef, c *syntax.Call) {
 	spec := def.Spec
 	i := slices.IndexFunc(spec.Actions, func(a packet.ActionSpec) bool { return a.Name == c.Name })
 	if i < 0 {

@@ -1,6 +1,9 @@
 package lang
 
-import "github.com/dragonet-go/nsc/packet"
+import (
+	"github.com/dragonet-go/nsc/lang/internal/syntax"
+	"github.com/dragonet-go/nsc/packet"
+)
 
 // DefaultRegisterSize is a register's size when its declaration leaves it
 // out.
@@ -24,7 +27,7 @@ func (l *loader) registers() {
 }
 
 // register resolves one declaration; nil after recording an error.
-func (l *loader) register(rd *RegisterDecl) *packet.RegisterDef {
+func (l *loader) register(rd *syntax.RegisterDecl) *packet.RegisterDef {
 	r := &packet.RegisterDef{Name: rd.Name, Value: -1, Size: DefaultRegisterSize}
 	before := len(l.errs)
 	seen := map[string]bool{}

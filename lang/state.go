@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"github.com/dragonet-go/nsc/lang/internal/syntax"
+
 	"strings"
 	"time"
 
@@ -40,11 +42,11 @@ func (l *loader) states() {
 }
 
 // state resolves one declaration; nil after recording an error.
-func (l *loader) state(sd *StateDecl) *packet.StateDef {
+func (l *loader) state(sd *syntax.StateDecl) *packet.StateDef {
 	st := &packet.StateDef{Name: sd.Name, Max: DefaultStateMax, Timeout: DefaultStateTimeout, Events: DefaultStateEvents, Bytes: DefaultStateBytes}
 	before := len(l.errs)
 	seen := map[string]bool{}
-	once := func(it *StateItem, item string) bool {
+	once := func(it *syntax.StateItem, item string) bool {
 		if seen[item] {
 			l.errorf(it.Pos, "state %s: %s given twice", sd.Name, item)
 			return false
@@ -53,7 +55,7 @@ func (l *loader) state(sd *StateDecl) *packet.StateDef {
 		return true
 	}
 	r := l.resolver(scope{})
-	value := func(x *Expr, what string) *packet.Expr {
+	value := func(x *syntax.Expr, what string) *packet.Expr {
 		return l.valueExpr(r, x, "state "+sd.Name+": "+what)
 	}
 	for _, it := range sd.Items {
@@ -97,7 +99,7 @@ func (l *loader) state(sd *StateDecl) *packet.StateDef {
 }
 
 // stateLimit sets one of max, timeout, events and bytes.
-func (l *loader) stateLimit(state string, st *packet.StateDef, limit string, a *Amount) {
+func (l *loader) stateLimit(state string, st *packet.StateDef, limit string, a *syntax.Amount) {
 	n, err := smallInt(a.Value, maxAmount)
 	if err == nil && n == 0 {
 		l.errorf(a.Pos, "state %s: %s 0: want at least 1", state, limit)
@@ -151,7 +153,7 @@ func (l *loader) stateLimit(state string, st *packet.StateDef, limit string, a *
 }
 
 // placeOp resolves `place STATE at OFFSET [size SIZE]`.
-func (l *loader) placeOp(od *OpDecl, r *resolver) *packet.Op {
+func (l *loader) placeOp(od *syntax.OpDecl, r *resolver) *packet.Op {
 	pd := od.Place
 	o := &packet.Op{Kind: packet.OpPlace, After: -1, Header: -1, Table: -1}
 	var ok bool
@@ -173,7 +175,7 @@ func (l *loader) placeOp(od *OpDecl, r *resolver) *packet.Op {
 }
 
 // valueExpr resolves x, which must be a value; nil after an error.
-func (l *loader) valueExpr(r *resolver, x *Expr, what string) *packet.Expr {
+func (l *loader) valueExpr(r *resolver, x *syntax.Expr, what string) *packet.Expr {
 	e, err := r.expr(x)
 	if err != nil {
 		l.exprError(err)

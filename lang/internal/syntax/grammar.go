@@ -1,4 +1,7 @@
-package lang
+// Package syntax is the model language's grammar: participle structs, the
+// lexer (with the checks a grammar cannot make) and Parse. Package lang
+// resolves what it parses.
+package syntax
 
 import (
 	"github.com/alecthomas/participle/v2"
@@ -8,7 +11,9 @@ import (
 // The grammar, as participle structs. Semicolons are optional everywhere;
 // statements are told apart by their keywords.
 
-var lex = lexer.MustSimple([]lexer.SimpleRule{
+// Lexer is the language's lexer, guarded (see guard.go); the C-node
+// configuration files share it.
+var Lexer lexer.Definition = guarded{lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Comment", Pattern: `//[^\n]*|/\*([^*]|\*+[^*/])*\*+/`},
 	{Name: "Unclosed", Pattern: `/\*`}, // a /* that Comment found no */ for
 	{Name: "String", Pattern: `"(\\.|[^"\\\n])*"`},
@@ -18,10 +23,10 @@ var lex = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Ident", Pattern: `[a-zA-Z_][a-zA-Z0-9_]*`},
 	{Name: "Punct", Pattern: `&&&|&&|\|\||==|!=|<=|>=|<<|>>|->|[-+*/&|^~!<>=(){}\[\],;:.@]`},
 	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
-})
+})}
 
 var parser = participle.MustBuild[File](
-	participle.Lexer(guarded{lex}),
+	participle.Lexer(Lexer),
 	participle.Elide("Comment", "Whitespace"),
 	participle.UseLookahead(4),
 )
@@ -441,3 +446,6 @@ type Ref struct {
 	Name  string  `parser:"@Ident"`
 	Field *string `parser:"( '.' @Ident )?"`
 }
+
+// Parse parses one file; errors are participle's, positioned.
+func Parse(name string, src []byte) (*File, error) { return parser.ParseBytes(name, src) }
