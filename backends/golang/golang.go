@@ -49,6 +49,7 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: prog.Start, prof: opt.Profile}
 	c.w = lower.NewWalker(prog, c, Name)
 	c.valid = flow.AnalyzeValid(g, c.start, 16) // paths kept apart: fewer checks
+	c.w.Valid = c.valid
 	c.pops = flow.FindPopChains(g, c.s)
 	c.body()
 	if c.w.Refused != nil {
@@ -84,6 +85,7 @@ type gen struct {
 	mal      string         // the node being generated, where malformed packets end
 	valid    *flow.Validity // headers valid where (backends/flow)
 	pops     flow.PopChains // pops that move the frame together
+	setOld   setOld         // what a summed set's Old left for Accumulate
 	prof     Profile        // node runs that pick the hot path
 }
 
@@ -352,8 +354,7 @@ func (c *gen) Test(n *dataflow.Node) string { return lower.Cond(c, n.Op.Cond) }
 func (c *gen) Lookup(n *dataflow.Node)      { c.lookup(n) }
 func (c *gen) Pop(n *dataflow.Node)         { c.pop(n.Op) }
 
-func (c *gen) SetSummed(o *packet.Op)               { c.setAccumulating(o) }
-func (c *gen) Assign(a packet.Assign, update []int) { c.assign(a, nil, update) }
+func (c *gen) Assign(a *lower.SetAssign, update []int) { c.assign(a.Assign, nil, update) }
 
 func (c *gen) Push(n *dataflow.Node) {
 	o := n.Op

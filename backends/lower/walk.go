@@ -41,11 +41,8 @@ type Dialect interface {
 	// Switch evaluates the switch's expression before its cases.
 	Switch(n *dataflow.Node)
 	Lookup(n *dataflow.Node)
-	// A set: its assignments one by one (Assign, each patching the
-	// checksums it updates), or, where no assignment reads or writes a
-	// checksum it updates, with the patches summed (SetSummed).
-	Assign(a packet.Assign, update []int)
-	SetSummed(o *packet.Op)
+	// A set, lowered (Walker.LowerSet).
+	SetSyntax
 	Push(n *dataflow.Node)
 	Pop(n *dataflow.Node)
 	Verify(n *dataflow.Node) (cond string)
@@ -74,6 +71,9 @@ type Walker struct {
 	// Refused are the refusals so far: the walker's and the dialect's
 	// (Refuse).
 	Refused backends.Refusals
+	// Valid is the validity analysis the printer runs with: which
+	// headers may be valid, and in which order, where a block runs.
+	Valid *flow.Validity
 
 	cur   *Block
 	jumps map[*dataflow.Node][]*dataflow.Node
@@ -148,13 +148,7 @@ func (w *Walker) Node(b *Block) {
 	case packet.OpLookup:
 		d.Lookup(n)
 	case packet.OpSet:
-		if o := n.Op; flow.CanSumUpdates(w.P.Graph.Schema, o) {
-			d.SetSummed(o)
-		} else {
-			for _, a := range o.Assign {
-				d.Assign(a, o.Update)
-			}
-		}
+		w.set(n)
 		w.Fire(n, 0)
 	case packet.OpPush:
 		d.Push(n)

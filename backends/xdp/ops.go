@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -156,10 +157,10 @@ func (c *gen) parseFrom(h int, seen []int, r, done string, depth int) {
 
 // A window is the 16-bit aligned byte range around a field that a
 // checksum's incremental update sums before and after the write
-// (packet.Packet.window). Relative to the field's header its place is
-// fixed by the layout, except for a field behind the checksummed header,
-// where it depends on the parity of their distance: variant 1 or 2,
-// chosen at run time.
+// (lower.Window). Relative to the field's header its place is fixed by
+// the layout, except for a field behind the checksummed header, where it
+// depends on the parity of their distance: variant 1 or 2, chosen at run
+// time.
 type window struct {
 	u        int
 	fh       int
@@ -169,68 +170,86 @@ type window struct {
 	possible [3]bool
 }
 
-// prepare evaluates an assignment's value and, for each checksum in us
-// that may cover the field, its window's old sum.
-func (c *gen) prepare(a packet.Assign, us []int) (wins []window, val string, wide bool) {
-	h := c.s.Headers[a.Dst.Header]
-	fs := h.Fields[a.Dst.Field]
-	if fs.Variable() {
-		c.fail("assignment to %s.%s, a variable-length field", h.Name, fs.Name)
-		return nil, "0", false
-	}
-	wide = fs.Width > 64 || (flow.IsWide(a.Src) && !flow.LowPreserving(a.Src))
-	val = c.newTmp("v")
-	if wide {
+// A set's parts (lower.SetSyntax): the windows' old sums before the
+// write, their new sums after it.
+
+func (c *gen) Delta(u int) string {
+	d := c.newTmp("d")
+	c.emit("__u64 %s = 0; /* %s checksum */", d, c.s.Headers[u].Name)
+	return d
+}
+
+func (c *gen) Eval(a *lower.SetAssign) string {
+	val := c.newTmp("v")
+	if a.Wide {
 		c.emit("nsc_v128 %s = %s;", val, c.Value(a.Src))
 	} else {
 		c.emit("__u64 %s = %s;", val, c.low(a.Src))
 	}
-	b := c.hdr(a.Dst.Header)
-	for _, u := range us {
-		if w, ok := c.window(u, a.Dst, b); ok {
-			wins = append(wins, w)
-		}
-	}
-	return wins, val, wide
+	return val
 }
 
-// window generates the old sum of checksum u's window around field f
-// (whose header is at pointer b); false when u's checksum never covers f.
-func (c *gen) window(u int, f packet.FieldRef, b string) (window, bool) {
-	spec := c.s.Headers[u]
-	fs := c.s.Headers[f.Header].Fields[f.Field]
-	w := window{u: u, fh: f.Header}
-	if f.Header == u && f.Field == spec.Checksum {
-		return w, false
+func (c *gen) Old(a *lower.SetAssign) {
+	b := c.hdr(a.Dst.Header)
+	c.wins = c.wins[:0]
+	for _, lw := range a.Windows {
+		c.wins = append(c.wins, c.window(lw, a.Dst, b))
 	}
-	flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
-	w.lo[1], w.hi[1] = flo/2*2, (fhi+1)/2*2
-	w.lo[2], w.hi[2] = (flo+1)/2*2-1, (fhi+2)/2*2-1
-	for v := 1; v <= 2; v++ {
-		w.possible[v] = w.hi[v]-w.lo[v] <= flow.MaxWindow
+}
+
+func (c *gen) Store(a *lower.SetAssign, v string) { c.put(c.hdr(a.Dst.Header), a.Field, v, a.Wide) }
+
+func (c *gen) Accumulate(a *lower.SetAssign, v string, delta map[int]string) {
+	b := c.hdr(a.Dst.Header)
+	for _, w := range c.wins {
+		nw := c.winNew(b, w, a.Field, v, a.Wide)
+		c.emit("if (%s) %s += (__u64)%s + %s;", w.ok, delta[w.u], w.old, nw)
 	}
-	switch {
-	case f.Header == u && !w.possible[1], !w.possible[1] && !w.possible[2]:
-		return w, false // the interpreter patches no window that wide
-	case f.Header != u && spec.ChecksumKind == packet.ChecksumHeader:
-		return w, false
+}
+
+func (c *gen) Apply(u int, d string) { c.applyDelta(u, d) }
+
+// Assign prints an assignment of a set whose patches are not summed:
+// packet.Packet.SetUpdating where it updates checksums (the windows' old
+// sums, the field set, each checksum patched in turn).
+func (c *gen) Assign(a *lower.SetAssign, update []int) {
+	if len(update) == 0 || a.Meta {
+		c.assign(a.Assign)
+		return
 	}
+	v := c.Eval(a)
+	c.Old(a)
+	c.Store(a, v)
+	b := c.hdr(a.Dst.Header)
+	for _, w := range c.wins {
+		nw := c.winNew(b, w, a.Field, v, a.Wide)
+		d := c.newTmp("d")
+		c.emit("if (%s) {", w.ok)
+		c.emit("__u64 %s = (__u64)%s + %s;", d, w.old, nw)
+		c.applyDelta(w.u, d)
+		c.emit("}")
+	}
+}
+
+// window generates the old sum of window lw around field f (whose header
+// is at pointer b).
+func (c *gen) window(lw lower.Window, f packet.FieldRef, b string) window {
+	u := lw.U
+	w := window{u: u, fh: f.Header, lo: [3]int{0, lw.Lo, lw.OddLo}, hi: [3]int{0, lw.Hi, lw.OddHi}, possible: [3]bool{false, lw.Fits, lw.OddFits}}
 	w.ok, w.old = c.newTmp("w"), c.newTmp("old")
 	c.emit("int %s = 0; __u32 %s = 0;", w.ok, w.old)
 	if f.Header == u {
 		c.winOld(b, w, 1)
-		return w, true
+		return w
 	}
 	w.kind = c.newTmp("k")
 	c.emit("int %s = 0;", w.kind)
-	pseudo := spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f)
-	switch {
-	case c.mayBehind(f.Header, u):
+	if lw.Kind == lower.WindowDynamic {
 		c.emit("if (%s && st->off[%d] > st->off[%d]) %s = ((st->off[%d] - st->off[%d]) & 1) ? 2 : 1;", c.isValid(u), f.Header, u, w.kind, f.Header, u)
-		if pseudo {
+		if lw.Pseudo {
 			c.emit("else if (%s) %s = 1;", c.isValid(u), w.kind)
 		}
-	case pseudo:
+	} else {
 		// The field's header cannot lie behind u (flow/valid.go): only the
 		// pseudo-header's window applies.
 		c.emit("if (%s) %s = 1;", c.isValid(u), w.kind)
@@ -243,7 +262,7 @@ func (c *gen) window(u int, f packet.FieldRef, b string) (window, bool) {
 		c.winOld(b, w, v)
 		c.emit("}")
 	}
-	return w, true
+	return w
 }
 
 // winOld sums the complements of variant v of window w's words into w.old
@@ -314,60 +333,6 @@ func sumAt(p string, lo, hi int) string {
 		return "0"
 	}
 	return "(__u32)" + strings.Join(terms, " + (__u32)")
-}
-
-// setAccumulating generates a set with updates: per checksum one sum of
-// the fields' deltas, applied once at the end (packet.ApplyChecksumDelta).
-func (c *gen) setAccumulating(o *packet.Op) {
-	us := flow.Checksummed(c.s, o)
-	delta := map[int]string{}
-	for _, u := range us {
-		delta[u] = c.newTmp("d")
-		c.emit("__u64 %s = 0; /* %s checksum */", delta[u], c.s.Headers[u].Name)
-	}
-	for _, a := range o.Assign {
-		h := c.s.Headers[a.Dst.Header]
-		if h.Metadata {
-			c.assign(a, nil)
-			continue
-		}
-		wins, val, wide := c.prepare(a, us)
-		b := c.hdr(a.Dst.Header)
-		c.put(b, h.Fields[a.Dst.Field], val, wide)
-		for _, w := range wins {
-			nw := c.winNew(b, w, h.Fields[a.Dst.Field], val, wide)
-			c.emit("if (%s) %s += (__u64)%s + %s;", w.ok, delta[w.u], w.old, nw)
-		}
-	}
-	for _, u := range us {
-		c.applyDelta(u, delta[u])
-	}
-}
-
-// setUpdating is packet.Packet.SetUpdating for one assignment: the
-// windows' old sums, the field set, each checksum patched in turn.
-func (c *gen) setUpdating(a packet.Assign, update []int) {
-	var us []int
-	for _, u := range update {
-		if c.s.Headers[u].Checksum >= 0 {
-			us = append(us, u)
-		}
-	}
-	h := c.s.Headers[a.Dst.Header]
-	wins, val, wide := c.prepare(a, us)
-	if len(wins) > flow.MaxWindows {
-		wins = wins[:flow.MaxWindows] // the interpreter patches at most 4
-	}
-	b := c.hdr(a.Dst.Header)
-	c.put(b, h.Fields[a.Dst.Field], val, wide)
-	for _, w := range wins {
-		nw := c.winNew(b, w, h.Fields[a.Dst.Field], val, wide)
-		d := c.newTmp("d")
-		c.emit("if (%s) {", w.ok)
-		c.emit("__u64 %s = (__u64)%s + %s;", d, w.old, nw)
-		c.applyDelta(w.u, d)
-		c.emit("}")
-	}
 }
 
 // applyDelta patches header u's checksum with the sum in variable d (not

@@ -83,6 +83,7 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 		c.w = lower.NewWalker(prog, c, Name)
 		c.layoutMeta()
 		c.analyzeValid()
+		c.w.Valid = c.valid
 		c.popChains()
 		return c
 	}
@@ -165,6 +166,7 @@ type gen struct {
 	// hdrs is a stack of scopes: header index -> variable holding a
 	// pointer to its bytes (bounds checked for its fixed part).
 	hdrs [][]hdrVar
+	wins []window       // a set's windows, from Old to Accumulate
 	node *dataflow.Node // being generated
 	mal  string         // where malformed packets end
 	// params are the C expressions of the current action's parameters:
@@ -393,10 +395,6 @@ func (c *gen) Compute(n *dataflow.Node)                { c.compute(n.Op.Header) 
 func (c *gen) Place(n *dataflow.Node) {
 	c.fail("place %s: keyed state (event buffers the data path creates) is not generated for this target", c.s.States[n.Op.State].Name)
 }
-
-func (c *gen) SetSummed(o *packet.Op) { c.setAccumulating(o) }
-
-func (c *gen) Assign(a packet.Assign, update []int) { c.assign(a, update) }
 
 func (c *gen) If(cond string) { c.emit("if %s {", paren(cond)) }
 func (c *gen) EndIf()         { c.emit("}") }
@@ -725,7 +723,7 @@ func (c *gen) actions(n *dataflow.Node, def *packet.TableDef, l xdprun.Layout, e
 		}
 		c.PushScope()
 		for _, as := range a.Body {
-			c.assign(as, nil)
+			c.assign(as)
 		}
 		c.PopScope()
 		c.entry = ""
@@ -736,7 +734,7 @@ func (c *gen) actions(n *dataflow.Node, def *packet.TableDef, l xdprun.Layout, e
 }
 
 // assign generates one assignment, patching the checksums in update.
-func (c *gen) assign(a packet.Assign, update []int) {
+func (c *gen) assign(a packet.Assign) {
 	h := c.s.Headers[a.Dst.Header]
 	fs := h.Fields[a.Dst.Field]
 	if fs.Variable() {
@@ -748,8 +746,6 @@ func (c *gen) assign(a packet.Assign, update []int) {
 		wide = false // the destination keeps only low bits
 	}
 	switch {
-	case len(update) > 0 && !h.Metadata:
-		c.setUpdating(a, update)
 	case h.Metadata:
 		slot := c.metaSlot[h.MetaBase+a.Dst.Field]
 		if fs.Width > 64 {
