@@ -49,8 +49,8 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: prog.Start, prof: opt.Profile}
 	c.w = lower.NewWalker(prog, c, Name)
 	c.valid = flow.AnalyzeValid(g, c.start, 16) // paths kept apart: fewer checks
-	c.w.Valid = c.valid
 	c.pops = flow.FindPopChains(g, c.s)
+	c.w.Valid, c.w.Pops = c.valid, c.pops
 	c.body()
 	if c.w.Refused != nil {
 		return nil, c.w.Refused.Err()
@@ -352,7 +352,6 @@ func (c *gen) Extract(n *dataflow.Node) (string, bool) {
 
 func (c *gen) Test(n *dataflow.Node) string { return lower.Cond(c, n.Op.Cond) }
 func (c *gen) Lookup(n *dataflow.Node)      { c.lookup(n) }
-func (c *gen) Pop(n *dataflow.Node)         { c.pop(n.Op) }
 
 func (c *gen) Assign(a *lower.SetAssign, update []int) { c.assign(a.Assign, nil, update) }
 

@@ -44,7 +44,8 @@ type Dialect interface {
 	// A set, lowered (Walker.LowerSet).
 	SetSyntax
 	Push(n *dataflow.Node)
-	Pop(n *dataflow.Node)
+	// A pop, lowered (Walker.LowerPop).
+	PopSyntax
 	Verify(n *dataflow.Node) (cond string)
 	Compute(n *dataflow.Node)
 	// Place places a segment in keyed state and fires the port the state
@@ -74,6 +75,8 @@ type Walker struct {
 	// Valid is the validity analysis the printer runs with: which
 	// headers may be valid, and in which order, where a block runs.
 	Valid *flow.Validity
+	// Pops are the pops that move the frame together.
+	Pops flow.PopChains
 
 	cur   *Block
 	jumps map[*dataflow.Node][]*dataflow.Node
@@ -154,7 +157,7 @@ func (w *Walker) Node(b *Block) {
 		d.Push(n)
 		w.Fire(n, 0)
 	case packet.OpPop:
-		d.Pop(n)
+		w.pop(n)
 		w.Fire(n, 0)
 	case packet.OpChecksumVerify:
 		w.Branch(n, d.Verify(n))

@@ -328,10 +328,10 @@ func (c *gen) file(opt Options) (*Program, error) {
 		// verifier cannot know, so every path must be safe.
 		fmt.Fprintf(&w, "\tunsigned char *hp%d = cnt->spare; /* %s */\n", h, cComment(c.s.Headers[h].Name))
 	}
-	if len(c.defers) > 0 {
+	if len(c.w.Pops.Defers) > 0 {
 		w.WriteString("\t__u32 pend_off = 0, pend_n = 0; /* bytes a pop left for the next pop to move */\n")
 	}
-	for _, u := range c.pendPatchList {
+	for _, u := range c.w.Pops.Pending {
 		fmt.Fprintf(&w, "\t__u64 pend_d%d = 0; int pend_k%d = 0; /* %s checksum: a patch left for after a pop's move */\n", u, u, cComment(c.s.Headers[u].Name))
 	}
 	// The frame's whole length, fragments included: BPF_PROG_TEST_RUN

@@ -360,92 +360,83 @@ func (c *gen) applyDelta(u int, d string) {
 	c.emit("}")
 }
 
-// offsetsAfterPop updates the header states as packet.Packet.Pop does.
-func (c *gen) offsetsAfterPop(h int, off, n string) {
-	c.emit("NSC_CLRV(%d);", h)
-	for i, spec := range c.s.Headers {
-		if spec.Metadata || i == h || !c.mayValid(i) || !c.mayBehind(i, h) {
-			continue
-		}
-		c.emit("if (%s && st->off[%d] > %s) st->off[%d] -= %s;", c.isValid(i), i, off, i, n)
-	}
-	c.emit("if (st->cursor > %s) st->cursor = st->cursor - %s > %s ? st->cursor - %s : %s;", off, off, n, n, off)
-}
-
-// pop generates `pop H [update …]`: the bytes in front of H move forward
-// over it and the frame's head follows (the result is packet.Packet.Pop's
+// A pop (lower.PopSyntax): the bytes in front of H move forward over it
+// and the frame's head follows (the result is packet.Packet.Pop's
 // whichever side it moves).
-func (c *gen) pop(o *packet.Op) {
-	h := o.Header
-	spec := c.s.Headers[h]
-	if spec.Metadata {
-		c.emit("%s /* pop of metadata */", c.malformed())
-		return
-	}
+
+func (c *gen) PopMeta(*lower.Pop) { c.emit("%s /* pop of metadata */", c.malformed()) }
+
+func (c *gen) PopStart(p *lower.Pop) {
+	h := p.H
 	c.usesMove = true
-	defers, receives := c.defers[c.node], c.receives[c.node]
-	short := c.dropStmt(c.node.ID, c.mal, "frame too short for XDP")
-	if receives {
+	c.popShort = c.dropStmt(c.node.ID, c.mal, "frame too short for XDP")
+	if p.Receives {
 		// A pop just before left its bytes in place (pend_off, pend_n):
 		// unless this header ends where that one began, move them now.
 		c.emit("if (pend_n && !(%s && (__u32)st->off[%d] + st->len[%d] == pend_off)) {", c.isValid(h), h, h)
-		c.move("pend_off", "pend_n", short)
+		c.move("pend_off", "pend_n", c.popShort)
 		c.emit("pend_n = 0;")
 		c.patchPending()
 		c.emit("}")
-		if c.pendPatch[h] {
+		if p.OwnPending {
 			// This header's checksum may wait for a patch: its bytes are
 			// summed below.
 			c.patchPending()
 		}
 	}
-	off, n := c.newTmp("po"), c.newTmp("pn")
-	fixed := spec.FixedBytes()
-	b := ""
-	if !variable(spec) {
-		b = c.hdr(h) // valid and inside the frame, else malformed
-		c.emit("__u32 %s = st->off[%d], %s = %d;", off, h, n, fixed)
+}
+
+func (c *gen) PopRange(p *lower.Pop) (off, n string) {
+	h := p.H
+	off, n = c.newTmp("po"), c.newTmp("pn")
+	c.popHdr = ""
+	if p.Fixed >= 0 {
+		c.popHdr = c.hdr(h) // valid and inside the frame, else malformed
+		c.emit("__u32 %s = st->off[%d], %s = %d;", off, h, n, p.Fixed)
+		return off, n
+	}
+	c.emit("if (!%s) %s /* %s */", c.isValid(h), c.malformed(), c.s.Headers[h].Name)
+	c.emit("__u32 %s = st->off[%d], %s = st->len[%d];", off, h, n, h)
+	c.emit("if (%s + %s > NSC_LEN) %s", off, n, c.malformed())
+	return off, n
+}
+
+func (c *gen) TakeOut(p *lower.Pop, pu lower.PopUpdate, off, n string) {
+	u := pu.U
+	d := c.newTmp("d")
+	c.emit("if (%s && %s > st->off[%d] && %s %% 2 == 0 && (%s - st->off[%d]) %% 2 == 0) {", c.isValid(u), off, u, n, off, u)
+	if c.popHdr != "" && p.Fixed <= 64 {
+		c.emit("__u64 %s = %d - (__u64)(%s);", d, p.Fixed/2*0xffff, sumAt(c.popHdr, 0, p.Fixed))
 	} else {
-		c.emit("if (!%s) %s /* %s */", c.isValid(h), c.malformed(), spec.Name)
-		c.emit("__u32 %s = st->off[%d], %s = st->len[%d];", off, h, n, h)
-		c.emit("if (%s + %s > NSC_LEN) %s", off, n, c.malformed())
+		c.usesPopSum = true
+		c.emit("__u64 %s = nsc_popdelta(ctx, %s, %s);", d, off, n)
 	}
-	for _, u := range o.Update {
-		us := c.s.Headers[u]
-		if us.ChecksumKind == packet.ChecksumHeader || us.Checksum < 0 {
-			continue
-		}
-		d := c.newTmp("d")
-		c.emit("if (%s && %s > st->off[%d] && %s %% 2 == 0 && (%s - st->off[%d]) %% 2 == 0) {", c.isValid(u), off, u, n, off, u)
-		if b != "" && fixed <= 64 {
-			c.emit("__u64 %s = %d - (__u64)(%s);", d, fixed/2*0xffff, sumAt(b, 0, fixed))
-		} else {
-			c.usesPopSum = true
-			c.emit("__u64 %s = nsc_popdelta(ctx, %s, %s);", d, off, n)
-		}
-		if c.pendPatch[u] {
-			// Patched after the move (see patchPending).
-			c.emit("if (%s && (__u32)st->off[%d] + st->len[%d] <= NSC_LEN) { pend_d%d += %s; pend_k%d = 1; }", c.isValid(u), u, u, u, d, u)
-		} else {
-			c.applyDelta(u, d)
-		}
-		c.emit("}")
+	if pu.Pending {
+		// Patched after the move (see patchPending).
+		c.emit("if (%s && (__u32)st->off[%d] + st->len[%d] <= NSC_LEN) { pend_d%d += %s; pend_k%d = 1; }", c.isValid(u), u, u, u, d, u)
+	} else {
+		c.applyDelta(u, d)
 	}
+	c.emit("}")
+}
+
+func (c *gen) PopMove(p *lower.Pop, off, n string) {
+	short := c.popShort
 	pend := "0"
-	if receives {
+	if p.Receives {
 		pend = "pend_n"
 	}
 	c.emit("if (NSC_LEN - %s - %s < 14) %s", pend, n, short)
 	switch {
-	case defers:
+	case p.Defers:
 		// The next node pops too: leave the bytes, it moves both at once.
 		c.emit("pend_off = %s;", off)
-		if receives {
+		if p.Receives {
 			c.emit("pend_n += %s;", n)
 		} else {
 			c.emit("pend_n = %s;", n)
 		}
-	case receives:
+	case p.Receives:
 		c.emit("pend_n += %s;", n)
 		c.move(off, "pend_n", short)
 		c.emit("pend_n = 0;")
@@ -455,7 +446,12 @@ func (c *gen) pop(o *packet.Op) {
 		c.patchPending()
 	}
 	c.forget()
-	c.offsetsAfterPop(h, off, n)
+	// The header states as packet.Packet.Pop leaves them.
+	c.emit("NSC_CLRV(%d);", p.H)
+	for _, i := range p.Behind {
+		c.emit("if (%s && st->off[%d] > %s) st->off[%d] -= %s;", c.isValid(i), i, off, i, n)
+	}
+	c.emit("if (st->cursor > %s) st->cursor = st->cursor - %s > %s ? st->cursor - %s : %s;", off, off, n, n, off)
 }
 
 // patchPending applies the checksum patches pops have left for after the
@@ -466,7 +462,7 @@ func (c *gen) pop(o *packet.Op) {
 // + b) is ~fold(a + b)); patching after the move leaves the move no bytes
 // just stored to load.
 func (c *gen) patchPending() {
-	for _, u := range c.pendPatchList {
+	for _, u := range c.w.Pops.Pending {
 		fs := c.s.Headers[u].Fields[c.s.Headers[u].Checksum]
 		p := c.newTmp("cb")
 		c.emit("if (pend_k%d) {", u)

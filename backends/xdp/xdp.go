@@ -83,8 +83,7 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 		c.w = lower.NewWalker(prog, c, Name)
 		c.layoutMeta()
 		c.analyzeValid()
-		c.w.Valid = c.valid
-		c.popChains()
+		c.w.Valid, c.w.Pops = c.valid, flow.FindPopChains(g, c.s)
 		return c
 	}
 	// BPF bounds every table resource, so the PRG must say how far.
@@ -151,13 +150,6 @@ type gen struct {
 	topHdr map[*dataflow.Node]hset // pointers a node leaves checked
 	hpUsed map[int]bool
 	moved  bool // the node moved the frame: pointers are stale
-	// Pops followed by a pop leave their bytes for it to move with its
-	// own (defers); the pops after them take them over (receives).
-	defers, receives map[*dataflow.Node]bool
-	// The checksums pops patch after their move (not optional ones: see
-	// patchPending), and the same sorted.
-	pendPatch     map[int]bool
-	pendPatchList []int
 
 	edges        flow.Edges // the flow graph (flowcount.go)
 	edgeCounters int
@@ -166,9 +158,12 @@ type gen struct {
 	// hdrs is a stack of scopes: header index -> variable holding a
 	// pointer to its bytes (bounds checked for its fixed part).
 	hdrs [][]hdrVar
-	wins []window       // a set's windows, from Old to Accumulate
-	node *dataflow.Node // being generated
-	mal  string         // where malformed packets end
+	wins []window // a set's windows, from Old to Accumulate
+	// A pop's drop when the frame would be too short, and its header's
+	// pointer where it has a fixed length, from PopStart on.
+	popShort, popHdr string
+	node             *dataflow.Node // being generated
+	mal              string         // where malformed packets end
 	// params are the C expressions of the current action's parameters:
 	// the entry pointer and the word offsets.
 	entry     string
@@ -388,7 +383,6 @@ func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.H
 func (c *gen) Test(n *dataflow.Node) string            { return lower.Cond(c, n.Op.Cond) }
 func (c *gen) Lookup(n *dataflow.Node)                 { c.lookup(n) }
 func (c *gen) Push(n *dataflow.Node)                   { c.push(n.Op) }
-func (c *gen) Pop(n *dataflow.Node)                    { c.pop(n.Op) }
 func (c *gen) Verify(n *dataflow.Node) string          { return c.verify(n.Op.Header) }
 func (c *gen) Compute(n *dataflow.Node)                { c.compute(n.Op.Header) }
 
@@ -529,16 +523,6 @@ func (c *gen) cachedHdr(h int) (string, bool) {
 // length is then more than its fixed part).
 func variable(h *packet.HeaderSpec) bool {
 	return len(h.Fields) > 0 && h.Fields[len(h.Fields)-1].Variable()
-}
-
-// popChains finds the pops that move the frame together (flow.PopChains).
-func (c *gen) popChains() {
-	pc := flow.FindPopChains(c.g, c.s)
-	c.defers, c.receives = pc.Defers, pc.Receives
-	c.pendPatch, c.pendPatchList = map[int]bool{}, pc.Pending
-	for _, u := range pc.Pending {
-		c.pendPatch[u] = true
-	}
 }
 
 // isValid is a C condition: header h is valid (a constant where the
