@@ -1009,22 +1009,16 @@ func (c *gen) U64(e *packet.Expr) string {
 	case packet.EBitNot:
 		return fmt.Sprintf("(^%s%s)", c.U64(e.A), maskSuffix(e.Width))
 	}
-	op, ok := binOps[e.Kind]
+	op, cut, ok := lower.WordOp(e.Kind)
 	if !ok {
 		c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
 		return "0"
 	}
 	x := fmt.Sprintf("(%s %s %s)", c.U64(e.A), op, shiftAmount(e, c.U64(e.B)))
-	if e.Kind == packet.EBitAnd || e.Kind == packet.EShr {
-		return x // cannot carry past the width
+	if !cut {
+		return x
 	}
 	return "(" + x + maskSuffix(e.Width) + ")"
-}
-
-// binOps are Go's operators for the binary expression kinds.
-var binOps = map[packet.ExprKind]string{
-	packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*", packet.EBitAnd: "&",
-	packet.EBitOr: "|", packet.EBitXor: "^", packet.EShl: "<<", packet.EShr: ">>",
 }
 
 // i64 is e in signed 64-bit arithmetic, for an expression flow.SmallRange
@@ -1036,7 +1030,8 @@ func (c *gen) i64(e *packet.Expr) string {
 	case packet.EField:
 		return "int64(" + c.readField(e.Field, false) + ")"
 	}
-	return fmt.Sprintf("(%s %s %s)", c.i64(e.A), binOps[e.Kind], c.i64(e.B)) // +, - or *
+	op, _, _ := lower.WordOp(e.Kind) // +, - or *
+	return fmt.Sprintf("(%s %s %s)", c.i64(e.A), op, c.i64(e.B))
 }
 
 func (c *gen) low(e *packet.Expr) string {
@@ -1055,7 +1050,7 @@ func (c *gen) low(e *packet.Expr) string {
 		return fmt.Sprintf("(^%s%s)", c.low(e.A), mask)
 	}
 	a, b := c.low(e.A), shiftAmount(e, c.low(e.B))
-	op, ok := binOps[e.Kind]
+	op, _, ok := lower.WordOp(e.Kind)
 	if !ok || e.Kind == packet.EShr { // a right shift's low bits need the high ones
 		c.w.Refuse(c.owner, "expression %q: the low bits of operator %d are not supported", e.Text, e.Kind)
 		return "0"
@@ -1089,25 +1084,21 @@ func (c *gen) Value(e *packet.Expr) string {
 	case packet.EBitNot:
 		return fmt.Sprintf("%s.Not().And(%s)", c.Value(e.A), valueLit(packet.Mask(e.Width)))
 	}
-	f, ok := wideOps[e.Kind]
+	name, cut, ok := lower.WideOp(e.Kind)
 	if !ok {
 		c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
 		return "packet.Value{}"
 	}
-	return fmt.Sprintf(f, c.Value(e.A), c.Value(e.B), valueLit(packet.Mask(e.Width)))
-}
-
-// wideOps print the 128-bit operators: %[1]s and %[2]s are the operands,
-// %[3]s the mask of the result's width (results are cut to it).
-var wideOps = map[packet.ExprKind]string{
-	packet.EAdd:    "%[1]s.Add(%[2]s).And(%[3]s)",
-	packet.ESub:    "%[1]s.Sub(%[2]s).And(%[3]s)",
-	packet.EMul:    "%[1]s.Mul(%[2]s).And(%[3]s)",
-	packet.EBitAnd: "%[1]s.And(%[2]s)",
-	packet.EBitOr:  "%[1]s.Or(%[2]s).And(%[3]s)",
-	packet.EBitXor: "%[1]s.Xor(%[2]s).And(%[3]s)",
-	packet.EShl:    "%[1]s.Shl(uint(min(%[2]s.Lo, 128))).And(%[3]s)",
-	packet.EShr:    "%[1]s.Shr(uint(min(%[2]s.Lo, 128)))",
+	// packet.Value's method of that name; a shift by at most 128.
+	a, b := c.Value(e.A), c.Value(e.B)
+	if e.Kind == packet.EShl || e.Kind == packet.EShr {
+		b = "uint(min(" + b + ".Lo, 128))"
+	}
+	x := fmt.Sprintf("%s.%s%s(%s)", a, strings.ToUpper(name[:1]), name[1:], b)
+	if cut {
+		x += ".And(" + valueLit(packet.Mask(e.Width)) + ")"
+	}
+	return x
 }
 
 // readField reads a field as uint64 or, if wide, as packet.Value.

@@ -179,23 +179,21 @@ func (c *gen) TakeOut(p *lower.Pop, pu lower.PopUpdate, off, n string) {
 	c.emit("}")
 }
 
-func (c *gen) PopMove(p *lower.Pop, off, n string) {
-	switch {
-	case p.Defers:
-		// The next node pops too: it moves these bytes with its own.
-		c.emit("pendOff = %s", off)
-		if p.Receives {
-			c.emit("pendN += %s", n)
-		} else {
-			c.emit("pendN = %s", n)
-		}
-	case p.Receives:
-		c.emit("pendN += %s", n)
-		c.move(off, "pendN")
-		c.emit("pendN = 0")
-	default:
-		c.move(off, n)
-	}
+// Hold: the next node pops too and moves these bytes with its own.
+func (c *gen) Hold(p *lower.Pop, off, n string) {
+	c.emit("pendOff = %s", off)
+	c.emit("pendN %s %s", p.HoldOp(), n)
+}
+
+func (c *gen) MoveHeld(_ *lower.Pop, off, n string) {
+	c.emit("pendN += %s", n)
+	c.move(off, "pendN")
+	c.emit("pendN = 0")
+}
+
+func (c *gen) Move(_ *lower.Pop, off, n string) { c.move(off, n) }
+
+func (c *gen) PopOffsets(p *lower.Pop, off, n string) {
 	c.emit("%s", c.hClear(p.H))
 	for _, i := range p.Behind {
 		valid := c.hValid(i) + " && "

@@ -13,7 +13,8 @@ import (
 // bytes — and the offsets of the headers that may lie behind it moved.
 // It prints as
 //
-//	PopStart; off, n := PopRange; TakeOut per update; PopMove
+//	PopStart; off, n := PopRange; TakeOut per update;
+//	Hold (Defers) | MoveHeld (Receives) | Move; PopOffsets
 //
 // or, for a metadata header, PopMeta (PopSyntax).
 
@@ -41,6 +42,15 @@ type Pop struct {
 	Behind []int
 }
 
+// HoldOp is the assignment of a held byte count, the same in Go and C:
+// added to those held where the pop Receives them.
+func (p *Pop) HoldOp() string {
+	if p.Receives {
+		return "+="
+	}
+	return "="
+}
+
 // PopSyntax prints a lowered pop's parts.
 type PopSyntax interface {
 	PopMeta(p *Pop)
@@ -54,9 +64,15 @@ type PopSyntax interface {
 	// TakeOut takes the bytes [off, off+n) out of checksum u where it
 	// covers them (an even distance from its start and an even length).
 	TakeOut(p *Pop, u PopUpdate, off, n string)
-	// PopMove moves the frame over the bytes (or leaves them, Defers),
-	// and the offsets of the headers Behind and the cursor with it.
-	PopMove(p *Pop, off, n string)
+	// Hold leaves the bytes [off, off+n) for the next pop to move, with
+	// those held already where the pop Receives; MoveHeld moves them
+	// with those held; Move moves the frame over them alone.
+	Hold(p *Pop, off, n string)
+	MoveHeld(p *Pop, off, n string)
+	Move(p *Pop, off, n string)
+	// PopOffsets marks the header gone and moves the offsets of the
+	// headers Behind and the cursor.
+	PopOffsets(p *Pop, off, n string)
 }
 
 // LowerPop lowers pop node n.
@@ -98,5 +114,13 @@ func (w *Walker) pop(n *dataflow.Node) {
 	for _, u := range p.Updates {
 		d.TakeOut(&p, u, off, cnt)
 	}
-	d.PopMove(&p, off, cnt)
+	switch {
+	case p.Defers:
+		d.Hold(&p, off, cnt)
+	case p.Receives:
+		d.MoveHeld(&p, off, cnt)
+	default:
+		d.Move(&p, off, cnt)
+	}
+	d.PopOffsets(&p, off, cnt)
 }

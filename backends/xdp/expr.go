@@ -100,25 +100,22 @@ func (c *gen) U64(e *packet.Expr) string {
 	}
 	a := c.U64(e.A)
 	b := c.U64(e.B)
-	switch e.Kind {
-	case packet.EAdd:
-		return fmt.Sprintf("((%s + %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.ESub:
-		return fmt.Sprintf("((%s - %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EMul:
-		return fmt.Sprintf("((%s * %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EBitAnd:
-		return fmt.Sprintf("(%s & %s)", a, b)
-	case packet.EBitOr:
-		return fmt.Sprintf("((%s | %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EBitXor:
-		return fmt.Sprintf("((%s ^ %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EShl:
-		return fmt.Sprintf("(nsc_shl64(%s, %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EShr:
-		return fmt.Sprintf("nsc_shr64(%s, %s)", a, b)
+	op, cut, ok := lower.WordOp(e.Kind)
+	if !ok {
+		return c.Bad(e)
 	}
-	return c.Bad(e)
+	// A shift by 64 or more is the interpreter's (nsc_shl64, nsc_shr64).
+	x := fmt.Sprintf("(%s %s %s)", a, op, b)
+	switch e.Kind {
+	case packet.EShl:
+		x = fmt.Sprintf("nsc_shl64(%s, %s)", a, b)
+	case packet.EShr:
+		x = fmt.Sprintf("nsc_shr64(%s, %s)", a, b)
+	}
+	if !cut {
+		return x
+	}
+	return "(" + x + maskSuffix(e.Width) + ")"
 }
 
 // param is the current action's parameter i: its low word, or (wide) the
@@ -167,8 +164,8 @@ func (c *gen) low(e *packet.Expr) string {
 		return fmt.Sprintf("(nsc_shl64(%s, %s)%s)", c.low(e.A), c.U64(e.B), mask)
 	}
 	a, b := c.low(e.A), c.low(e.B)
-	op := map[packet.ExprKind]string{packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*", packet.EBitAnd: "&", packet.EBitOr: "|", packet.EBitXor: "^"}[e.Kind]
-	if op == "" {
+	op, _, ok := lower.WordOp(e.Kind)
+	if !ok || e.Kind == packet.EShr {
 		return c.Bad(e)
 	}
 	return fmt.Sprintf("((%s %s %s)%s)", a, op, b, mask)
@@ -198,22 +195,17 @@ func (c *gen) Value(e *packet.Expr) string {
 	if e.A == nil || e.B == nil {
 		return c.Bad(nil)
 	}
-	f, ok := wideOps[e.Kind]
+	name, cut, ok := lower.WideOp(e.Kind)
 	if !ok {
 		return c.Bad(e)
 	}
-	return fmt.Sprintf(f, c.Value(e.A), c.Value(e.B), vlit(packet.Mask(e.Width)))
-}
-
-// wideOps print the 128-bit operators: %[1]s and %[2]s are the operands,
-// %[3]s the mask of the result's width (results are cut to it).
-var wideOps = map[packet.ExprKind]string{
-	packet.EAdd:    "nsc_vand(nsc_vadd(%[1]s, %[2]s), %[3]s)",
-	packet.ESub:    "nsc_vand(nsc_vsub(%[1]s, %[2]s), %[3]s)",
-	packet.EMul:    "nsc_vand(nsc_vmul(%[1]s, %[2]s), %[3]s)",
-	packet.EBitAnd: "nsc_vand(%[1]s, %[2]s)",
-	packet.EBitOr:  "nsc_vand(nsc_vor(%[1]s, %[2]s), %[3]s)",
-	packet.EBitXor: "nsc_vand(nsc_vxor(%[1]s, %[2]s), %[3]s)",
-	packet.EShl:    "nsc_vand(nsc_vshlv(%[1]s, %[2]s), %[3]s)",
-	packet.EShr:    "nsc_vshrv(%[1]s, %[2]s)",
+	// The runtime's nsc_v<name>; shifts by a value, nsc_v<name>v.
+	if e.Kind == packet.EShl || e.Kind == packet.EShr {
+		name += "v"
+	}
+	x := fmt.Sprintf("nsc_v%s(%s, %s)", name, c.Value(e.A), c.Value(e.B))
+	if cut {
+		x = fmt.Sprintf("nsc_vand(%s, %s)", x, vlit(packet.Mask(e.Width)))
+	}
+	return x
 }

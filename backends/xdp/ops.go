@@ -420,33 +420,40 @@ func (c *gen) TakeOut(p *lower.Pop, pu lower.PopUpdate, off, n string) {
 	c.emit("}")
 }
 
-func (c *gen) PopMove(p *lower.Pop, off, n string) {
-	short := c.popShort
-	pend := "0"
+// Hold: the next node pops too; the bytes stay, it moves both at once.
+func (c *gen) Hold(p *lower.Pop, off, n string) {
+	c.popRoom(p, n)
+	c.emit("pend_off = %s;", off)
+	c.emit("pend_n %s %s;", p.HoldOp(), n)
+}
+
+func (c *gen) MoveHeld(p *lower.Pop, off, n string) {
+	c.popRoom(p, n)
+	c.emit("pend_n += %s;", n)
+	c.move(off, "pend_n", c.popShort)
+	c.emit("pend_n = 0;")
+	c.patchPending()
+}
+
+func (c *gen) Move(p *lower.Pop, off, n string) {
+	c.popRoom(p, n)
+	c.move(off, n, c.popShort)
+	c.patchPending()
+}
+
+// popRoom ends a frame that would be shorter than an Ethernet header
+// once the bytes held and these are gone.
+func (c *gen) popRoom(p *lower.Pop, n string) {
+	held := "0"
 	if p.Receives {
-		pend = "pend_n"
+		held = "pend_n"
 	}
-	c.emit("if (NSC_LEN - %s - %s < 14) %s", pend, n, short)
-	switch {
-	case p.Defers:
-		// The next node pops too: leave the bytes, it moves both at once.
-		c.emit("pend_off = %s;", off)
-		if p.Receives {
-			c.emit("pend_n += %s;", n)
-		} else {
-			c.emit("pend_n = %s;", n)
-		}
-	case p.Receives:
-		c.emit("pend_n += %s;", n)
-		c.move(off, "pend_n", short)
-		c.emit("pend_n = 0;")
-		c.patchPending()
-	default:
-		c.move(off, n, short)
-		c.patchPending()
-	}
+	c.emit("if (NSC_LEN - %s - %s < 14) %s", held, n, c.popShort)
+}
+
+// PopOffsets updates the header states as packet.Packet.Pop does.
+func (c *gen) PopOffsets(p *lower.Pop, off, n string) {
 	c.forget()
-	// The header states as packet.Packet.Pop leaves them.
 	c.emit("NSC_CLRV(%d);", p.H)
 	for _, i := range p.Behind {
 		c.emit("if (%s && st->off[%d] > %s) st->off[%d] -= %s;", c.isValid(i), i, off, i, n)
