@@ -351,9 +351,8 @@ func (c *gen) Extract(n *dataflow.Node) (string, bool) {
 }
 
 func (c *gen) Test(n *dataflow.Node) string { return lower.Cond(c, n.Op.Cond) }
-func (c *gen) Lookup(n *dataflow.Node)      { c.lookup(n) }
 
-func (c *gen) Assign(a *lower.SetAssign, update []int) { c.assign(a.Assign, nil, update) }
+func (c *gen) Assign(a *lower.SetAssign, update []int) { c.assign(a.Assign, update) }
 
 func (c *gen) Push(n *dataflow.Node) {
 	o := n.Op
@@ -578,27 +577,19 @@ func (c *gen) Case(n *dataflow.Node, _ int, v packet.Value) {
 func (c *gen) Default(*dataflow.Node)   { c.emit("default:") }
 func (c *gen) EndSwitch(*dataflow.Node) { c.emit("}") }
 
-func (c *gen) lookup(n *dataflow.Node) {
-	o := n.Op
-	def := c.s.Tables[o.Table]
-	c.emit("act, params := %d, []packet.Value(%s)", def.Default, c.defaultParams(o.Table))
-	// A key of at most 64 bits is computed in 64 when its low bits follow
-	// from its operands'.
-	narrow := true
-	for i, k := range def.Keys {
-		if def.Spec.Keys[i].Width <= 64 {
-			narrow = narrow && (!flow.IsWide(k) || flow.LowPreserving(k))
-		}
-	}
-	if narrow && (def.Spec.KeyWord() || def.Spec.KeyWords() <= packet.MaxKeyWords) {
-		c.lookupWords(n, def)
+// Lookup looks a table's keys up (lower.Lookup).
+func (c *gen) Lookup(n *dataflow.Node, l *lower.Lookup) {
+	def := l.Def
+	c.emit("act, params := %d, []packet.Value(%s)", def.Default, c.defaultParams(l.Table))
+	if l.Narrow && (def.Spec.KeyWord() || def.Spec.KeyWords() <= packet.MaxKeyWords) {
+		c.lookupWords(n, l)
 		return
 	}
-	c.keys(def)
-	c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", o.Table, len(def.Keys))
+	c.keys(l)
+	c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", l.Table, len(l.Keys))
 	c.emit("act, params = e.Action, e.Params")
 	c.emit("}")
-	c.actions(n, def)
+	c.w.Actions(n, l)
 }
 
 // lookupWords looks a table's keys up as 64-bit words, a wide key's two
@@ -606,25 +597,25 @@ func (c *gen) lookup(n *dataflow.Node) {
 // generated code can read (packet.Probes: the accessor is small enough for
 // Go to inline even here) and calling the table's word lookup where it has
 // not.
-func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
-	t := n.Op.Table
+func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
+	t, def := l.Table, l.Def
 	var ws []string
 	scannable := def.Spec.NeedsPriority() && len(def.Keys) <= packet.MaxKeyWords
-	for i, k := range def.Keys {
-		w := def.Spec.Keys[i].Width
+	for _, k := range l.Keys {
+		w := k.Width
 		v := c.newTmp("kw")
 		if w <= 64 {
-			c.emit("%s := (%s)%s", v, c.low(k), maskTo(k, w))
+			c.emit("%s := (%s)%s", v, c.low(k.Expr), maskTo(k.Expr, w))
 			ws = append(ws, v)
 			continue
 		}
 		scannable = false
-		c.emit("%s := %s", v, c.Value(k))
+		c.emit("%s := %s", v, c.Value(k.Expr))
 		ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(w-64)), v+".Lo")
 	}
 	// On the hot path, an index's hit runs the action's code where it
 	// hits: no join of every probe's results before the switch.
-	acts := c.capture(func() { c.actions(n, def) })
+	acts := c.capture(func() { c.w.Actions(n, l) })
 	hit := func(slot string) {
 		c.emit("if %s.Entry != 0 {", slot)
 		c.emit("act, params = int(%s.Action), %s.Params", slot, slot)
@@ -641,10 +632,8 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		// All keys packed in one word: one probe for exact tables and for
 		// priority tables whose entries share their masks.
 		var parts []string
-		shift := 0
 		for i := len(ws) - 1; i >= 0; i-- {
-			parts = append(parts, fmt.Sprintf("%s<<%d", ws[i], shift))
-			shift += def.Spec.Keys[i].Width
+			parts = append(parts, fmt.Sprintf("%s<<%d", ws[i], l.Keys[i].Shift))
 		}
 		if len(parts) == 0 {
 			parts = []string{"uint64(0)"} // a table without keys
@@ -761,13 +750,13 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 }
 
 // keys evaluates a table's keys into pl.keys.
-func (c *gen) keys(def *packet.TableDef) {
-	c.maxKeys = max(c.maxKeys, len(def.Keys))
-	for i, k := range def.Keys {
-		if flow.IsWide(k) && (def.Spec.Keys[i].Width > 64 || !flow.LowPreserving(k)) {
-			c.emit("pl.keys[%d] = %s", i, c.Value(k))
+func (c *gen) keys(l *lower.Lookup) {
+	c.maxKeys = max(c.maxKeys, len(l.Keys))
+	for i, k := range l.Keys {
+		if k.Wide {
+			c.emit("pl.keys[%d] = %s", i, c.Value(k.Expr))
 		} else {
-			c.emit("pl.keys[%d] = packet.Value{Lo: %s}", i, c.low(k))
+			c.emit("pl.keys[%d] = packet.Value{Lo: %s}", i, c.low(k.Expr))
 		}
 	}
 }
@@ -790,35 +779,33 @@ func (c *gen) defaultParams(t int) string {
 	return dp
 }
 
-// actions runs the action a lookup picked and fires its port.
-func (c *gen) actions(n *dataflow.Node, def *packet.TableDef) {
+// The action dispatch (lower.ActionSyntax): a switch on the action.
+
+func (c *gen) Dispatch(*lower.Lookup) {
 	c.emit("_ = params")
 	c.emit("switch act {")
-	for i, ai := range def.Actions {
-		a := c.s.Actions[ai]
-		if i == len(def.Actions)-1 {
-			c.emit("default: // %s", a.Name)
-		} else {
-			c.emit("case %d: // %s", i, a.Name)
-		}
-		if len(a.Params) > 1 {
-			// Every entry has the action's parameters (Table checks): one
-			// length check instead of one per parameter.
-			c.emit("params := (*[%d]packet.Value)(params)", len(a.Params))
-			c.emit("_ = params")
-		}
-		c.hdrs = append(c.hdrs, map[int]string{})
-		for _, as := range a.Body {
-			c.assign(as, a.Params, nil)
-		}
-		c.hdrs = c.hdrs[:len(c.hdrs)-1]
-		c.w.Fire(n, i)
-	}
-	c.emit("}")
 }
 
-// assign generates one assignment; params are the action's, if any.
-func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
+func (c *gen) Action(l *lower.Lookup, i int) {
+	a := l.Actions[i]
+	if i == len(l.Actions)-1 {
+		c.emit("default: // %s", a.Name)
+	} else {
+		c.emit("case %d: // %s", i, a.Name)
+	}
+	if len(a.Params) > 1 {
+		// Every entry has the action's parameters (Table checks): one
+		// length check instead of one per parameter.
+		c.emit("params := (*[%d]packet.Value)(params)", len(a.Params))
+		c.emit("_ = params")
+	}
+}
+
+func (c *gen) EndAction(*lower.Lookup, int) {}
+func (c *gen) EndDispatch(*lower.Lookup)    { c.emit("}") }
+
+// assign generates one assignment, patching the checksums in update.
+func (c *gen) assign(a packet.Assign, update []int) {
 	h := c.s.Headers[a.Dst.Header]
 	fs := h.Fields[a.Dst.Field]
 	wide := flow.IsWide(a.Src) || fs.Width > 64

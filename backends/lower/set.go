@@ -91,8 +91,9 @@ type SetSyntax interface {
 	Assign(a *SetAssign, update []int)
 }
 
-// LowerSet lowers set node n; v is the validity analysis the printer runs
-// with. It refuses (ok false) an assignment to a variable-length field.
+// LowerSet lowers set node n where the printer runs with validity
+// analysis v. It refuses (ok false) an assignment to a variable-length
+// field.
 func (w *Walker) LowerSet(n *dataflow.Node, v *flow.Validity) (set Set, ok bool) {
 	s, o := w.P.Graph.Schema, n.Op
 	set.Summed = flow.CanSumUpdates(s, o)
@@ -101,15 +102,11 @@ func (w *Walker) LowerSet(n *dataflow.Node, v *flow.Validity) (set Set, ok bool)
 		set.Checksums = us
 	}
 	for _, a := range o.Assign {
-		h := s.Headers[a.Dst.Header]
-		fs := h.Fields[a.Dst.Field]
-		if fs.Variable() {
-			w.Refuse(n, "assignment to %s.%s, a variable-length field", h.Name, fs.Name)
+		sa, ok := w.assignOf(n, a)
+		if !ok {
 			return set, false
 		}
-		sa := SetAssign{Assign: a, Field: fs, Meta: h.Metadata,
-			Wide: fs.Width > 64 || (flow.IsWide(a.Src) && !flow.LowPreserving(a.Src))}
-		if !h.Metadata {
+		if !sa.Meta {
 			for _, u := range us {
 				if win, ok := FieldWindow(s, v, n, u, a.Dst); ok {
 					sa.Windows = append(sa.Windows, win)
@@ -119,9 +116,22 @@ func (w *Walker) LowerSet(n *dataflow.Node, v *flow.Validity) (set Set, ok bool)
 				sa.Windows = sa.Windows[:flow.MaxWindows]
 			}
 		}
-		set.Assigns = append(set.Assigns, sa)
+		set.Assigns = append(set.Assigns, *sa)
 	}
 	return set, true
+}
+
+// assignOf lowers assignment a of node n; it refuses one to a
+// variable-length field.
+func (w *Walker) assignOf(n *dataflow.Node, a packet.Assign) (*SetAssign, bool) {
+	h := w.P.Graph.Schema.Headers[a.Dst.Header]
+	fs := h.Fields[a.Dst.Field]
+	if fs.Variable() {
+		w.Refuse(n, "assignment to %s.%s, a variable-length field", h.Name, fs.Name)
+		return nil, false
+	}
+	return &SetAssign{Assign: a, Field: fs, Meta: h.Metadata,
+		Wide: fs.Width > 64 || (flow.IsWide(a.Src) && !flow.LowPreserving(a.Src))}, true
 }
 
 // FieldWindow classifies checksum u's window around wire field f where

@@ -13,9 +13,8 @@ import (
 // operation's printer that picks a port itself calls Walker.Fire; a
 // printer that returns a condition leaves the branch to the Walker.
 type Dialect interface {
-	// If opens a block run when cond holds; EndIf closes it.
-	If(cond string)
-	EndIf()
+	// Conditions, and the If, EndIf, PushScope and PopScope blocks use.
+	CondSyntax
 	// The ways out (Exit): an O-node decided on the way, the jump to the
 	// next F-node, a sink, a drop, an undecided end.
 	Decided(h *Hop)
@@ -40,7 +39,10 @@ type Dialect interface {
 	Test(n *dataflow.Node) (cond string)
 	// Switch evaluates the switch's expression before its cases.
 	Switch(n *dataflow.Node)
-	Lookup(n *dataflow.Node)
+	// Lookup looks a lowered lookup's keys up and calls Walker.Actions
+	// where the picked action runs.
+	Lookup(n *dataflow.Node, l *Lookup)
+	ActionSyntax
 	// A set, lowered (Walker.LowerSet).
 	SetSyntax
 	Push(n *dataflow.Node)
@@ -149,7 +151,7 @@ func (w *Walker) Node(b *Block) {
 	case packet.OpSwitch:
 		w.switchOp(n)
 	case packet.OpLookup:
-		d.Lookup(n)
+		w.lookup(n)
 	case packet.OpSet:
 		w.set(n)
 		w.Fire(n, 0)

@@ -159,6 +159,9 @@ type gen struct {
 	// pointer to its bytes (bounds checked for its fixed part).
 	hdrs [][]hdrVar
 	wins []window // a set's windows, from Old to Accumulate
+	// A lookup's table layout and entry pointer, for its dispatch.
+	layout      xdprun.Layout
+	lookupEntry string
 	// A pop's drop when the frame would be too short, and its header's
 	// pointer where it has a fixed length, from PopStart on.
 	popShort, popHdr string
@@ -381,7 +384,6 @@ func (c *gen) Count(n *dataflow.Node)                  { c.count(n.Op.Label) } /
 func (c *gen) Parse(n *dataflow.Node) string           { return c.parseFrame(n.Op.Header) }
 func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.Header), false }
 func (c *gen) Test(n *dataflow.Node) string            { return lower.Cond(c, n.Op.Cond) }
-func (c *gen) Lookup(n *dataflow.Node)                 { c.lookup(n) }
 func (c *gen) Push(n *dataflow.Node)                   { c.push(n.Op) }
 func (c *gen) Verify(n *dataflow.Node) string          { return c.verify(n.Op.Header) }
 func (c *gen) Compute(n *dataflow.Node)                { c.compute(n.Op.Header) }
@@ -550,32 +552,24 @@ func (c *gen) forget() {
 	}
 }
 
-// lookup generates a table lookup, its action and the jump.
-func (c *gen) lookup(n *dataflow.Node) {
-	o := n.Op
-	t := o.Table
-	def := c.s.Tables[t]
+// Lookup generates a table lookup (lower.Lookup) in the table's BPF map
+// or maps (xdprun.Layout), its action and the jump.
+func (c *gen) Lookup(n *dataflow.Node, lk *lower.Lookup) {
+	t, def := lk.Table, lk.Def
 	spec := def.Spec
 	c.tableUsed[t] = true
 	if c.tableNode[t] == nil {
 		c.tableNode[t] = n
-	}
-	if len(def.Keys) != len(spec.Keys) {
-		c.fail("table %s: %d key expressions for %d keys", spec.Name, len(def.Keys), len(spec.Keys))
-		return
 	}
 	l := xdprun.LayoutOf(spec)
 	e := c.newTmp("e")
 	switch l.Mode {
 	case xdprun.ModeSlots:
 		var parts []string
-		shift := 0
-		for j := len(def.Keys) - 1; j >= 0; j-- {
-			width := spec.Keys[j].Width
+		for j := len(lk.Keys) - 1; j >= 0; j-- {
 			v := c.newTmp("kv")
-			c.keyWords(def.Keys[j], width, v, "", 1)
-			parts = append(parts, fmt.Sprintf("(%s << %d)", v, shift))
-			shift += width
+			c.keyWords(lk.Keys[j], v, "", 1)
+			parts = append(parts, fmt.Sprintf("(%s << %d)", v, lk.Keys[j].Shift))
 		}
 		k := c.newTmp("k")
 		c.emit("__u64 %s = %s;", k, strings.Join(parts, " | "))
@@ -595,8 +589,8 @@ func (c *gen) lookup(n *dataflow.Node) {
 		c.emit("struct nsc_t%d_key %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
 		w := 0 // keys that fit a word together are xdprun.ModeSlots
-		for j, kx := range def.Keys {
-			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
+		for j, kx := range lk.Keys {
+			c.keyWords(kx, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
 			w += l.Words[j]
 		}
 		c.emit("const struct nsc_t%d_val *%s = bpf_map_lookup_elem(&nsc_t%d, &%s);", t, e, t, k)
@@ -637,8 +631,8 @@ func (c *gen) lookup(n *dataflow.Node) {
 		c.emit("struct nsc_t%d_keys %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
 		w := 0
-		for j, kx := range def.Keys {
-			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
+		for j, kx := range lk.Keys {
+			c.keyWords(kx, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
 			w += l.Words[j]
 		}
 		ent := c.newTmp("x")
@@ -646,12 +640,14 @@ func (c *gen) lookup(n *dataflow.Node) {
 		c.emit("const struct nsc_t%d_val *%s = &nsc_t%d_def;", t, e, t)
 		c.emit("if (%s) %s = (const struct nsc_t%d_val *)&%s->action;", ent, e, t, ent)
 	}
-	c.actions(n, def, l, e)
+	c.layout, c.lookupEntry = l, e
+	c.w.Actions(n, lk)
 }
 
-// keyWords evaluates key expression kx, cut to width, into one or two
-// words (hi, lo named; kw says how many).
-func (c *gen) keyWords(kx *packet.Expr, width int, w0, w1 string, kw int) {
+// keyWords evaluates key k, cut to its width, into one or two words (hi,
+// lo named; kw says how many).
+func (c *gen) keyWords(k lower.LookupKey, w0, w1 string, kw int) {
+	kx, width := k.Expr, k.Width
 	if kw == 2 {
 		v := c.newTmp("kv")
 		c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.Value(kx), vlit(packet.Mask(width)))
@@ -663,7 +659,7 @@ func (c *gen) keyWords(kx *packet.Expr, width int, w0, w1 string, kw int) {
 	if w1 == "" {
 		decl = "__u64 " // a new variable
 	}
-	if flow.IsWide(kx) && !flow.LowPreserving(kx) {
+	if k.Wide {
 		c.emit("%s%s = nsc_vand(%s, %s).lo;", decl, w0, c.Value(kx), vlit(packet.Mask(width)))
 		return
 	}
@@ -679,52 +675,44 @@ func (c *gen) registerScan(t int) {
 	c.scanTables = append(c.scanTables, t)
 }
 
-// actions runs the action a lookup picked (entry pointer e) and fires its
-// port.
-func (c *gen) actions(n *dataflow.Node, def *packet.TableDef, l xdprun.Layout, e string) {
-	c.emit("switch (%s->action) {", e)
-	for i, ai := range def.Actions {
-		if ai < 0 || ai >= len(c.s.Actions) {
-			c.fail("table %s: action %d does not exist", def.Spec.Name, ai)
-			return
-		}
-		a := c.s.Actions[ai]
-		if i == len(def.Actions)-1 {
-			c.emit("default: /* %s */ {", cComment(a.Name))
-		} else {
-			c.emit("case %d: /* %s */ {", i, cComment(a.Name))
-		}
-		c.entry = e
-		c.paramOff = nil
-		c.paramWide = nil
-		for pi, p := range a.Params {
-			off := 0
-			if i < len(l.ParamOff) && pi < len(l.ParamOff[i]) {
-				off = l.ParamOff[i][pi]
-			}
-			c.paramOff = append(c.paramOff, off)
-			c.paramWide = append(c.paramWide, p.Width > 64)
-		}
-		c.PushScope()
-		for _, as := range a.Body {
-			c.assign(as)
-		}
-		c.PopScope()
-		c.entry = ""
-		c.w.Fire(n, i)
-		c.emit("}")
+// The action dispatch (lower.ActionSyntax): a switch on the entry's
+// action, the parameters read from the entry (c.lookupEntry) at the
+// layout's offsets.
+
+func (c *gen) Dispatch(*lower.Lookup) { c.emit("switch (%s->action) {", c.lookupEntry) }
+
+func (c *gen) Action(lk *lower.Lookup, i int) {
+	a := lk.Actions[i]
+	if i == len(lk.Actions)-1 {
+		c.emit("default: /* %s */ {", cComment(a.Name))
+	} else {
+		c.emit("case %d: /* %s */ {", i, cComment(a.Name))
 	}
+	l := c.layout
+	c.entry = c.lookupEntry
+	c.paramOff = nil
+	c.paramWide = nil
+	for pi, p := range a.Params {
+		off := 0
+		if i < len(l.ParamOff) && pi < len(l.ParamOff[i]) {
+			off = l.ParamOff[i][pi]
+		}
+		c.paramOff = append(c.paramOff, off)
+		c.paramWide = append(c.paramWide, p.Width > 64)
+	}
+}
+
+func (c *gen) EndAction(*lower.Lookup, int) {
+	c.entry = ""
 	c.emit("}")
 }
 
-// assign generates one assignment, patching the checksums in update.
+func (c *gen) EndDispatch(*lower.Lookup) { c.emit("}") }
+
+// assign generates one assignment.
 func (c *gen) assign(a packet.Assign) {
 	h := c.s.Headers[a.Dst.Header]
 	fs := h.Fields[a.Dst.Field]
-	if fs.Variable() {
-		c.fail("assignment to %s.%s, a variable-length field", h.Name, fs.Name)
-		return
-	}
 	wide := flow.IsWide(a.Src) || fs.Width > 64
 	if wide && fs.Width <= 64 && flow.LowPreserving(a.Src) {
 		wide = false // the destination keeps only low bits
