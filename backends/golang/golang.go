@@ -68,9 +68,6 @@ type gen struct {
 	vars      bytes.Buffer // package-level variables the body uses
 	tmp       int
 
-	drops    registry[[2]string] // drop sites: node (or node.port), reason
-	sinks    registry[string]
-	counts   registry[string] // count labels
 	updVar   map[string]string
 	maxKeys  int
 	usesBits bool // math/bits
@@ -78,7 +75,6 @@ type gen struct {
 	// hdrs is a stack of scopes: header index -> variable holding its bytes.
 	hdrs []map[int]string
 
-	cnt      flow.Edges     // the flow graph, for counter placement
 	owner    *dataflow.Node // the F-node being generated
 	counters int            // edge counters placed
 	runsCode string         // the function solving for node runs
@@ -114,28 +110,6 @@ func (c *gen) newTmp(prefix string) string {
 	c.tmp++
 	return fmt.Sprintf("%s%d", prefix, c.tmp)
 }
-
-// registry numbers names in the order they are first seen.
-type registry[K comparable] struct {
-	names []K
-	index map[K]int
-}
-
-func (r *registry[K]) add(k K) int {
-	if i, ok := r.index[k]; ok {
-		return i
-	}
-	if r.index == nil {
-		r.index = map[K]int{}
-	}
-	r.index[k] = len(r.names)
-	r.names = append(r.names, k)
-	return len(r.names) - 1
-}
-
-func (c *gen) drop(node, reason string) int { return c.drops.add([2]string{node, reason}) }
-func (c *gen) sink(node string) int         { return c.sinks.add(node) }
-func (c *gen) count(label string) int       { return c.counts.add(label) }
 
 // update returns the name of a package variable holding a header list.
 func (c *gen) update(hs []int) string {
@@ -326,7 +300,7 @@ func (c *gen) stateDecls() []byte {
 }
 
 func (c *gen) malformed() string {
-	return c.retDrop(c.owner.ID, c.drop(c.mal, "malformed"))
+	return retDrop(c.w.DropEnd(c.owner.ID, c.mal, "malformed"))
 }
 
 // The dialect's operations (lower.Dialect): the Walker fires the ports.
@@ -336,8 +310,6 @@ func (c *gen) Input(n *dataflow.Node) {
 		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ParseFrame(%d)", h)), c.malformed())
 	}
 }
-
-func (c *gen) Count(n *dataflow.Node) { c.count(n.Op.Label) }
 
 func (c *gen) Parse(n *dataflow.Node) string {
 	return c.call(fmt.Sprintf("p.ParseFrame(%d)", n.Op.Header))
@@ -537,26 +509,26 @@ func (c *gen) EndIf()         { c.emit("}") }
 
 // The ways out of a block (lower.Walker.Exit).
 
-func (c *gen) Decided(h *lower.Hop) {
-	c.emit("%s// decided %s %s", c.jumpEdge(h.From, h.Node.ID), h.Node.Name, h.Port)
+func (c *gen) Decided(h *lower.Hop, edge string) {
+	c.emit("%s// decided %s %s", edge, h.Node.Name, h.Port)
 }
 
-func (c *gen) Goto(e *lower.Exit) { c.emit("%sgoto n%d", c.jumpEdge(e.From, e.To.ID), e.To.ID) }
+func (c *gen) Goto(e *lower.Exit, edge string) { c.emit("%sgoto n%d", edge, e.To.ID) }
 
-func (c *gen) Sink(e *lower.Exit) {
+func (c *gen) Sink(e *lower.Exit, sink int) {
 	if !e.Own {
 		c.patchPending() // an emit node patched before its operation
 	}
-	c.emit("%s", c.retSink(e.From, c.sink(e.To.Name)))
+	c.emit("return pl.sink(%d, data)", sink)
 }
 
-func (c *gen) Drop(e *lower.Exit) { c.emit("%s", c.retDrop(e.From, c.drop(e.Site, e.Reason))) }
+func (c *gen) Drop(_ *lower.Exit, drop int) { c.emit("%s", retDrop(drop)) }
 
-func (c *gen) Undecided(e *lower.Exit, why string) {
+func (c *gen) Undecided(_ *lower.Exit, why, edge string, drop int) {
 	if why != "" {
 		why = " // " + why
 	}
-	c.emit("%s%s", c.retUndecided(e.From), why)
+	c.emit("%s%s%s", edge, retDrop(drop), why)
 }
 
 // A switch compares its value, wide or a word, case by case.
@@ -1190,14 +1162,14 @@ func (c *gen) names(w *bytes.Buffer) {
 		fmt.Fprintf(w, "%q, ", n.Name)
 	}
 	w.WriteString("}\n\n// SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).\n")
-	fmt.Fprintf(w, "var SinkNames = [%d]string{", len(c.sinks.names))
-	for _, s := range c.sinks.names {
+	fmt.Fprintf(w, "var SinkNames = [%d]string{", len(c.w.Sinks.List))
+	for _, s := range c.w.Sinks.List {
 		fmt.Fprintf(w, "%q, ", s)
 	}
 	w.WriteString("}\n\n// DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).\n")
-	fmt.Fprintf(w, "var DropSites = [%d]fastpath.DropSite{", len(c.drops.names))
-	for _, d := range c.drops.names {
-		fmt.Fprintf(w, "{Node: %q, Reason: %q},\n", d[0], d[1])
+	fmt.Fprintf(w, "var DropSites = [%d]fastpath.DropSite{", len(c.w.Drops.List))
+	for _, d := range c.w.Drops.List {
+		fmt.Fprintf(w, "{Node: %q, Reason: %q},\n", d.Node, d.Reason)
 	}
 	w.WriteString("}\n\n// CountLabels name the count operations' counters (Pipeline.Counted).\n")
 	defer func() {
@@ -1206,7 +1178,7 @@ func (c *gen) names(w *bytes.Buffer) {
 		for _, n := range c.g.Nodes {
 			k := 0
 			if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpCount {
-				if i, ok := c.counts.index[n.Op.Label]; ok { // labels of live nodes only
+				if i, ok := c.w.Counts.Index(n.Op.Label); ok { // labels of live nodes only
 					k = i + 1
 				}
 			}
@@ -1214,8 +1186,8 @@ func (c *gen) names(w *bytes.Buffer) {
 		}
 		w.WriteString("}\n\n")
 	}()
-	fmt.Fprintf(w, "var CountLabels = [%d]string{", len(c.counts.names))
-	for _, s := range c.counts.names {
+	fmt.Fprintf(w, "var CountLabels = [%d]string{", len(c.w.Counts.List))
+	for _, s := range c.w.Counts.List {
 		fmt.Fprintf(w, "%q, ", s)
 	}
 	w.WriteString("}\n\n")

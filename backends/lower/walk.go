@@ -16,14 +16,16 @@ type Dialect interface {
 	// Conditions, and the If, EndIf, PushScope and PopScope blocks use.
 	CondSyntax
 	// The ways out (Exit): an O-node decided on the way, the jump to the
-	// next F-node, a sink, a drop, an undecided end.
-	Decided(h *Hop)
-	Goto(e *Exit)
-	Sink(e *Exit)
-	Drop(e *Exit)
-	// Undecided ends a frame no O-node could decide; why says which
-	// ("" for a C-node), for a comment.
-	Undecided(e *Exit, why string)
+	// next F-node (each with the marker of its flow edge, for its
+	// counter), a sink and a drop (with their numbers), an undecided end.
+	Decided(h *Hop, edge string)
+	Goto(e *Exit, edge string)
+	Sink(e *Exit, sink int)
+	Drop(e *Exit, drop int)
+	// Undecided ends a frame no O-node could decide at drop site drop,
+	// which all such ends share (edge: the marker of the end's own
+	// counter); why says which O-node ("" for a C-node), for a comment.
+	Undecided(e *Exit, why, edge string, drop int)
 	// A switch: its cases in order (the value and the case's index),
 	// then the default, then the end.
 	Case(n *dataflow.Node, i int, v packet.Value)
@@ -31,7 +33,6 @@ type Dialect interface {
 	EndSwitch(n *dataflow.Node)
 
 	Input(n *dataflow.Node) // parse the frame if the input says so
-	Count(n *dataflow.Node)
 	Parse(n *dataflow.Node) (cond string)
 	// Extract returns the condition that the header is there, or fired
 	// when the printer branched itself.
@@ -79,6 +80,12 @@ type Walker struct {
 	Valid *flow.Validity
 	// Pops are the pops that move the frame together.
 	Pops flow.PopChains
+	// The numbered drop sites, sinks and count labels, and the flow
+	// edges of the printed code (ends.go).
+	Drops  Names[DropSite]
+	Sinks  Names[string]
+	Counts Names[string]
+	Edges  flow.Edges
 
 	cur   *Block
 	jumps map[*dataflow.Node][]*dataflow.Node
@@ -138,7 +145,7 @@ func (w *Walker) Node(b *Block) {
 	case packet.OpNop, packet.OpContext:
 		w.Fire(n, 0)
 	case packet.OpCount:
-		d.Count(n) // counted as the node's runs
+		w.Counts.Add(n.Op.Label) // counted as the node's runs
 		w.Fire(n, 0)
 	case packet.OpParse:
 		w.Branch(n, d.Parse(n))
@@ -227,24 +234,26 @@ func (w *Walker) FirePort(n *dataflow.Node, port string) {
 	w.Fire(n, slices.Index(n.Op.Ports(w.P.Graph.Schema), port))
 }
 
-// Exit prints the way out along e.
+// Exit prints the way out along e, recording its flow edges.
 func (w *Walker) Exit(e *Exit) {
 	for i := range e.Hops {
-		w.D.Decided(&e.Hops[i])
+		h := &e.Hops[i]
+		w.D.Decided(h, w.Edges.Jump(w.owner(), h.From, h.Node.ID))
 	}
 	switch e.Kind {
 	case Goto:
-		w.D.Goto(e)
+		w.D.Goto(e, w.Edges.Jump(w.owner(), e.From, e.To.ID))
 	case Sink:
-		w.D.Sink(e)
+		w.D.Sink(e, w.sinkEnd(e.From, e.To))
 	case Drop:
-		w.D.Drop(e)
+		w.D.Drop(e, w.DropEnd(e.From, e.Site, e.Reason))
 	case Undecided:
 		why := ""
 		if e.Site != "" {
 			why = e.Site + " cannot decide on one operand"
 		}
-		w.D.Undecided(e, why)
+		edge := w.Edges.Shared(w.owner(), e.From)
+		w.D.Undecided(e, why, edge, w.Drops.Add(DropSite{w.P.Start.Name, "undecided"}))
 	}
 }
 

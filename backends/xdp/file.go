@@ -388,12 +388,12 @@ func cString(b []byte) string {
 // meta is the program's description.
 func (c *gen) meta() *xdprun.Meta {
 	m := &xdprun.Meta{Version: xdprun.MetaVersion, Graph: c.g.Name, Program: FuncName, Counters: "nsc_counters", Lens: "nsc_lens", MaxFrame: MaxFrame,
-		NumEdges: c.edgeCounters, Flow: c.flow, Sinks: c.sinks, Counts: c.counts}
+		NumEdges: c.edgeCounters, Flow: c.flow, Sinks: c.sinks, Counts: c.w.Counts.List}
 	for _, n := range c.g.Nodes {
 		m.Nodes = append(m.Nodes, n.Name)
 	}
-	for _, d := range c.drops {
-		m.Drops = append(m.Drops, xdprun.Drop{Node: d[0], Reason: d[1]})
+	for _, d := range c.w.Drops.List {
+		m.Drops = append(m.Drops, xdprun.Drop{Node: d.Node, Reason: d.Reason})
 	}
 	if m.Sinks == nil {
 		m.Sinks = []xdprun.Sink{}
@@ -410,7 +410,7 @@ func (c *gen) meta() *xdprun.Meta {
 	}
 	for _, n := range c.g.Nodes {
 		if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpCount {
-			if i, ok := c.countIdx[n.Op.Label]; ok {
+			if i, ok := c.w.Counts.Index(n.Op.Label); ok {
 				m.CountNodes[i] = append(m.CountNodes[i], int(n.ID))
 			}
 		}

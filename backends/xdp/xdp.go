@@ -77,8 +77,7 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 		return nil, err
 	}
 	newGen := func() *gen {
-		c := &gen{g: g, s: g.Schema, start: prog.Start, dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{},
-			tableUsed: map[int]bool{}, lim: map[string]int{}, topHdr: map[*dataflow.Node]hset{}, hpUsed: map[int]bool{}}
+		c := &gen{g: g, s: g.Schema, start: prog.Start, tableUsed: map[int]bool{}, lim: map[string]int{}, topHdr: map[*dataflow.Node]hset{}, hpUsed: map[int]bool{}}
 		maps.Copy(c.lim, opt.Limits)
 		c.w = lower.NewWalker(prog, c, Name)
 		c.layoutMeta()
@@ -126,12 +125,7 @@ type gen struct {
 	switchVar string        // the value a switch compares
 	lim       map[string]int
 
-	drops      [][2]string
-	dropIdx    map[[2]string]int
-	sinks      []xdprun.Sink
-	sinkIdx    map[string]int
-	counts     []string
-	countIdx   map[string]int
+	sinks      []xdprun.Sink // the walk's sinks and their verdicts
 	tableUsed  map[int]bool
 	tableNode  map[int]*dataflow.Node
 	metaSlot   []int // per metadata field slot (MetaBase+field): first word
@@ -151,7 +145,6 @@ type gen struct {
 	hpUsed map[int]bool
 	moved  bool // the node moved the frame: pointers are stale
 
-	edges        flow.Edges // the flow graph (flowcount.go)
 	edgeCounters int
 	flow         *flow.Flow
 
@@ -192,39 +185,17 @@ func (c *gen) newTmp(prefix string) string {
 	return fmt.Sprintf("%s%d", prefix, c.tmp)
 }
 
-func (c *gen) drop(node, reason string) int {
-	k := [2]string{node, reason}
-	if i, ok := c.dropIdx[k]; ok {
-		return i
-	}
-	c.dropIdx[k] = len(c.drops)
-	c.drops = append(c.drops, k)
-	return len(c.drops) - 1
-}
-
-func (c *gen) count(label string) int {
-	if i, ok := c.countIdx[label]; ok {
-		return i
-	}
-	c.countIdx[label] = len(c.counts)
-	c.counts = append(c.counts, label)
-	return len(c.counts) - 1
-}
-
-// sinkStmt is the statement that sends the frame out at sink node n.
-func (c *gen) sinkStmt(n *dataflow.Node) string {
-	i, ok := c.sinkIdx[n.Name]
-	if !ok {
+// sinkStmt is the statement that sends the frame out at sink node n,
+// the walk's sink i.
+func (c *gen) sinkStmt(n *dataflow.Node, i int) string {
+	if i == len(c.sinks) {
 		v := verdict(n)
 		if v == "" {
 			c.fail("sink %s: the XDP hook has no output for it (frames leave by an emit, XDP_TX, or by a steer or an emit marked [host], XDP_PASS)", n.Name)
 			v = "XDP_ABORTED"
 		}
-		i = len(c.sinks)
-		c.sinkIdx[n.Name] = i
 		c.sinks = append(c.sinks, xdprun.Sink{Node: n.Name, Verdict: v})
 	}
-	c.endEdge(n.ID, flow.Counter{Kind: flow.CountSink, Index: i})
 	return fmt.Sprintf("NSC_SINK(%d, %s);", i, c.sinks[i].Verdict)
 }
 
@@ -245,19 +216,11 @@ func verdict(n *dataflow.Node) string {
 // dropStmt is the statement that ends a frame at drop site (node,
 // reason), coming from vertex from of the flow graph.
 func (c *gen) dropStmt(from int64, node, reason string) string {
-	d := c.drop(node, reason)
-	c.endEdge(from, flow.Counter{Kind: flow.CountDrop, Index: d})
-	return fmt.Sprintf("NSC_DROP(%d);", d)
+	return fmt.Sprintf("NSC_DROP(%d);", c.w.DropEnd(from, node, reason))
 }
 
 func (c *gen) malformed() string {
 	return c.dropStmt(c.node.ID, c.mal, "malformed")
-}
-
-// undecided ends a frame undecided at the start node's site, which every
-// such end shares: the end gets a counter of its own.
-func (c *gen) undecided(from int64) string {
-	return c.forcedEnd(from) + fmt.Sprintf("NSC_DROP(%d);", c.drop(c.start.Name, "undecided"))
 }
 
 // layoutMeta assigns metadata fields their words in the state.
@@ -380,7 +343,6 @@ func (c *gen) Input(n *dataflow.Node) {
 	}
 }
 
-func (c *gen) Count(n *dataflow.Node)                  { c.count(n.Op.Label) } // the node's runs (xdprun.Meta.CountNodes)
 func (c *gen) Parse(n *dataflow.Node) string           { return c.parseFrame(n.Op.Header) }
 func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.Header), false }
 func (c *gen) Test(n *dataflow.Node) string            { return lower.Cond(c, n.Op.Cond) }
@@ -417,19 +379,19 @@ func paren(cond string) string {
 
 // The ways out of a block (lower.Walker.Exit).
 
-func (c *gen) Decided(h *lower.Hop) {
-	c.emit("%s/* decided %s %s */", c.jumpEdge(h.From, h.Node.ID), h.Node.Name, h.Port)
+func (c *gen) Decided(h *lower.Hop, edge string) {
+	c.emit("%s/* decided %s %s */", edge, h.Node.Name, h.Port)
 }
 
-func (c *gen) Goto(e *lower.Exit) { c.emit("%sgoto n%d;", c.jumpEdge(e.From, e.To.ID), e.To.ID) }
-func (c *gen) Sink(e *lower.Exit) { c.emit("%s", c.sinkStmt(e.To)) }
-func (c *gen) Drop(e *lower.Exit) { c.emit("%s", c.dropStmt(e.From, e.Site, e.Reason)) }
+func (c *gen) Goto(e *lower.Exit, edge string) { c.emit("%sgoto n%d;", edge, e.To.ID) }
+func (c *gen) Sink(e *lower.Exit, sink int)    { c.emit("%s", c.sinkStmt(e.To, sink)) }
+func (c *gen) Drop(_ *lower.Exit, drop int)    { c.emit("NSC_DROP(%d);", drop) }
 
-func (c *gen) Undecided(e *lower.Exit, why string) {
+func (c *gen) Undecided(_ *lower.Exit, why, edge string, drop int) {
 	if why != "" {
 		why = " /* " + why + " */"
 	}
-	c.emit("%s%s", c.undecided(e.From), why)
+	c.emit("%sNSC_DROP(%d);%s", edge, drop, why)
 }
 
 // A switch on a word is a C switch; on a 128-bit value a chain of ifs.
