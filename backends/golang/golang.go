@@ -322,8 +322,6 @@ func (c *gen) Extract(n *dataflow.Node) (string, bool) {
 	return c.extract(n.Op.Header), false
 }
 
-func (c *gen) Test(n *dataflow.Node) string { return lower.Cond(c, n.Op.Cond) }
-
 func (c *gen) Assign(a *lower.SetAssign, update []int) { c.assign(a.Assign, update) }
 
 func (c *gen) Push(n *dataflow.Node) {

@@ -37,7 +37,6 @@ type Dialect interface {
 	// Extract returns the condition that the header is there, or fired
 	// when the printer branched itself.
 	Extract(n *dataflow.Node) (cond string, fired bool)
-	Test(n *dataflow.Node) (cond string)
 	// Switch evaluates the switch's expression before its cases.
 	Switch(n *dataflow.Node)
 	// Lookup looks a lowered lookup's keys up and calls Walker.Actions
@@ -154,7 +153,7 @@ func (w *Walker) Node(b *Block) {
 			w.Branch(n, cond)
 		}
 	case packet.OpTest:
-		w.Branch(n, d.Test(n))
+		w.Branch(n, Cond(d, n.Op.Cond))
 	case packet.OpSwitch:
 		w.switchOp(n)
 	case packet.OpLookup:

@@ -345,7 +345,6 @@ func (c *gen) Input(n *dataflow.Node) {
 
 func (c *gen) Parse(n *dataflow.Node) string           { return c.parseFrame(n.Op.Header) }
 func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.Header), false }
-func (c *gen) Test(n *dataflow.Node) string            { return lower.Cond(c, n.Op.Cond) }
 func (c *gen) Push(n *dataflow.Node)                   { c.push(n.Op) }
 func (c *gen) Verify(n *dataflow.Node) string          { return c.verify(n.Op.Header) }
 func (c *gen) Compute(n *dataflow.Node)                { c.compute(n.Op.Header) }
