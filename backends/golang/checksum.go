@@ -12,8 +12,9 @@ import (
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// This file generates `set … update` with the checksum arithmetic
-// unrolled (and the patches that pops, in layout.go, leave pending): each
+// This file prints `set … update` (lowered by lower.LowerSet) with the
+// checksum arithmetic unrolled (and the patches that pops, in layout.go,
+// leave pending): each
 // field change adds its RFC 1624 delta to a sum per checksum, with the
 // byte window fixed at generation time wherever the layout fixes it, and
 // each checksum is patched once at the end of the node.

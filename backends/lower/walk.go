@@ -9,7 +9,10 @@ import (
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// Dialect prints a lowered program's parts in one target's language. An
+// Dialect prints a lowered program's parts in one target's language:
+// the instructions lower decides (conditions, exits, sets, pops, a
+// lookup's keys and action dispatch) and, whole, the operations not yet
+// lowered further (Input to Place below; docs/lowering.md). An
 // operation's printer that picks a port itself calls Walker.Fire; a
 // printer that returns a condition leaves the branch to the Walker.
 type Dialect interface {
@@ -31,7 +34,13 @@ type Dialect interface {
 	Case(n *dataflow.Node, i int, v packet.Value)
 	Default(n *dataflow.Node)
 	EndSwitch(n *dataflow.Node)
+	// A lookup's action dispatch, a set, a pop, lowered (Walker.Actions,
+	// LowerSet, LowerPop).
+	ActionSyntax
+	SetSyntax
+	PopSyntax
 
+	// The operations printed whole.
 	Input(n *dataflow.Node) // parse the frame if the input says so
 	Parse(n *dataflow.Node) (cond string)
 	// Extract returns the condition that the header is there, or fired
@@ -42,12 +51,7 @@ type Dialect interface {
 	// Lookup looks a lowered lookup's keys up and calls Walker.Actions
 	// where the picked action runs.
 	Lookup(n *dataflow.Node, l *Lookup)
-	ActionSyntax
-	// A set, lowered (Walker.LowerSet).
-	SetSyntax
 	Push(n *dataflow.Node)
-	// A pop, lowered (Walker.LowerPop).
-	PopSyntax
 	Verify(n *dataflow.Node) (cond string)
 	Compute(n *dataflow.Node)
 	// Place places a segment in keyed state and fires the port the state

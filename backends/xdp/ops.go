@@ -10,9 +10,9 @@ import (
 )
 
 // This file generates the operations that move bytes or keep checksums:
-// extract and parse, set … update (the Go backend's arithmetic, see
-// backends/golang/checksum.go and packet.ApplyChecksumDelta), push and pop
-// (bpf_xdp_adjust_head, the bytes in front moved by a bounded copy),
+// extract and parse, set … update (lowered by lower.LowerSet, the
+// arithmetic packet.ApplyChecksumDelta's), push and pop (lower.LowerPop;
+// bpf_xdp_adjust_head, the bytes in front moved by a bounded copy),
 // checksum verify and compute (a bounded loop over the covered bytes).
 
 // extract generates `extract H` as a condition; the header's state is set
