@@ -61,8 +61,7 @@ func (c *gen) Eval(a *lower.SetAssign) string {
 func (c *gen) Old(a *lower.SetAssign) {
 	fs := a.Field
 	st := setOld{b: c.hdr(a.Dst.Header)}
-	flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
-	st.slo, st.shi = flo/2*2, (fhi+1)/2*2
+	st.slo, st.shi = lower.WordWindow(fs)
 	inHeader := st.shi <= c.s.Headers[a.Dst.Header].FixedBytes() && st.shi-st.slo <= flow.MaxWindow
 	st.exact = fs.Offset%16 == 0 && (fs.Width == 16 || fs.Width == 32 || fs.Width == 64 || fs.Width == 128)
 	for _, lw := range a.Windows {

@@ -141,7 +141,8 @@ func FieldWindow(s *packet.Schema, v *flow.Validity, n *dataflow.Node, u int, f 
 	spec := s.Headers[u]
 	fs := s.Headers[f.Header].Fields[f.Field]
 	flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
-	w := Window{U: u, Lo: flo / 2 * 2, Hi: (fhi + 1) / 2 * 2, OddLo: (flo+1)/2*2 - 1, OddHi: (fhi+2)/2*2 - 1}
+	w := Window{U: u, OddLo: (flo+1)/2*2 - 1, OddHi: (fhi+2)/2*2 - 1}
+	w.Lo, w.Hi = WordWindow(fs)
 	w.Fits, w.OddFits = w.Hi-w.Lo <= flow.MaxWindow, w.OddHi-w.OddLo <= flow.MaxWindow
 	pseudo := spec.ChecksumKind == packet.ChecksumL4 && s.PseudoHeaderField(f)
 	switch {
@@ -158,6 +159,12 @@ func FieldWindow(s *packet.Schema, v *flow.Validity, n *dataflow.Node, u int, f 
 	}
 	w.Kind, w.Pseudo = WindowDynamic, pseudo
 	return w, w.Fits || w.OddFits
+}
+
+// WordWindow is the byte range [lo, hi) of the 16-bit words around field
+// fs, counted from its header's start.
+func WordWindow(fs packet.FieldSpec) (lo, hi int) {
+	return fs.Offset / 8 / 2 * 2, ((fs.Offset+fs.Width+7)/8 + 1) / 2 * 2
 }
 
 // set prints set node n.
