@@ -946,25 +946,90 @@ func (c *gen) InRange(a string, lo, hi packet.Value, wide bool) string {
 
 func (c *gen) WideNonZero(a string) string { return "!" + a + ".IsZero()" }
 
-// U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
-func (c *gen) U64(e *packet.Expr) string {
-	if e.Boolean() {
-		return "fastpath.B2U(" + lower.Cond(c, e) + ")"
+// Values (lower.ValueSyntax): a word is a uint64, a wide value a
+// packet.Value.
+
+func (c *gen) Const(v packet.Value, a lower.Arith) string {
+	if a == lower.ArithWide {
+		return valueLit(v)
 	}
-	switch e.Kind {
-	case packet.EConst:
-		return fmt.Sprintf("%#x", e.Const.Lo)
-	case packet.EParam:
-		return fmt.Sprintf("params[%d].Lo", e.Param)
-	case packet.EField:
-		return c.readField(e.Field, false)
-	case packet.ELen:
-		if !c.mustValid(e.Header) {
-			c.emit("if !%s { %s }", c.hValid(e.Header), c.malformed())
+	return fmt.Sprintf("%#x", v.Lo)
+}
+
+func (c *gen) Param(i int, a lower.Arith) string {
+	if a == lower.ArithWide {
+		return fmt.Sprintf("params[%d]", i)
+	}
+	return fmt.Sprintf("params[%d].Lo", i)
+}
+
+func (c *gen) Field(f packet.FieldRef, a lower.Arith) string {
+	switch a {
+	case lower.ArithLow:
+		return c.readField(f, true) + ".Lo"
+	case lower.ArithWide:
+		return c.readField(f, true)
+	}
+	return c.readField(f, false)
+}
+
+// U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
+func (c *gen) U64(e *packet.Expr) string { return lower.Word(c, e) }
+
+func (c *gen) low(e *packet.Expr) string { return lower.Low(c, e) }
+
+// Value generates a packet.Value.
+func (c *gen) Value(e *packet.Expr) string { return lower.Wide(c, e) }
+
+func (c *gen) Len(e *packet.Expr) string {
+	if !c.mustValid(e.Header) {
+		c.emit("if !%s { %s }", c.hValid(e.Header), c.malformed())
+	}
+	return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
+}
+
+func (c *gen) Bool(cond string, a lower.Arith) string {
+	if a == lower.ArithWide {
+		return c.Widen("fastpath.B2U(" + cond + ")")
+	}
+	return "fastpath.B2U(" + cond + ")"
+}
+
+func (c *gen) Widen(word string) string { return "packet.Value{Lo: " + word + "}" }
+
+func (c *gen) Not(x string, width int, a lower.Arith) string {
+	if a == lower.ArithWide {
+		return fmt.Sprintf("%s.Not().And(%s)", x, valueLit(packet.Mask(width)))
+	}
+	return fmt.Sprintf("(^%s%s)", x, maskSuffix(width))
+}
+
+func (c *gen) Binary(e *packet.Expr, a lower.Arith) string {
+	switch a {
+	case lower.ArithLow:
+		x, y := c.low(e.A), shiftAmount(e, c.low(e.B))
+		op, _, ok := lower.WordOp(e.Kind)
+		if !ok || e.Kind == packet.EShr { // a right shift's low bits need the high ones
+			c.w.Refuse(c.owner, "expression %q: the low bits of operator %d are not supported", e.Text, e.Kind)
+			return "0"
 		}
-		return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
-	case packet.EBitNot:
-		return fmt.Sprintf("(^%s%s)", c.U64(e.A), maskSuffix(e.Width))
+		return fmt.Sprintf("((%s %s %s)%s)", x, op, y, maskSuffix(e.Width))
+	case lower.ArithWide:
+		name, cut, ok := lower.WideOp(e.Kind)
+		if !ok {
+			c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
+			return "packet.Value{}"
+		}
+		// packet.Value's method of that name; a shift by at most 128.
+		x, y := c.Value(e.A), c.Value(e.B)
+		if e.Kind == packet.EShl || e.Kind == packet.EShr {
+			y = "uint(min(" + y + ".Lo, 128))"
+		}
+		v := fmt.Sprintf("%s.%s%s(%s)", x, strings.ToUpper(name[:1]), name[1:], y)
+		if cut {
+			v += ".And(" + valueLit(packet.Mask(e.Width)) + ")"
+		}
+		return v
 	}
 	op, cut, ok := lower.WordOp(e.Kind)
 	if !ok {
@@ -991,30 +1056,6 @@ func (c *gen) i64(e *packet.Expr) string {
 	return fmt.Sprintf("(%s %s %s)", c.i64(e.A), op, c.i64(e.B))
 }
 
-func (c *gen) low(e *packet.Expr) string {
-	if !flow.IsWide(e) {
-		return c.U64(e)
-	}
-	mask := maskSuffix(e.Width)
-	switch e.Kind {
-	case packet.EConst:
-		return fmt.Sprintf("%#x", e.Const.Lo)
-	case packet.EParam:
-		return fmt.Sprintf("params[%d].Lo", e.Param)
-	case packet.EField:
-		return c.readField(e.Field, true) + ".Lo"
-	case packet.EBitNot:
-		return fmt.Sprintf("(^%s%s)", c.low(e.A), mask)
-	}
-	a, b := c.low(e.A), shiftAmount(e, c.low(e.B))
-	op, _, ok := lower.WordOp(e.Kind)
-	if !ok || e.Kind == packet.EShr { // a right shift's low bits need the high ones
-		c.w.Refuse(c.owner, "expression %q: the low bits of operator %d are not supported", e.Text, e.Kind)
-		return "0"
-	}
-	return fmt.Sprintf("((%s %s %s)%s)", a, op, b, mask)
-}
-
 // shiftAmount is b, the right operand of e, said to be below 64 when e is
 // a shift by a value that narrow (width 6 or less): that spares Go's test
 // for a wider shift (a compare and a mask, on the way to the LB's slot and
@@ -1024,38 +1065,6 @@ func shiftAmount(e *packet.Expr, b string) string {
 		return "(" + b + " & 63)"
 	}
 	return b
-}
-
-// Value generates a packet.Value.
-func (c *gen) Value(e *packet.Expr) string {
-	if !flow.IsWide(e) {
-		return "packet.Value{Lo: " + c.U64(e) + "}"
-	}
-	switch e.Kind {
-	case packet.EConst:
-		return valueLit(e.Const)
-	case packet.EParam:
-		return fmt.Sprintf("params[%d]", e.Param)
-	case packet.EField:
-		return c.readField(e.Field, true)
-	case packet.EBitNot:
-		return fmt.Sprintf("%s.Not().And(%s)", c.Value(e.A), valueLit(packet.Mask(e.Width)))
-	}
-	name, cut, ok := lower.WideOp(e.Kind)
-	if !ok {
-		c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
-		return "packet.Value{}"
-	}
-	// packet.Value's method of that name; a shift by at most 128.
-	a, b := c.Value(e.A), c.Value(e.B)
-	if e.Kind == packet.EShl || e.Kind == packet.EShr {
-		b = "uint(min(" + b + ".Lo, 128))"
-	}
-	x := fmt.Sprintf("%s.%s%s(%s)", a, strings.ToUpper(name[:1]), name[1:], b)
-	if cut {
-		x += ".And(" + valueLit(packet.Mask(e.Width)) + ")"
-	}
-	return x
 }
 
 // readField reads a field as uint64 or, if wide, as packet.Value.

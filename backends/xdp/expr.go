@@ -71,60 +71,24 @@ func (c *gen) InRange(a string, lo, hi packet.Value, wide bool) string {
 
 func (c *gen) WideNonZero(a string) string { return "!nsc_vzero(" + a + ")" }
 
-// U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
-func (c *gen) U64(e *packet.Expr) string {
-	if e == nil {
-		return c.Bad(e)
+// Values (lower.ValueSyntax): a word is a __u64, a wide value an
+// nsc_v128.
+
+func (c *gen) Const(v packet.Value, a lower.Arith) string {
+	if a == lower.ArithWide {
+		return vlit(v)
 	}
-	if e.Boolean() {
-		return "(__u64)(" + lower.Cond(c, e) + ")"
-	}
-	switch e.Kind {
-	case packet.EConst:
-		return ulit(e.Const.Lo)
-	case packet.EParam:
-		return c.param(e.Param, false, true)
-	case packet.EField:
-		return c.readField(e.Field, false)
-	case packet.ELen:
-		if e.Header < 0 || e.Header >= len(c.s.Headers) {
-			return c.Bad(e)
-		}
-		c.emit("if (!%s) %s", c.isValid(e.Header), c.malformed())
-		return fmt.Sprintf("(__u64)((__s64)NSC_LEN - (__s64)st->off[%d])", e.Header)
-	case packet.EBitNot:
-		return fmt.Sprintf("(~%s%s)", c.U64(e.A), maskSuffix(e.Width))
-	}
-	if e.A == nil || e.B == nil {
-		return c.Bad(nil)
-	}
-	a := c.U64(e.A)
-	b := c.U64(e.B)
-	op, cut, ok := lower.WordOp(e.Kind)
-	if !ok {
-		return c.Bad(e)
-	}
-	// A shift by 64 or more is the interpreter's (nsc_shl64, nsc_shr64).
-	x := fmt.Sprintf("(%s %s %s)", a, op, b)
-	switch e.Kind {
-	case packet.EShl:
-		x = fmt.Sprintf("nsc_shl64(%s, %s)", a, b)
-	case packet.EShr:
-		x = fmt.Sprintf("nsc_shr64(%s, %s)", a, b)
-	}
-	if !cut {
-		return x
-	}
-	return "(" + x + maskSuffix(e.Width) + ")"
+	return ulit(v.Lo)
 }
 
-// param is the current action's parameter i: its low word, or (wide) the
+// Param is the current action's parameter i: its low word, or (wide) the
 // whole value.
-func (c *gen) param(i int, wide, low bool) string {
+func (c *gen) Param(i int, a lower.Arith) string {
 	if c.entry == "" || i < 0 || i >= len(c.paramOff) {
 		c.fail("parameter %d outside an action", i)
 		return "0"
 	}
+	wide := a == lower.ArithWide
 	off := c.paramOff[i]
 	if c.paramWide[i] {
 		if wide {
@@ -138,74 +102,99 @@ func (c *gen) param(i int, wide, low bool) string {
 	return fmt.Sprintf("%s->p[%d]", c.entry, off)
 }
 
-// low generates the low 64 bits of a value (for a lowPreserving e).
-func (c *gen) low(e *packet.Expr) string {
-	if e == nil {
+func (c *gen) Field(f packet.FieldRef, a lower.Arith) string {
+	return c.readField(f, a == lower.ArithWide)
+}
+
+// U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
+func (c *gen) U64(e *packet.Expr) string { return lower.Word(c, e) }
+
+// low generates the low 64 bits of a value.
+func (c *gen) low(e *packet.Expr) string { return lower.Low(c, e) }
+
+// Value generates an nsc_v128.
+func (c *gen) Value(e *packet.Expr) string { return lower.Wide(c, e) }
+
+func (c *gen) Len(e *packet.Expr) string {
+	if e.Header < 0 || e.Header >= len(c.s.Headers) {
 		return c.Bad(e)
 	}
-	if !flow.IsWide(e) {
-		return c.U64(e)
+	c.emit("if (!%s) %s", c.isValid(e.Header), c.malformed())
+	return fmt.Sprintf("(__u64)((__s64)NSC_LEN - (__s64)st->off[%d])", e.Header)
+}
+
+func (c *gen) Bool(cond string, a lower.Arith) string {
+	if a == lower.ArithWide {
+		return c.Widen("(__u64)(" + cond + ")")
 	}
-	mask := maskSuffix(e.Width)
+	return "(__u64)(" + cond + ")"
+}
+
+func (c *gen) Widen(word string) string { return "nsc_v(0, " + word + ")" }
+
+func (c *gen) Not(x string, width int, a lower.Arith) string {
+	if a == lower.ArithWide {
+		return fmt.Sprintf("nsc_vand(nsc_vnot(%s), %s)", x, vlit(packet.Mask(width)))
+	}
+	return fmt.Sprintf("(~%s%s)", x, maskSuffix(width))
+}
+
+func (c *gen) Binary(e *packet.Expr, a lower.Arith) string {
+	if a == lower.ArithLow {
+		return c.lowBinary(e)
+	}
+	if e.A == nil || e.B == nil {
+		return c.Bad(nil)
+	}
+	if a == lower.ArithWide {
+		name, cut, ok := lower.WideOp(e.Kind)
+		if !ok {
+			return c.Bad(e)
+		}
+		// The runtime's nsc_v<name>; shifts by a value, nsc_v<name>v.
+		if e.Kind == packet.EShl || e.Kind == packet.EShr {
+			name += "v"
+		}
+		x := fmt.Sprintf("nsc_v%s(%s, %s)", name, c.Value(e.A), c.Value(e.B))
+		if cut {
+			x = fmt.Sprintf("nsc_vand(%s, %s)", x, vlit(packet.Mask(e.Width)))
+		}
+		return x
+	}
+	x, y := c.U64(e.A), c.U64(e.B)
+	op, cut, ok := lower.WordOp(e.Kind)
+	if !ok {
+		return c.Bad(e)
+	}
+	// A shift by 64 or more is the interpreter's (nsc_shl64, nsc_shr64).
+	v := fmt.Sprintf("(%s %s %s)", x, op, y)
 	switch e.Kind {
-	case packet.EConst:
-		return ulit(e.Const.Lo)
-	case packet.EParam:
-		return c.param(e.Param, false, true)
-	case packet.EField:
-		return c.readField(e.Field, false)
-	case packet.EBitNot:
-		return fmt.Sprintf("(~%s%s)", c.low(e.A), mask)
+	case packet.EShl:
+		v = fmt.Sprintf("nsc_shl64(%s, %s)", x, y)
+	case packet.EShr:
+		v = fmt.Sprintf("nsc_shr64(%s, %s)", x, y)
 	}
+	if !cut {
+		return v
+	}
+	return "(" + v + maskSuffix(e.Width) + ")"
+}
+
+// lowBinary is the low 64 bits of a binary operator's value: from its
+// operands' low bits where they follow from them (flow.LowPreserving),
+// else the 128-bit value's.
+func (c *gen) lowBinary(e *packet.Expr) string {
+	mask := maskSuffix(e.Width)
 	if !flow.LowPreserving(e) || e.A == nil || e.B == nil {
 		return c.Value(e) + ".lo"
 	}
 	if e.Kind == packet.EShl {
 		return fmt.Sprintf("(nsc_shl64(%s, %s)%s)", c.low(e.A), c.U64(e.B), mask)
 	}
-	a, b := c.low(e.A), c.low(e.B)
+	x, y := c.low(e.A), c.low(e.B)
 	op, _, ok := lower.WordOp(e.Kind)
 	if !ok || e.Kind == packet.EShr {
 		return c.Bad(e)
 	}
-	return fmt.Sprintf("((%s %s %s)%s)", a, op, b, mask)
-}
-
-// Value generates an nsc_v128.
-func (c *gen) Value(e *packet.Expr) string {
-	if e == nil {
-		return c.Bad(e)
-	}
-	if !flow.IsWide(e) {
-		return "nsc_v(0, " + c.U64(e) + ")"
-	}
-	switch e.Kind {
-	case packet.EConst:
-		return vlit(e.Const)
-	case packet.EParam:
-		return c.param(e.Param, true, false)
-	case packet.EField:
-		return c.readField(e.Field, true)
-	case packet.EBitNot:
-		return fmt.Sprintf("nsc_vand(nsc_vnot(%s), %s)", c.Value(e.A), vlit(packet.Mask(e.Width)))
-	}
-	if e.Boolean() {
-		return "nsc_v(0, (__u64)(" + lower.Cond(c, e) + "))"
-	}
-	if e.A == nil || e.B == nil {
-		return c.Bad(nil)
-	}
-	name, cut, ok := lower.WideOp(e.Kind)
-	if !ok {
-		return c.Bad(e)
-	}
-	// The runtime's nsc_v<name>; shifts by a value, nsc_v<name>v.
-	if e.Kind == packet.EShl || e.Kind == packet.EShr {
-		name += "v"
-	}
-	x := fmt.Sprintf("nsc_v%s(%s, %s)", name, c.Value(e.A), c.Value(e.B))
-	if cut {
-		x = fmt.Sprintf("nsc_vand(%s, %s)", x, vlit(packet.Mask(e.Width)))
-	}
-	return x
+	return fmt.Sprintf("((%s %s %s)%s)", x, op, y, mask)
 }
