@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/internal/errlist"
 )
 
 // ErrUnsupported is what every Refusal matches (errors.Is): the target
@@ -50,34 +51,7 @@ func (r *Refusal) Is(target error) bool { return target == ErrUnsupported }
 // Refusals are all the refusals of one graph, in the graph's order, so
 // that a user sees every node a target cannot take at once. errors.As
 // finds the first *Refusal; errors.Is matches ErrUnsupported.
-type Refusals []*Refusal
-
-func (rs Refusals) Error() string {
-	lines := make([]string, len(rs))
-	for i, r := range rs {
-		lines[i] = r.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-func (rs Refusals) Unwrap() []error {
-	errs := make([]error, len(rs))
-	for i, r := range rs {
-		errs[i] = r
-	}
-	return errs
-}
-
-// Err is nil for no refusals, the refusal itself for one, else rs.
-func (rs Refusals) Err() error {
-	switch len(rs) {
-	case 0:
-		return nil
-	case 1:
-		return rs[0]
-	}
-	return rs
-}
+type Refusals = errlist.List[*Refusal]
 
 // SinglePath refuses, for target, every port that fans out or spawns: the
 // generated code follows one path per frame.

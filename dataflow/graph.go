@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
 
+	"github.com/dragonet-go/nsc/internal/errlist"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -263,15 +264,7 @@ func (e *Error) Error() string {
 }
 
 // Errors is a list of validation problems, in declaration order.
-type Errors []*Error
-
-func (es Errors) Error() string {
-	s := make([]string, len(es))
-	for i, e := range es {
-		s[i] = e.Error()
-	}
-	return strings.Join(s, "\n")
-}
+type Errors = errlist.List[*Error]
 
 // Validate checks the graph's structure.
 func (g *Graph) Validate() error {

@@ -297,6 +297,100 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 	if n.Kind != FNode {
 		return p
 	}
+	return ps.forgetLookups(n, port, ps.writes(n, port, p))
+}
+
+// forgetLookups forgets which action a table ran once n may have changed
+// what its key reads: a second lookup of the same table then decides
+// afresh (seed 31337, model 276: a set of the key's field between two
+// lookups kept the first's outcome, and the second's other port was cut).
+func (ps *Predicates) forgetLookups(n *Node, port *Port, p predicate.Pred) predicate.Pred {
+	schema := ps.g.Schema
+	var w written
+	switch op := n.Op; op.Kind {
+	case packet.OpParse:
+		w.all = ps.changedSinceParse(n)
+	case packet.OpPlace:
+		w.all = port.Name == packet.PlacePorts[packet.PlaceComplete]
+	case packet.OpExtract:
+		w.header(op.Header)
+	case packet.OpPush, packet.OpPop:
+		w.header(op.Header)
+		w.lengths = true
+	case packet.OpCut:
+		w.lengths = true
+	case packet.OpChecksumCompute:
+		w.field(packet.FieldRef{Header: op.Header, Field: schema.Headers[op.Header].Checksum})
+	case packet.OpSet:
+		w.assigns(op.Assign)
+	case packet.OpLookup:
+		w.assigns(schema.Actions[schema.Tables[op.Table].Actions[port.Index]].Body)
+	case packet.OpLoad:
+		w.header(schema.Registers[op.Register].Value)
+	case packet.OpICRCCompute:
+		for _, t := range schema.Headers {
+			if schema.ICRCMayWrite(op.Header, t.ID) {
+				w.header(t.ID)
+			}
+		}
+	}
+	if !w.all && !w.lengths && len(w.headers)+len(w.fields) == 0 {
+		return p
+	}
+	for _, t := range schema.Tables {
+		if w.all || slices.ContainsFunc(t.Keys, w.read) {
+			p = p.ForgetField(ActionField(t.Spec))
+		}
+	}
+	return p
+}
+
+// written is what a node may change: whole headers (contents and
+// validity), single fields, every header's length, or everything.
+type written struct {
+	all, lengths bool
+	headers      map[int]bool
+	fields       map[packet.FieldRef]bool
+}
+
+func (w *written) header(h int) {
+	if w.headers == nil {
+		w.headers = map[int]bool{}
+	}
+	w.headers[h] = true
+}
+
+func (w *written) field(f packet.FieldRef) {
+	if w.fields == nil {
+		w.fields = map[packet.FieldRef]bool{}
+	}
+	w.fields[f] = true
+}
+
+func (w *written) assigns(as []packet.Assign) {
+	for _, a := range as {
+		w.field(a.Dst)
+	}
+}
+
+// read reports whether e reads something w changes.
+func (w *written) read(e *packet.Expr) bool {
+	if e == nil {
+		return false
+	}
+	switch e.Kind {
+	case packet.EField:
+		return w.headers[e.Field.Header] || w.fields[e.Field]
+	case packet.EValid:
+		return w.headers[e.Header]
+	case packet.ELen:
+		return w.lengths || w.headers[e.Header]
+	}
+	return w.read(e.A) || w.read(e.B)
+}
+
+// writes applies what the F-node n writes to p.
+func (ps *Predicates) writes(n *Node, port *Port, p predicate.Pred) predicate.Pred {
 	op := n.Op
 	schema := ps.g.Schema
 	switch op.Kind {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/golang"
+	"github.com/dragonet-go/nsc/backends/golang/gorun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -30,26 +31,13 @@ type GoCase struct {
 	Frames [][]byte
 }
 
-// moduleRoot finds the nsc module's source: the generated packages import
-// its runtime, so the batch program is built against it (a replace).
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err == nil {
-		if mod := strings.TrimSpace(string(out)); mod != "" && mod != os.DevNull {
-			if b, err := os.ReadFile(mod); err == nil && bytes.HasPrefix(b, []byte("module github.com/dragonet-go/nsc\n")) {
-				return filepath.Dir(mod), nil
-			}
-		}
-	}
-	return "", fmt.Errorf("the go target needs nsc's source: run nsc fuzz inside its module (go env GOMOD names another module or none)")
-}
-
 // RunGo generates every case's Go fast path, builds one program that runs
 // them all on their frames, and compares each frame's outcome and the
 // counters with the interpreter on the same graph. dir is a scratch
 // directory. A case the generator refuses is reported in refused.
 func RunGo(dir string, cases []GoCase) (diffs []Diff, refused map[string]string, err error) {
-	root, err := moduleRoot()
+	// The generated packages import nsc's runtime.
+	mod, err := gorun.FindModule()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,13 +72,12 @@ func RunGo(dir string, cases []GoCase) (diffs []Diff, refused map[string]string,
 	if len(built) == 0 {
 		return nil, refused, nil
 	}
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	sum, err := mod.GoSum()
 	if err != nil {
 		return nil, nil, err
 	}
-	mod := fmt.Sprintf("module nscfuzz\n\ngo 1.26\n\nrequire github.com/dragonet-go/nsc v0.0.0\n\nreplace github.com/dragonet-go/nsc => %s\n", root)
 	main := strings.Replace(strings.Replace(driver, "//IMPORTS\n", imports.String(), 1), "//RUNS\n", runs.String(), 1)
-	for name, data := range map[string][]byte{"go.mod": []byte(mod), "go.sum": sum, "main.go": []byte(main)} {
+	for name, data := range map[string][]byte{"go.mod": mod.GoMod("nscfuzz"), "go.sum": sum, "main.go": []byte(main)} {
 		if err := writeFile(filepath.Join(dir, name), data); err != nil {
 			return nil, nil, err
 		}

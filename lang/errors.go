@@ -3,10 +3,11 @@ package lang
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/dragonet-go/nsc/internal/errlist"
 )
 
 // Error is a model error at a position, printed `file:line:col: message`.
@@ -35,17 +36,10 @@ func excerpt(msg string) string {
 }
 
 // ErrorList is every error found, in source order.
-type ErrorList []*Error
+type ErrorList = errlist.List[*Error]
 
-func (l ErrorList) Error() string {
-	s := make([]string, len(l))
-	for i, e := range l {
-		s[i] = e.Error()
-	}
-	return strings.Join(s, "\n")
-}
-
-func (l ErrorList) sorted() ErrorList {
+// sortErrors orders l by position.
+func sortErrors(l ErrorList) ErrorList {
 	sort.SliceStable(l, func(i, j int) bool {
 		a, b := l[i].Pos, l[j].Pos
 		if a.Filename != b.Filename {

@@ -46,12 +46,15 @@ type Include struct {
 	Path string `parser:"'include' @String ';'?"`
 }
 
+// HeaderDecl declares a header, or with Checksum alone sets the
+// checksum rule of a header declared elsewhere (`header udp @checksum(l4)`).
 type HeaderDecl struct {
-	Pos    lexer.Position
-	Kind   string       `parser:"@('header' | 'metadata')"`
-	Name   string       `parser:"@Ident"`
-	Layout *string      `parser:"( @Layout ';'?"`
-	Fields []*FieldDecl `parser:"| '{' @@* '}' )"`
+	Pos      lexer.Position
+	Kind     string        `parser:"@('header' | 'metadata')"`
+	Name     string        `parser:"@Ident"`
+	Layout   *string       `parser:"( @Layout ';'?"`
+	Fields   []*FieldDecl  `parser:"| '{' @@* '}'"`
+	Checksum *ChecksumAttr `parser:"| @@ ';'? )"`
 }
 
 type FieldDecl struct {

@@ -402,6 +402,9 @@ func (l *loader) op(od *OpDecl) *packet.Op {
 	case od.Extract != nil:
 		o.Kind = packet.OpExtract
 		o.Header, ok = wire(*od.Extract)
+		if ok {
+			s.Loose(o.Header)
+		}
 	case od.Test != nil:
 		o.Kind = packet.OpTest
 		x, err := r.expr(od.Test)
@@ -464,6 +467,9 @@ func (l *loader) op(od *OpDecl) *packet.Op {
 			if ok && o.After == o.Header {
 				l.errorf(od.Pos, "push %s after itself", od.Push.Header)
 				ok = false
+			}
+			if ok {
+				s.Follows(o.After, o.Header)
 			}
 		}
 	case od.Pop != nil:

@@ -132,11 +132,11 @@ func (ld Loader) Load(files ...string) (*Model, error) {
 		l.read(f, lexer.Position{})
 	}
 	if len(l.errs) > 0 {
-		return nil, l.errs.sorted()
+		return nil, sortErrors(l.errs)
 	}
 	m := l.resolve()
 	if len(l.errs) > 0 {
-		return nil, l.errs.sorted()
+		return nil, sortErrors(l.errs)
 	}
 	return m, nil
 }
@@ -212,8 +212,16 @@ func (l *loader) includePath(from string, inc *Include) string {
 	if err != nil {
 		rel = strings.Trim(inc.Path, `"`)
 	}
-	if strings.HasPrefix(from, libPrefix) {
-		return libPrefix + path.Join(path.Dir(strings.TrimPrefix(from, libPrefix)), rel)
+	if lib, ok := strings.CutPrefix(from, libPrefix); ok {
+		// Inside the library as outside it: beside the file, else from
+		// the library's root (`include "lib/udp.nsc"` in ejfat/).
+		beside := path.Join(path.Dir(lib), rel)
+		if _, err := fs.Stat(l.Library, beside); err != nil {
+			if _, err := fs.Stat(l.Library, path.Clean(rel)); err == nil {
+				return libPrefix + path.Clean(rel)
+			}
+		}
+		return libPrefix + beside
 	}
 	if filepath.IsAbs(rel) {
 		return filepath.Clean(rel)
@@ -273,16 +281,19 @@ func (l *loader) headers() {
 		h    *packet.HeaderSpec
 		expr *Expr
 	}
-	var lengths []pending
+	var lengths, sameLengths []pending
+	var rules []*HeaderDecl
+	declared := map[string]lexer.Position{}
 	for _, d := range l.decls {
 		hd := d.Header
 		if hd == nil {
 			continue
 		}
-		if _, dup := s.Header(hd.Name); dup {
-			l.errorf(hd.Pos, "header %s declared twice", hd.Name)
+		if hd.Checksum != nil {
+			rules = append(rules, hd)
 			continue
 		}
+		first, dup := s.Header(hd.Name)
 		h := &packet.HeaderSpec{Name: hd.Name, ID: len(s.Headers), Metadata: hd.Kind == "metadata", Checksum: -1}
 		bitsSoFar := 0
 		errsBefore := len(l.errs)
@@ -316,7 +327,11 @@ func (l *loader) headers() {
 					continue
 				}
 				if addField(fd.Pos, fd.Name, 0) {
-					lengths = append(lengths, pending{h, fd.Bytes})
+					if dup {
+						sameLengths = append(sameLengths, pending{first, fd.Bytes})
+					} else {
+						lengths = append(lengths, pending{h, fd.Bytes})
+					}
 				}
 				continue
 			}
@@ -350,6 +365,16 @@ func (l *loader) headers() {
 		if len(l.errs) > errsBefore {
 			continue
 		}
+		if dup {
+			// Libraries combine: the same declaration again (the same
+			// file from disk and from the shipped library, or two
+			// libraries that agree) is the one header.
+			if why := differs(first, h); why != "" {
+				l.errorf(hd.Pos, "%s %s declared twice, differently: at %s %s", hd.Kind, hd.Name, posString(declared[hd.Name]), why)
+			}
+			continue
+		}
+		declared[hd.Name] = hd.Pos
 		if len(h.Fields) == 0 {
 			l.errorf(hd.Pos, "header %s has no fields", h.Name)
 			continue
@@ -374,6 +399,96 @@ func (l *loader) headers() {
 			continue
 		}
 		p.h.Fields[len(p.h.Fields)-1].Length = x
+	}
+	for _, p := range sameLengths {
+		x, err := l.resolver(scope{header: p.h}).expr(p.expr)
+		if err != nil {
+			l.exprError(err)
+			continue
+		}
+		if want := p.h.Fields[len(p.h.Fields)-1].Length; want != nil && x.Text != want.Text {
+			l.errorf(p.expr.Pos, "header %s declared twice, differently: at %s its length is %s", p.h.Name, posString(declared[p.h.Name]), want.Text)
+		}
+	}
+	l.checksumRules(rules, declared)
+}
+
+// differs says how header b, declared again, differs from a ("" when it
+// does not): fields (names and widths, in order) and the checksum.
+func differs(a, b *packet.HeaderSpec) string {
+	kind := func(h *packet.HeaderSpec) string {
+		if h.Metadata {
+			return "metadata"
+		}
+		return "header"
+	}
+	if kind(a) != kind(b) {
+		return "it is " + kind(a)
+	}
+	for i, f := range a.Fields {
+		if i >= len(b.Fields) || b.Fields[i].Name != f.Name || b.Fields[i].Width != f.Width {
+			return fmt.Sprintf("its field %d is %s", i+1, fieldText(f))
+		}
+	}
+	if len(b.Fields) > len(a.Fields) {
+		return "it has no field " + b.Fields[len(a.Fields)].Name
+	}
+	if a.Checksum != b.Checksum || a.ChecksumKind != b.ChecksumKind || a.ChecksumOptional != b.ChecksumOptional {
+		return "its checksum is " + checksumText(a)
+	}
+	return ""
+}
+
+func fieldText(f packet.FieldSpec) string {
+	if f.Width == 0 {
+		return f.Name + ": bytes(…)"
+	}
+	return fmt.Sprintf("%s: %d", f.Name, f.Width)
+}
+
+func checksumText(h *packet.HeaderSpec) string {
+	if h.Checksum < 0 {
+		return "none"
+	}
+	opt := ""
+	if h.ChecksumOptional {
+		opt = ", optional"
+	}
+	return fmt.Sprintf("%s @checksum(%s%s)", h.Fields[h.Checksum].Name, checksumKinds[h.ChecksumKind], opt)
+}
+
+// checksumKinds are the @checksum kinds by packet.ChecksumKind.
+var checksumKinds = map[packet.ChecksumKind]string{packet.ChecksumHeader: "header", packet.ChecksumMessage: "message", packet.ChecksumL4: "l4"}
+
+// checksumRules applies `header H @checksum(KIND[, optional])`: in this
+// model, H's checksum (declared elsewhere, of that kind) has RFC 768's
+// zero rule or not. A model sets a header's rule once.
+func (l *loader) checksumRules(rules []*HeaderDecl, declared map[string]lexer.Position) {
+	set := map[string]*HeaderDecl{}
+	for _, hd := range rules {
+		h, ok := l.schema.Header(hd.Name)
+		switch {
+		case !ok:
+			l.errorf(hd.Pos, "header %s: no such header to set the checksum rule of", hd.Name)
+			continue
+		case hd.Kind == "metadata" || h.Metadata:
+			l.errorf(hd.Pos, "metadata %s has no checksum", hd.Name)
+			continue
+		case h.Checksum < 0:
+			l.errorf(hd.Pos, "header %s has no checksum field (declared at %s)", hd.Name, posString(declared[hd.Name]))
+			continue
+		case checksumKinds[h.ChecksumKind] != hd.Checksum.Kind:
+			l.errorf(hd.Checksum.Pos, "header %s: its checksum is %s (declared at %s); a rule keeps the kind", hd.Name, checksumText(h), posString(declared[hd.Name]))
+			continue
+		}
+		if prev, ok := set[hd.Name]; ok {
+			if prev.Checksum.Optional != hd.Checksum.Optional {
+				l.errorf(hd.Pos, "header %s: checksum rule set twice, differently (at %s)", hd.Name, posString(prev.Pos))
+			}
+			continue
+		}
+		set[hd.Name] = hd
+		h.ChecksumOptional = hd.Checksum.Optional
 	}
 }
 

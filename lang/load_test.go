@@ -148,3 +148,54 @@ func TestSameIncludeTwoPaths(t *testing.T) {
 		}
 	}
 }
+
+// Libraries combine: the EJFAT hosts' PRGs with the Internet library (one
+// udp, RFC 768's rule), the load balancers' udp-raw (the same udp, no
+// zero rule), an LB model from disk with the same library files reached
+// through the shipped library, and a header declared again the same way.
+func TestLibrariesCombine(t *testing.T) {
+	ld := lang.Loader{ReadFile: os.ReadFile, Library: models.FS}
+	for _, c := range []struct {
+		files    []string
+		optional bool
+	}{
+		{[]string{"../models/lib/inet.nsc", "../models/ejfat/hosts.nsc"}, true},
+		{[]string{"../models/ejfat/hosts.nsc", "../models/lib/inet.nsc"}, true},
+		{[]string{"../models/ejfat/hosts.nsc"}, true},
+		{[]string{"../models/ejfat/udp-raw.nsc"}, false},
+		{[]string{"../models/inet/udp.nsc", "../models/ejfat/lb-2025.nsc"}, false},
+		{[]string{"../models/ejfat/lb-2026.nsc", "../models/inet/i82599.nsc"}, false},
+	} {
+		m, err := ld.Load(c.files...)
+		if err != nil {
+			t.Errorf("%v: %v", c.files, err)
+			continue
+		}
+		n := 0
+		for _, h := range m.Schema.Headers {
+			if h.Name == "udp" {
+				n++
+				if h.ChecksumOptional != c.optional {
+					t.Errorf("%v: udp's checksum optional %v, want %v", c.files, h.ChecksumOptional, c.optional)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%v: %d udp headers", c.files, n)
+		}
+	}
+
+	m, err := load(map[string]string{"main.nsc": `include "lib/ethernet.nsc"
+header mine { a: 8 }
+header ethernet {
+    dst:  48
+    src:  48
+    type: 16
+}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eth, _ := m.Schema.Header("ethernet"); eth.ID != 0 || len(m.Schema.Headers) != 3 {
+		t.Errorf("ethernet declared again: ID %d, %d headers (want 0 and ethernet, vlan, mine)", eth.ID, len(m.Schema.Headers))
+	}
+}

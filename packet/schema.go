@@ -17,6 +17,33 @@ type Schema struct {
 	ip     ipHeaders     // resolved by Finish
 	follow map[int][]int // header -> headers the parse graph lets follow it, transitively; by Finish
 	start  []HeaderState // a packet's header state before parsing: metadata valid; by Finish
+	loose  map[int]bool  // headers an extract or push may place where the parse graph does not
+}
+
+// Loose records that an operation (an extract) may place header h where
+// the parse graph does not lead to it, such as inside a UDP payload: every
+// checksum over a payload may then cover it.
+func (s *Schema) Loose(h int) {
+	if s.loose == nil {
+		s.loose = map[int]bool{}
+	}
+	s.loose[h] = true
+}
+
+// Follows records that an operation (a push after x) places header h
+// right after x: h, and what the parse graph lets follow h, may then be
+// wherever what follows x may be. Call it after Finish.
+func (s *Schema) Follows(x, h int) {
+	add := append([]int{h}, s.follow[h]...)
+	for _, c := range s.Headers {
+		if c.ID == x || slices.Contains(s.follow[c.ID], x) {
+			for _, a := range add {
+				if a != c.ID && !slices.Contains(s.follow[c.ID], a) {
+					s.follow[c.ID] = append(s.follow[c.ID], a)
+				}
+			}
+		}
+	}
 }
 
 // initial is the header state of a fresh packet.
@@ -96,7 +123,8 @@ func (s *Schema) Finish() {
 
 // ChecksumCovers reports whether header c's checksum may cover field f: a
 // field of c itself (not the checksum), of a header the parse graph lets
-// follow c (message and L4 checksums), or of the IP pseudo-header (L4).
+// follow c or an operation may place anywhere (Loose) (message and L4
+// checksums), or of the IP pseudo-header (L4).
 func (s *Schema) ChecksumCovers(c int, f FieldRef) bool {
 	ch, h := s.Headers[c], s.Headers[f.Header]
 	switch {
@@ -106,7 +134,7 @@ func (s *Schema) ChecksumCovers(c int, f FieldRef) bool {
 		return f.Field != ch.Checksum
 	case ch.ChecksumKind == ChecksumHeader:
 		return false
-	case slices.Contains(s.follow[c], f.Header):
+	case slices.Contains(s.follow[c], f.Header) || s.loose[f.Header]:
 		return true
 	}
 	ip := &s.ip

@@ -191,9 +191,20 @@ func endTargets(em *embed.Embedding, ps *dataflow.Predicates, c *Claim, n *dataf
 		return nil
 	}
 	var out []claimTarget
-	for _, e := range quietEnds(n, c) {
+	ends, writers := quietReach(n, c)
+	for _, e := range ends {
 		if t := lack.And(ps.Reaching(e)); predicate.Satisfiable(t) {
 			out = append(out, claimTarget{src, t, context, display(em, e)})
+		}
+	}
+	// Then the first nodes that write: what reaches an end behind them is
+	// known only after the writes, but what reaches them is still the
+	// packet the claim is about, and a lie may show only behind them
+	// (seed 20261128, models 379 and 3581: a UDP check claimed done shows
+	// only at a pop of a header the frame lacks).
+	for _, w := range writers {
+		if t := lack.And(ps.Reaching(w)); predicate.Satisfiable(t) {
+			out = append(out, claimTarget{src, t, context, display(em, w)})
 		}
 	}
 	if len(out) == 0 {
@@ -202,10 +213,11 @@ func endTargets(em *embed.Embedding, ps *dataflow.Predicates, c *Claim, n *dataf
 	return out
 }
 
-// quietEnds lists, in graph order, the ends (emit, steer, drop, sinks)
+// quietReach lists, in graph order, the ends (emit, steer, drop, sinks)
 // that packets leaving n by the claim's port (any port, for an
-// operation's fact) reach through nodes that do not write the packet.
-func quietEnds(n *dataflow.Node, c *Claim) []*dataflow.Node {
+// operation's fact) reach through nodes that do not write the packet, and
+// the writing nodes where such paths stop.
+func quietReach(n *dataflow.Node, c *Claim) (ends, writers []*dataflow.Node) {
 	var todo []*dataflow.Node
 	for _, p := range n.Ports {
 		if c.By != ByPred || p.Name == c.Port {
@@ -215,16 +227,19 @@ func quietEnds(n *dataflow.Node, c *Claim) []*dataflow.Node {
 		}
 	}
 	seen := map[*dataflow.Node]bool{}
-	var out []*dataflow.Node
 	for len(todo) > 0 {
 		x := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		if seen[x] || writes(x) {
+		if seen[x] {
 			continue
 		}
 		seen[x] = true
-		if x.Kind == dataflow.FNode && (x.Op.Terminal() || x.Sink) {
-			out = append(out, x)
+		switch {
+		case writes(x):
+			writers = append(writers, x)
+			continue
+		case x.Kind == dataflow.FNode && (x.Op.Terminal() || x.Sink):
+			ends = append(ends, x)
 			continue
 		}
 		for _, p := range x.Ports {
@@ -233,8 +248,10 @@ func quietEnds(n *dataflow.Node, c *Claim) []*dataflow.Node {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b *dataflow.Node) int { return int(a.ID - b.ID) })
-	return out
+	byID := func(a, b *dataflow.Node) int { return int(a.ID - b.ID) }
+	slices.SortFunc(ends, byID)
+	slices.SortFunc(writers, byID)
+	return ends, writers
 }
 
 // writes reports whether a node changes the packet's fields or headers.
@@ -293,7 +310,7 @@ func claimCases(fs *frames, claims []*Claim, space *predicate.Space, n int, rnd 
 	for i := 0; len(tested) > 0 && i < n; i++ {
 		c := tested[i%len(tested)]
 		t := c.targets[(i/len(tested))%len(c.targets)]
-		class, ok := space.Sample(t.pred, rnd)
+		class, ok := fs.sample(space, t.pred, rnd)
 		if !ok {
 			continue
 		}

@@ -46,7 +46,7 @@ func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n in
 		}
 		reach := ps.Reaching(pl)
 		for tries, seq := 0, 0; len(out) < n && tries < 4*n; tries++ {
-			c, ok := space.Sample(reach, rnd)
+			c, ok := fs.sample(space, reach, rnd)
 			if !ok {
 				break
 			}

@@ -430,7 +430,7 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 	}
 	for i := 0; len(targets) > 0 && i < classes; i++ {
 		t := targets[i%len(targets)]
-		c, ok := space.Sample(ps.Port(t.port), rnd)
+		c, ok := fs.sample(space, ps.Port(t.port), rnd)
 		if !ok {
 			continue
 		}
@@ -457,6 +457,10 @@ type frames struct {
 	// parseStart).
 	starts map[string]int
 	hints  hints
+	parsed struct { // see parsable
+		space *predicate.Space
+		pred  predicate.Pred
+	}
 }
 
 // newFrames takes the hints from the embedded graph: the order of its
@@ -594,7 +598,7 @@ func puntCases(em *embed.Embedding, fs *frames, space *predicate.Space, n int, r
 	var out []Case
 	for i := 0; len(ends) > 0 && i < n; i++ {
 		end := ends[i%len(ends)]
-		c, ok := space.Sample(ps.Reaching(end), rnd)
+		c, ok := fs.sample(space, ps.Reaching(end), rnd)
 		if !ok {
 			continue
 		}
@@ -602,4 +606,45 @@ func puntCases(em *embed.Embedding, fs *frames, space *predicate.Space, n int, r
 		out = append(out, Case{Source: lpg.RxEntry, Frame: frame, Meta: meta, Why: fmt.Sprintf("%s at %s, class %s", puntWhy, end.Name, c)})
 	}
 	return out
+}
+
+// sample draws a class of p that a parsed frame can have where p allows
+// it: a header valid only behind an edge of the parse graph that leads to
+// it. Without this a selector the predicates leave almost free
+// (ethernet.type ≠ 8 behind a switch) takes a value that leads nowhere,
+// and the class's IPv4/UDP headers are not what the frame parses to
+// (seed 20261128, model 379: no packet lacking a claimed UDP checksum was
+// UDP). Classes only an extract or push makes are drawn from p alone.
+func (fs *frames) sample(space *predicate.Space, p predicate.Pred, rnd *rand.Rand) (predicate.Class, bool) {
+	if c, ok := space.Sample(p.And(fs.parsable(space)), rnd); ok {
+		return c, true
+	}
+	return space.Sample(p, rnd)
+}
+
+// parsable is, per header with edges into it in the parse graph, "valid
+// only behind one of them", made once per space.
+func (fs *frames) parsable(space *predicate.Space) predicate.Pred {
+	if fs.parsed.space == space {
+		return fs.parsed.pred
+	}
+	s := fs.schema
+	field := func(f packet.FieldRef) predicate.Field {
+		return predicate.Field{Name: s.FieldName(f), Width: s.FieldSpec(f).Width}
+	}
+	all := space.True()
+	for _, h := range s.Headers {
+		var behind []predicate.Pred
+		for _, e := range s.Next {
+			if e.To == h.ID {
+				from := packet.FieldRef{Header: e.From, Field: e.Field}
+				behind = append(behind, space.Valid(s.Headers[e.From].Name).And(space.Masked(field(from), e.Value, e.Mask)))
+			}
+		}
+		if len(behind) > 0 {
+			all = all.And(space.Valid(h.Name).Not().Or(space.Or(behind...)))
+		}
+	}
+	fs.parsed.space, fs.parsed.pred = space, all
+	return all
 }

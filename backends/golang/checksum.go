@@ -53,6 +53,9 @@ func (c *gen) Eval(a *lower.SetAssign) string {
 	} else {
 		v = c.low(a.Src)
 	}
+	if !a.Wide && a.Src.Kind == packet.EConst {
+		v = "uint64(" + v + ")" // an untyped constant would bind as int
+	}
 	val := c.newTmp("v")
 	c.emit("%s := %s", val, v)
 	return val

@@ -60,14 +60,21 @@ func runEmbed(e *env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	r, err := search.Search(l, p, flows)
+	r, err := search.Search(l, p, flows, embed.ForSearch)
 	if err != nil {
 		return err
 	}
 	if err := r.Write(e.stdout, flows); err != nil {
 		return err
 	}
-	return writeEmbedding(e, r.Embedding, *asJSON)
+	if p, err = r.Configured(p); err != nil {
+		return err
+	}
+	em, err := embed.Embed(l, p)
+	if err != nil {
+		return err
+	}
+	return writeEmbedding(e, em, *asJSON)
 }
 
 func writeEmbedding(e *env, em *embed.Embedding, asJSON bool) error {

@@ -91,6 +91,19 @@ func TestSimReassembly(t *testing.T) {
 	if diff := cmp.Diff(wantCounts, counts); diff != "" {
 		t.Errorf("counters (-want +got):\n%s\n%s", diff, stdout)
 	}
+	// The generated fast path, on the capture's clock too: the same.
+	tempRunCache(t)
+	runOut := filepath.Join(dir, "run")
+	code, runStdout, stderr := nsc(t, "run", "models/ejfat/reassembler.nsc", "--lpg", "Reassembler", "--in", in, "--out", runOut)
+	if code != exitOK {
+		t.Fatalf("nsc run: exit %d: %s", code, stderr)
+	}
+	if diff := cmp.Diff(stdout, strings.ReplaceAll(runStdout, runOut, out)); diff != "" {
+		t.Errorf("nsc run's counters (-sim +run):\n%s", diff)
+	}
+	if diff := cmp.Diff(sinkFiles(t, out), sinkFiles(t, runOut)); diff != "" {
+		t.Errorf("nsc run's sinks (-sim +run):\n%s", diff)
+	}
 }
 
 // TestSimHintsAtLBHeaders: nsc sim on the reassembler with segments that

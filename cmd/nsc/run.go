@@ -1,13 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
+	"github.com/dragonet-go/nsc/backends"
 	"github.com/dragonet-go/nsc/backends/golang"
+	"github.com/dragonet-go/nsc/backends/golang/gorun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
+	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/packet"
@@ -16,22 +23,30 @@ import (
 
 func runRun(e *env, args []string) error {
 	fs := newFlags("run", e)
-	lb := fs.String("lb", "", "LB model: "+fmt.Sprint(ejfat.Versions))
+	lb := fs.String("lb", "", "an EJFAT LB's checked-in fast path instead of a model: "+fmt.Sprint(ejfat.Versions))
+	lpg := fs.String("lpg", "", "the LPG of the model FILE… to run")
+	prg := fs.String("prg", "", "with --lpg: the PRG to embed it in (none: the LPG alone)")
 	tables := fs.String("tables", "", "table entries (table_add lines)")
 	in := fs.String("in", "", "input pcap (or pcapng)")
-	out := fs.String("out", "", "output pcap: every frame the LB sends")
-	interp := fs.Bool("interp", false, "run the reference interpreter instead of the generated fast path")
+	out := fs.String("out", "", "output: a directory with one pcap per sink (a model), or a pcap of every frame sent (--lb)")
+	interp := fs.Bool("interp", false, "with --lb: run the reference interpreter instead of the generated fast path")
 	profile := fs.String("profile", "", "write the frames each node ran on here (for nsc compile --profile)")
 	asJSON := fs.Bool("json", false, "print the counters as JSON (docs/json.md)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(files) > 0 {
-		return usagef("unexpected arguments %v (the model is --lb)", files)
+	if *in == "" || *out == "" {
+		return usagef("--in and --out are required")
 	}
-	if *lb == "" || *in == "" || *out == "" {
-		return usagef("--lb, --in and --out are required")
+	if *lb == "" {
+		if *interp {
+			return usagef("--interp is for --lb; nsc sim runs a model in the interpreter")
+		}
+		return runModel(e, files, *lpg, *prg, *tables, *in, *out, *profile, *asJSON)
+	}
+	if len(files) > 0 || *lpg != "" || *prg != "" {
+		return usagef("--lb runs a shipped LB: no model files, --lpg or --prg")
 	}
 	if err := refuseOverwrite([]string{*in, *tables}, *out, *profile); err != nil {
 		return err
@@ -72,6 +87,101 @@ func runRun(e *env, args []string) error {
 	}
 	printCounters(e, len(frames), counters, paths)
 	return nil
+}
+
+// runModel runs a capture through the generated Go fast path of a
+// model's LPG (embedded in a PRG when given), built and cached by
+// gorun, and writes what nsc sim writes: a pcap per sink in dir, the
+// counters.
+func runModel(e *env, files []string, lpgName, prgName, tables, in, dir, profile string, asJSON bool) error {
+	if lpgName == "" {
+		return usagef("--lpg is required (or --lb for a shipped EJFAT LB)")
+	}
+	m, err := loadModel(files)
+	if err != nil {
+		return err
+	}
+	g, err := graphKind(m, lpgName, dataflow.LPG)
+	if err != nil {
+		return err
+	}
+	if prgName != "" {
+		p, err := graphKind(m, prgName, dataflow.PRG)
+		if err != nil {
+			return err
+		}
+		em, err := embed.Embed(g, p)
+		if err != nil {
+			return err
+		}
+		g = em.Graph
+	}
+	inputs := append([]string{in, tables}, files...)
+	if err := refuseOverwrite(inputs, sinkPaths(g, dir, profile)...); err != nil {
+		return err
+	}
+	defer fileout.AbortOnInterrupt()()
+	script := ""
+	if tables != "" {
+		// Read and checked here, so a bad line is reported as nsc sim
+		// reports it, before anything is built.
+		b, err := os.ReadFile(tables)
+		if err != nil {
+			return err
+		}
+		if _, err := packet.LoadTables(g.Schema, tables, bytes.NewReader(b)); err != nil {
+			return err
+		}
+		script = string(b)
+	}
+	frames, err := pcapio.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return fmt.Errorf("no cache directory for the built fast path: %w", err)
+	}
+	prog, err := gorun.Build(g, filepath.Join(cache, "nsc", "run"), prefixed{e.stderr, "nsc run: "})
+	if errors.Is(err, backends.ErrUnsupported) {
+		return fmt.Errorf("%w\nhint: nsc sim runs any graph in the interpreter", err)
+	}
+	if err != nil {
+		return err
+	}
+	toRun := make([]gorun.Frame, len(frames))
+	for i, f := range frames {
+		toRun[i] = gorun.Frame{Time: f.CI.Timestamp, Data: f.Data}
+	}
+	res, err := prog.Run(toRun, tables, script)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	sinks := newSinkWriters(dir)
+	defer sinks.abort()
+	for i, o := range res.Outputs {
+		if o.Sink != "" {
+			sinks.write(o.Sink, frames[i].CI, o.Data)
+		}
+	}
+	return report(e, m, frames, tables, ran{res.Counters, res.InProgress, sinks}, profile, asJSON)
+}
+
+// prefixed writes each line written to it to w behind a prefix (one
+// Write a line).
+type prefixed struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
 }
 
 // lbRunner runs frames through a loaded LB, handing write what it sends.

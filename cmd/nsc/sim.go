@@ -69,24 +69,39 @@ func runSim(e *env, args []string) error {
 		now = f.CI.Timestamp
 		mach.RunAt(start, f.Data, func(sink *dataflow.Node, data []byte) { sinks.write(sink.Name, f.CI, data) })
 	}
-	if *profile != "" {
-		if err := writeProfile(*profile, mach.Counters().Nodes); err != nil {
+	return report(e, m, frames, *tables, ran{mach.Counters(), mach.InProgress(), sinks}, *profile, *asJSON)
+}
+
+// ran is what a run of a capture did: its counters, keyed state's live
+// entries, and the sinks' pcaps, not yet committed.
+type ran struct {
+	counters   sim.Counters
+	inProgress map[string]int
+	sinks      *sinkWriters
+}
+
+// report ends nsc sim and nsc run alike: the profile, the sinks' pcaps
+// put in place, the counters (text or JSON), and a hint when the frames
+// look like a common mistake.
+func report(e *env, m *lang.Model, frames []pcapio.Frame, tables string, r ran, profile string, asJSON bool) error {
+	if profile != "" {
+		if err := writeProfile(profile, r.counters.Nodes); err != nil {
 			return err
 		}
 	}
-	if err := sinks.commit(); err != nil {
+	if err := r.sinks.commit(); err != nil {
 		return err
 	}
-	if *asJSON {
-		j := countersOf(len(frames), mach.Counters(), sinks.paths)
-		j.InProgress = mach.InProgress()
+	if asJSON {
+		j := countersOf(len(frames), r.counters, r.sinks.paths)
+		j.InProgress = r.inProgress
 		return printJSON(e.stdout, j)
 	}
-	printCounters(e, len(frames), mach.Counters(), sinks.paths)
-	for _, st := range sortedKeys(mach.InProgress()) {
-		fmt.Fprintf(e.stdout, "  state %-23s %6d  (in progress)\n", st, mach.InProgress()[st])
+	printCounters(e, len(frames), r.counters, r.sinks.paths)
+	for _, st := range sortedKeys(r.inProgress) {
+		fmt.Fprintf(e.stdout, "  state %-23s %6d  (in progress)\n", st, r.inProgress[st])
 	}
-	fmt.Fprint(e.stderr, lbHeadedHint(m, frames, *tables))
+	fmt.Fprint(e.stderr, lbHeadedHint(m, frames, tables))
 	return nil
 }
 

@@ -30,7 +30,7 @@ func benchmarkSearch(b *testing.B, ports int) {
 	}
 	var r *search.Result
 	for b.Loop() {
-		if r, err = search.Search(l, p, flows); err != nil {
+		if r, err = search.Search(l, p, flows, embed.ForSearch); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/dataflow"
-	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/predicate"
 	"github.com/dragonet-go/nsc/prg"
@@ -40,17 +39,34 @@ type Result struct {
 	Cost    Cost
 	// Baseline is the cost with no filter set.
 	Baseline Cost
-	// Embedding is the LPG embedded into the configured PRG.
-	Embedding *embed.Embedding
-	Method    string // "exhaustive" or "greedy"
-	Tried     int    // configurations embedded and costed
+	Method   string // "exhaustive" or "greedy"
+	Tried    int    // configurations embedded and costed
 	// Why says, per flow, why no configuration does better than none
 	// (empty when the chosen one does).
 	Why []string
 }
 
+// Embedder embeds an LPG into a configured PRG (embed.ForSearch). The
+// search sits with the PRGs, below the embedder in the pipeline, so its
+// caller hands it in.
+type Embedder func(lpg, prg *dataflow.Graph) (*Embedded, error)
+
+// Embedded is what the search reads of an embedding: the graph, its
+// predicate space, and the Rx sinks each copy of an LPG node runs behind
+// (by node name; PRG nodes have none).
+type Embedded struct {
+	Graph  *dataflow.Graph
+	Space  *predicate.Space
+	Serves map[string][]string
+}
+
+// Configured is p with the filter list the search chose.
+func (r *Result) Configured(p *dataflow.Graph) (*dataflow.Graph, error) {
+	return prg.Configure(p, prg.Values{r.Node: prg.Literal(r.Filters)})
+}
+
 // Search configures prg's filter list for lpg's flows.
-func Search(lpg, p *dataflow.Graph, flows []Flow) (*Result, error) {
+func Search(lpg, p *dataflow.Graph, flows []Flow, embed Embedder) (*Result, error) {
 	decl := p
 	if p.Declared != nil {
 		decl = p.Declared
@@ -74,7 +90,7 @@ func Search(lpg, p *dataflow.Graph, flows []Flow) (*Result, error) {
 	if len(flows) == 0 {
 		return nil, fmt.Errorf("no flows to steer")
 	}
-	s := &searcher{lpg: lpg, decl: decl, node: node, flows: flows}
+	s := &searcher{lpg: lpg, decl: decl, node: node, flows: flows, embed: embed}
 	s.sinks = map[string]bool{}
 	for _, pt := range node.Ports {
 		if pt.Name != prg.MissPort {
@@ -130,7 +146,7 @@ func Search(lpg, p *dataflow.Graph, flows []Flow) (*Result, error) {
 		}
 	}
 	res.Tried = s.tried
-	res.Filters, res.Cost, res.Embedding = s.filters(best.assign), best.cost, best.em
+	res.Filters, res.Cost = s.filters(best.assign), best.cost
 	if !best.cost.less(base.cost) {
 		res.Why = s.why(base.em)
 	}
@@ -146,12 +162,13 @@ type searcher struct {
 	// chooses between. Sinks before it are the same in every configuration.
 	sinks map[string]bool
 	tried int
+	embed Embedder
 }
 
 type evaluated struct {
 	assign []int
 	cost   Cost
-	em     *embed.Embedding
+	em     *Embedded
 }
 
 // none leaves every flow unfiltered (-1).
@@ -215,7 +232,7 @@ func (s *searcher) eval(a []int) (*evaluated, error) {
 	if err != nil {
 		return nil, err
 	}
-	em, err := embed.Embed(s.lpg, g)
+	em, err := s.embed(s.lpg, g)
 	if err != nil {
 		return nil, err
 	}
@@ -241,15 +258,11 @@ type view struct {
 	anyFlow predicate.Pred
 }
 
-func (s *searcher) view(em *embed.Embedding) *view {
+func (s *searcher) view(em *Embedded) *view {
 	v := &view{g: em.Graph, ps: em.Graph.PredicatesIn(em.Space), copies: map[string][]*dataflow.Node{}}
 	for _, n := range em.Graph.Nodes {
-		o := em.Origin[n.Name]
-		if o.LPG == "" {
-			continue
-		}
 		// A copy merged across sinks (embed's merge) serves each.
-		for _, sink := range o.Serves {
+		for _, sink := range em.Serves[n.Name] {
 			v.copies[sink] = append(v.copies[sink], n)
 		}
 	}
@@ -294,7 +307,7 @@ func (v *view) delivered(sink string, p predicate.Pred) bool {
 	return false
 }
 
-func (s *searcher) cost(em *embed.Embedding) Cost {
+func (s *searcher) cost(em *Embedded) Cost {
 	v := s.view(em)
 	c := Cost{PerFlow: make([]int, len(s.flows)), FlowQueues: make([][]string, len(s.flows))}
 	for i, fp := range v.flows {
@@ -337,7 +350,7 @@ func (s *searcher) cost(em *embed.Embedding) Cost {
 // why explains, per flow, why steering it does not help: its packets
 // never reach the filters, or no filter matches them, or they are alone
 // on their queue already.
-func (s *searcher) why(base *embed.Embedding) []string {
+func (s *searcher) why(base *Embedded) []string {
 	v := s.view(base)
 	head := base.Graph.Node(s.node.Name)
 	var out []string

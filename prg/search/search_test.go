@@ -10,6 +10,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/prg"
@@ -34,7 +35,7 @@ func TestPersonsPick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := search.Search(l, p, flows)
+	r, err := search.Search(l, p, flows, embed.ForSearch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,15 @@ func TestPersonsPick(t *testing.T) {
 	}
 	// The embedding into the configured NIC behaves as the LPG alone on
 	// packets of every class, filtered or not.
-	res, err := verify.Run(r.Embedding, verify.Generate(r.Embedding, 3000, 1), nil)
+	g, err := r.Configured(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	em, err := embed.Embed(l, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := verify.Run(em, verify.Generate(em, 3000, 1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +78,6 @@ func TestPersonsPick(t *testing.T) {
 	}
 	// The interpreter agrees with the steering the search counted on: a
 	// segment to port 19002 leaves the configured NIC at queue 3.
-	g, err := prg.Configure(p, prg.Values{r.Node: prg.Literal(r.Filters)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	mach, err := sim.New(g, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +104,7 @@ func TestNothingToOffload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := search.Search(l, p, flows)
+	r, err := search.Search(l, p, flows, embed.ForSearch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +129,7 @@ func TestGreedy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := search.Search(l, p, flows)
+	r, err := search.Search(l, p, flows, embed.ForSearch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +141,7 @@ func TestGreedy(t *testing.T) {
 			t.Errorf("filter %d: %s", i, f)
 		}
 	}
-	again, err := search.Search(l, p, flows)
+	again, err := search.Search(l, p, flows, embed.ForSearch)
 	if err != nil {
 		t.Fatal(err)
 	}

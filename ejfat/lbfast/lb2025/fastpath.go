@@ -2279,7 +2279,7 @@ n55:
 		b70[13] = byte(s74 >> 16)
 		b70[14] = byte(s74 >> 8)
 		b70[15] = byte(s74)
-		v75 := 0x0
+		v75 := uint64(0x0)
 		b76 := data[h6 : h6+4] // icmp
 		os77 := (uint64(1)*0xffff - uint64(uint32(uint64(b76[0])<<8|uint64(b76[1]))))
 		b76[0] = byte(v75)
@@ -2383,7 +2383,7 @@ n57:
 		ws109 := wv107.Lo
 		dl110 := os100 + (ws108>>32 + uint64(uint32(ws108))) + (ws109>>32 + uint64(uint32(ws109)))
 		d80 += dl110
-		v111 := 0x81
+		v111 := uint64(0x81)
 		b112 := data[h7 : h7+4] // icmpv6
 		os113 := (uint64(1)*0xffff - uint64(uint32(uint64(b112[0])<<8|uint64(b112[1]))))
 		b112[0] = byte(v111)

@@ -2502,7 +2502,7 @@ n41:
 		if w80 {
 			d58 += (uint64((hi82-lo81+1)/2)*0xffff - uint64(o83)) + uint64(packet.SumWords(data[lo81:hi82]))
 		}
-		v85 := 0x0
+		v85 := uint64(0x0)
 		if !(h6 >= 0) {
 			return pl.drop(13)
 		}
@@ -2676,7 +2676,7 @@ n43:
 		if w115 {
 			d91 += (uint64((hi117-lo116+1)/2)*0xffff - uint64(o118)) + uint64(packet.SumWords(data[lo116:hi117]))
 		}
-		v122 := 0x81
+		v122 := uint64(0x81)
 		if !(h7 >= 0) {
 			return pl.drop(14)
 		}

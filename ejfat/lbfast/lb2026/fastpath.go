@@ -3470,7 +3470,7 @@ n118:
 		b106[13] = byte(s110 >> 16)
 		b106[14] = byte(s110 >> 8)
 		b106[15] = byte(s110)
-		v111 := 0x0
+		v111 := uint64(0x0)
 		b112 := data[h6 : h6+4] // icmp
 		os113 := (uint64(1)*0xffff - uint64(uint32(uint64(b112[0])<<8|uint64(b112[1]))))
 		b112[0] = byte(v111)
@@ -3577,7 +3577,7 @@ n120:
 		ws145 := wv143.Lo
 		dl146 := os136 + (ws144>>32 + uint64(uint32(ws144))) + (ws145>>32 + uint64(uint32(ws145)))
 		d116 += dl146
-		v147 := 0x81
+		v147 := uint64(0x81)
 		b148 := data[h7 : h7+4] // icmpv6
 		os149 := (uint64(1)*0xffff - uint64(uint32(uint64(b148[0])<<8|uint64(b148[1]))))
 		b148[0] = byte(v147)

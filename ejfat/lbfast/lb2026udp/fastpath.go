@@ -3899,7 +3899,7 @@ n90:
 		if w110 {
 			d88 += (uint64((hi112-lo111+1)/2)*0xffff - uint64(o113)) + uint64(packet.SumWords(data[lo111:hi112]))
 		}
-		v115 := 0x0
+		v115 := uint64(0x0)
 		if !(h6 >= 0) {
 			return pl.drop(42)
 		}
@@ -4073,7 +4073,7 @@ n92:
 		if w145 {
 			d121 += (uint64((hi147-lo146+1)/2)*0xffff - uint64(o148)) + uint64(packet.SumWords(data[lo146:hi147]))
 		}
-		v152 := 0x81
+		v152 := uint64(0x81)
 		if !(h7 >= 0) {
 			return pl.drop(43)
 		}

@@ -993,7 +993,7 @@ t24:
 		dl73 := os71 + uint64(uint32(v70))
 		d64 += dl73
 		d65 += dl73
-		v74 := 0x7
+		v74 := uint64(0x7)
 		b75 := data[h8 : h8+8] // udp
 		os76 := uint64(^uint16((uint64(b75[2])<<8 | uint64(b75[3]))))
 		s77 := uint16(v74)
@@ -1001,7 +1001,7 @@ t24:
 		b75[3] = byte(s77)
 		dl78 := os76 + uint64(uint16(v74))
 		d65 += dl78
-		v79 := 0x2
+		v79 := uint64(0x2)
 		os80 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[6])<<8|uint64(b66[7]))))
 		b66[6] = b66[6]&^0xe0 | byte(v79)<<5&0xe0
 		dl81 := os80 + uint64(uint32(uint64(b66[6])<<8|uint64(b66[7])))
@@ -1613,7 +1613,7 @@ n24:
 		dl73 := os71 + uint64(uint32(v70))
 		d64 += dl73
 		d65 += dl73
-		v74 := 0x7
+		v74 := uint64(0x7)
 		b75 := data[h8 : h8+8] // udp
 		os76 := uint64(^uint16((uint64(b75[2])<<8 | uint64(b75[3]))))
 		s77 := uint16(v74)
@@ -1621,7 +1621,7 @@ n24:
 		b75[3] = byte(s77)
 		dl78 := os76 + uint64(uint16(v74))
 		d65 += dl78
-		v79 := 0x2
+		v79 := uint64(0x2)
 		os80 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[6])<<8|uint64(b66[7]))))
 		b66[6] = b66[6]&^0xe0 | byte(v79)<<5&0xe0
 		dl81 := os80 + uint64(uint32(uint64(b66[6])<<8|uint64(b66[7])))
@@ -2150,7 +2150,7 @@ n34:
 n35:
 	{ // Echo6Set: set icmpv6.type, ipv6.dst, ipv6.payload_len
 		var d117 uint64 // icmpv6 checksum
-		v118 := 0x81
+		v118 := uint64(0x81)
 		b119 := data[h6 : h6+4] // icmpv6
 		os120 := (uint64(1)*0xffff - uint64(uint32(uint64(b119[0])<<8|uint64(b119[1]))))
 		b119[0] = byte(v118)
