@@ -988,20 +988,12 @@ func (c *gen) Len(e *packet.Expr) string {
 	return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
 }
 
-func (c *gen) Bool(cond string, a lower.Arith) string {
-	if a == lower.ArithWide {
-		return c.Widen("fastpath.B2U(" + cond + ")")
-	}
-	return "fastpath.B2U(" + cond + ")"
-}
+func (c *gen) Bool(cond string) string    { return "fastpath.B2U(" + cond + ")" }
+func (c *gen) Widen(word string) string   { return "packet.Value{Lo: " + word + "}" }
+func (c *gen) Not(x string, w int) string { return fmt.Sprintf("(^%s%s)", x, maskSuffix(w)) }
 
-func (c *gen) Widen(word string) string { return "packet.Value{Lo: " + word + "}" }
-
-func (c *gen) Not(x string, width int, a lower.Arith) string {
-	if a == lower.ArithWide {
-		return fmt.Sprintf("%s.Not().And(%s)", x, valueLit(packet.Mask(width)))
-	}
-	return fmt.Sprintf("(^%s%s)", x, maskSuffix(width))
+func (c *gen) NotWide(x string, w int) string {
+	return fmt.Sprintf("%s.Not().And(%s)", x, valueLit(packet.Mask(w)))
 }
 
 func (c *gen) Binary(e *packet.Expr, a lower.Arith) string {

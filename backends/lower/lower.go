@@ -14,12 +14,13 @@
 // their checksum windows and deltas (LowerSet, SetSyntax), pops with the
 // bytes a pop holds for the next and the patches it leaves pending
 // (LowerPop, PopSyntax), lookups' keys and action dispatch (LowerLookup,
-// Actions), the binary operators (WordOp, WideOp), and the ends: drop
-// sites, sinks and count labels numbered, flow edges recorded for the
-// counters (ends.go). The operations left (parse, extract, push,
-// checksum verify and compute, place, the RoCE ones, expression values)
-// each printer still prints whole (docs/lowering.md). The analyses —
-// header validity, pop chains, counter placement — are in backends/flow.
+// Actions), expression values (Word, Low, Wide over a ValueSyntax; the
+// binary operators' table, WordOp and WideOp), and the ends: drop sites,
+// sinks and count labels numbered, flow edges recorded for the counters
+// (ends.go). The operations left (parse, extract, push, checksum verify
+// and compute, place, the RoCE ones) each printer still prints whole
+// (docs/lowering.md). The analyses — header validity, pop chains, counter
+// placement — are in backends/flow.
 package lower
 
 import (

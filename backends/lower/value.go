@@ -29,12 +29,13 @@ type ValueSyntax interface {
 	Field(f packet.FieldRef, a Arith) string
 	// Len is the bytes from header e.Header to the frame's end, a word.
 	Len(e *packet.Expr) string
-	// Bool is a condition's value, 0 or 1: a word, or wide.
-	Bool(cond string, a Arith) string
+	// Bool is a condition's value as a word, 0 or 1.
+	Bool(cond string) string
 	// Widen is a word as a 128-bit value.
 	Widen(word string) string
-	// Not is x's bitwise not, cut to width.
-	Not(x string, width int, a Arith) string
+	// Not is word x's bitwise not, cut to width; NotWide a 128-bit x's.
+	Not(x string, width int) string
+	NotWide(x string, width int) string
 	// Binary is e's binary operator in arithmetic a (or a refusal).
 	Binary(e *packet.Expr, a Arith) string
 }
@@ -45,7 +46,7 @@ func Word(s ValueSyntax, e *packet.Expr) string {
 	case e == nil:
 		return s.Bad(nil)
 	case e.Boolean():
-		return s.Bool(Cond(s, e), ArithWord)
+		return s.Bool(Cond(s, e))
 	}
 	if x, ok := leaf(s, e, ArithWord); ok {
 		return x
@@ -54,46 +55,39 @@ func Word(s ValueSyntax, e *packet.Expr) string {
 	case packet.ELen:
 		return s.Len(e)
 	case packet.EBitNot:
-		return s.Not(Word(s, e.A), e.Width, ArithWord)
+		return s.Not(Word(s, e.A), e.Width)
 	}
 	return s.Binary(e, ArithWord)
 }
 
 // Low prints the low 64 bits of e's value.
-func Low(s ValueSyntax, e *packet.Expr) string {
-	switch {
-	case e == nil:
-		return s.Bad(nil)
-	case !flow.IsWide(e):
-		return Word(s, e)
-	}
-	if x, ok := leaf(s, e, ArithLow); ok {
-		return x
-	}
-	if e.Kind == packet.EBitNot {
-		return s.Not(Low(s, e.A), e.Width, ArithLow)
-	}
-	return s.Binary(e, ArithLow)
-}
+func Low(s ValueSyntax, e *packet.Expr) string { return wider(s, e, ArithLow) }
 
 // Wide prints e as a 128-bit value.
-func Wide(s ValueSyntax, e *packet.Expr) string {
+func Wide(s ValueSyntax, e *packet.Expr) string { return wider(s, e, ArithWide) }
+
+// wider prints e in arithmetic a, ArithLow or ArithWide.
+func wider(s ValueSyntax, e *packet.Expr, a Arith) string {
 	switch {
 	case e == nil:
 		return s.Bad(nil)
+	case !flow.IsWide(e) && a == ArithLow:
+		return Word(s, e)
 	case !flow.IsWide(e):
 		return s.Widen(Word(s, e))
 	}
-	if x, ok := leaf(s, e, ArithWide); ok {
+	if x, ok := leaf(s, e, a); ok {
 		return x
 	}
 	switch {
+	case e.Kind == packet.EBitNot && a == ArithLow:
+		return s.Not(Low(s, e.A), e.Width)
 	case e.Kind == packet.EBitNot:
-		return s.Not(Wide(s, e.A), e.Width, ArithWide)
-	case e.Boolean(): // a comparison of wide operands
-		return s.Bool(Cond(s, e), ArithWide)
+		return s.NotWide(Wide(s, e.A), e.Width)
+	case e.Boolean() && a == ArithWide: // a comparison of wide operands
+		return s.Widen(s.Bool(Cond(s, e)))
 	}
-	return s.Binary(e, ArithWide)
+	return s.Binary(e, a)
 }
 
 // leaf prints e through s in arithmetic a if e is a leaf.

@@ -10,14 +10,15 @@ import (
 )
 
 // Dialect prints a lowered program's parts in one target's language:
-// the instructions lower decides (conditions, exits, sets, pops, a
-// lookup's keys and action dispatch) and, whole, the operations not yet
-// lowered further (Input to Place below; docs/lowering.md). An
+// the instructions lower decides (conditions and values, exits, sets,
+// pops, a lookup's keys and action dispatch) and, whole, the operations
+// not yet lowered further (Input to Place below; docs/lowering.md). An
 // operation's printer that picks a port itself calls Walker.Fire; a
 // printer that returns a condition leaves the branch to the Walker.
 type Dialect interface {
-	// Conditions, and the If, EndIf, PushScope and PopScope blocks use.
-	CondSyntax
+	// Conditions and values, and the If, EndIf, PushScope and PopScope
+	// blocks use.
+	ValueSyntax
 	// The ways out (Exit): an O-node decided on the way, the jump to the
 	// next F-node (each with the marker of its flow edge, for its
 	// counter), a sink and a drop (with their numbers), an undecided end.

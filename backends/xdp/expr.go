@@ -123,20 +123,12 @@ func (c *gen) Len(e *packet.Expr) string {
 	return fmt.Sprintf("(__u64)((__s64)NSC_LEN - (__s64)st->off[%d])", e.Header)
 }
 
-func (c *gen) Bool(cond string, a lower.Arith) string {
-	if a == lower.ArithWide {
-		return c.Widen("(__u64)(" + cond + ")")
-	}
-	return "(__u64)(" + cond + ")"
-}
+func (c *gen) Bool(cond string) string    { return "(__u64)(" + cond + ")" }
+func (c *gen) Widen(word string) string   { return "nsc_v(0, " + word + ")" }
+func (c *gen) Not(x string, w int) string { return fmt.Sprintf("(~%s%s)", x, maskSuffix(w)) }
 
-func (c *gen) Widen(word string) string { return "nsc_v(0, " + word + ")" }
-
-func (c *gen) Not(x string, width int, a lower.Arith) string {
-	if a == lower.ArithWide {
-		return fmt.Sprintf("nsc_vand(nsc_vnot(%s), %s)", x, vlit(packet.Mask(width)))
-	}
-	return fmt.Sprintf("(~%s%s)", x, maskSuffix(width))
+func (c *gen) NotWide(x string, w int) string {
+	return fmt.Sprintf("nsc_vand(nsc_vnot(%s), %s)", x, vlit(packet.Mask(w)))
 }
 
 func (c *gen) Binary(e *packet.Expr, a lower.Arith) string {
