@@ -91,10 +91,9 @@ type SetSyntax interface {
 	Assign(a *SetAssign, update []int)
 }
 
-// LowerSet lowers set node n where the printer runs with validity
-// analysis v. It refuses (ok false) an assignment to a variable-length
-// field.
-func (w *Walker) LowerSet(n *dataflow.Node, v *flow.Validity) (set Set, ok bool) {
+// LowerSet lowers set node n. It refuses (ok false) an assignment to a
+// variable-length field.
+func (w *Walker) LowerSet(n *dataflow.Node) (set Set, ok bool) {
 	s, o := w.P.Graph.Schema, n.Op
 	set.Summed = flow.CanSumUpdates(s, o)
 	us := flow.Checksummed(s, o)
@@ -108,7 +107,7 @@ func (w *Walker) LowerSet(n *dataflow.Node, v *flow.Validity) (set Set, ok bool)
 		}
 		if !sa.Meta {
 			for _, u := range us {
-				if win, ok := FieldWindow(s, v, n, u, a.Dst); ok {
+				if win, ok := FieldWindow(s, w.Valid, n, u, a.Dst); ok {
 					sa.Windows = append(sa.Windows, win)
 				}
 			}
@@ -169,7 +168,7 @@ func WordWindow(fs packet.FieldSpec) (lo, hi int) {
 
 // set prints set node n.
 func (w *Walker) set(n *dataflow.Node) {
-	set, ok := w.LowerSet(n, w.Valid)
+	set, ok := w.LowerSet(n)
 	if !ok {
 		return
 	}

@@ -80,7 +80,8 @@ type Walker struct {
 	// (Refuse).
 	Refused backends.Refusals
 	// Valid is the validity analysis the printer runs with: which
-	// headers may be valid, and in which order, where a block runs.
+	// headers may be valid, and in which order, where a block runs
+	// (none: any may, in any order).
 	Valid *flow.Validity
 	// Pops are the pops that move the frame together.
 	Pops flow.PopChains
@@ -97,7 +98,7 @@ type Walker struct {
 
 // NewWalker returns a walker printing p through d for target.
 func NewWalker(p *Program, d Dialect, target string) *Walker {
-	return &Walker{P: p, D: d, Target: target, jumps: map[*dataflow.Node][]*dataflow.Node{}}
+	return &Walker{P: p, D: d, Target: target, Valid: &flow.Validity{}, jumps: map[*dataflow.Node][]*dataflow.Node{}}
 }
 
 // Refuse refuses node n (nil: the graph) once: what a node's code does
