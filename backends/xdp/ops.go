@@ -49,7 +49,7 @@ func (c *gen) extractAt(h int, ok string) {
 	setPtr := func() {
 		c.emit("hp%d = (unsigned char *)data + (%s & NSC_OM);", h, cur)
 		c.emit("NSC_HIDE(hp%d);", h)
-		c.emit("if ((void *)(hp%d + %d) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */", h, n)
+		c.emit("if ((void *)(hp%d + %d) > data_end) %s /* within NSC_LEN: checked */", h, n, c.beyondHead())
 	}
 	if !last.Variable() {
 		c.emit("%s = %s + %d <= NSC_LEN;", ok, cur, n)
@@ -487,7 +487,7 @@ func (c *gen) move(off, n, short string) {
 	c.emit("if (%s <= 64) {", off)
 	c.emit("if (nsc_fwd64(data, data_end, %s, %s) || bpf_xdp_adjust_head(ctx, (int)%s)) return XDP_ABORTED;", off, n, n)
 	c.emit("} else if (nsc_pop_move(ctx, %s, %s)) %s", off, n, short)
-	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);")
+	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= %s;", n)
 }
 
 // push generates `push H [after G]`: the frame's head moves back and the
@@ -518,7 +518,7 @@ func (c *gen) push(o *packet.Op) {
 	c.emit("if ((void *)(%s + %d) > data_end) return XDP_ABORTED;", z, n)
 	c.emit("__builtin_memset(%s, 0, %d);", z, n)
 	c.emit("} else if (nsc_push_move(ctx, %s, %d)) %s", off, n, c.malformed())
-	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);")
+	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += %d;", n)
 	c.forget()
 	for i, hs := range c.s.Headers {
 		if hs.Metadata || i == h || !c.mayValid(i) {
@@ -550,7 +550,7 @@ func (c *gen) region(h int, ok, start, end, pseudo string) {
 		c.emit("ip = 4; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", v4.h)
 		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", v4.h)
 		c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
-		c.emit("if ((void *)(ib + %d) > data_end) return XDP_ABORTED;", c.s.Headers[v4.h].FixedBytes())
+		c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[v4.h].FixedBytes(), c.beyondHead())
 		c.emit("l = %s; proto = %s;", getField(c.s, "ib", v4.h, v4.length), getField(c.s, "ib", v4.h, v4.proto))
 		c.emit("}")
 		c.emit("e = ho + l;")
@@ -561,7 +561,7 @@ func (c *gen) region(h int, ok, start, end, pseudo string) {
 		c.emit("ip = 6; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", v6.h)
 		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", v6.h)
 		c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
-		c.emit("if ((void *)(ib + %d) > data_end) return XDP_ABORTED;", c.s.Headers[v6.h].FixedBytes())
+		c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[v6.h].FixedBytes(), c.beyondHead())
 		c.emit("l = %s; proto = %s;", getField(c.s, "ib", v6.h, v6.length), getField(c.s, "ib", v6.h, v6.proto))
 		c.emit("}")
 		c.emit("e = ho + st->len[%d] + l;", v6.h)
@@ -666,7 +666,7 @@ func (c *gen) verify(h int) string {
 		fs := spec.Fields[spec.Checksum]
 		c.emit("__u32 ho = st->off[%d] & NSC_OM;", h)
 		c.emit("unsigned char *cb = (unsigned char *)data + ho + %d; NSC_HIDE(cb);", fs.Offset/8)
-		c.emit("if ((void *)(cb + 2) > data_end) return XDP_ABORTED;")
+		c.emit("if ((void *)(cb + 2) > data_end) %s", c.beyondHead())
 		c.emit("if (%s && cb[0] == 0 && cb[1] == 0) %s = 1; else", c.isValid(v4.h), r)
 	}
 	c.emit("%s = nsc_fold(nsc_sum(ctx, %s, %s) + %s) == 0xffff;", r, start, end, pseudo)

@@ -50,13 +50,12 @@ const Name = "xdp"
 
 // Bounds of the generated code.
 const (
-	// MaxFrame is the longest frame the program runs the graph on: what
-	// one XDP buffer of a 4 KiB page holds after XDP's 256 bytes of
-	// headroom and the kernel's 320 of struct skb_shared_info, the most a
-	// driver hands a program not built for fragments. Longer ones
-	// (generic XDP on a jumbo MTU; BPF_PROG_TEST_RUN, in fragments) go to
-	// the kernel untouched, counted as oversize (docs/xdp.md).
-	MaxFrame = 4096 - 256 - 320
+	// MaxFrame is the longest frame the program runs the graph on, in a
+	// linear head and fragments (frags.go): every jumbo MTU (9,000 and
+	// the 9,216 or 9,600 some devices allow) with room to spare, and the
+	// offset mask (NSC_OM, 16 KiB) less MaxPush. Longer ones go to the
+	// kernel untouched, counted as oversize (docs/xdp.md).
+	MaxFrame = 1<<14 - MaxPush
 	// MaxScan bounds a priority table's entries: its lookup scans them
 	// with a bounded loop, which the verifier walks through.
 	MaxScan = 4096
@@ -461,9 +460,10 @@ func (c *gen) hdr(h int) string {
 	c.emit("%s = (unsigned char *)data + %s;", v, o)
 	c.emit("NSC_HIDE(%s);", v)
 	// A fixed header's length is its fixed part, so this is also the
-	// interpreter's check that the header lies inside the frame.
+	// interpreter's check that the header lies inside the frame, where
+	// the frame is all head (else inHead tells the two apart).
 	if n := spec.FixedBytes(); n > 0 {
-		c.emit("if ((void *)(%s + %d) > data_end) %s", v, n, c.malformed())
+		c.emit("%s", c.inHead(v, o, n))
 	}
 	c.hdrs[len(c.hdrs)-1] = append(c.hdrs[len(c.hdrs)-1], hdrVar{h, v})
 	return v

@@ -24,10 +24,11 @@ import (
 
 // systemDemo runs EJFAT whole on loopback, each part an nsc process: the
 // control plane with its LB, three receivers that register and report
-// their state (one slowed down, one leaving half-way), two senders with
-// sync messages; then a summary: events sent, reassembled per receiver,
-// lost, split across receivers (must be 0), and the control plane's
-// metrics.
+// their state (one slowed down, one leaving half-way as nsc recv leaves at
+// a signal, without loss), two senders with sync messages; then a
+// summary: events sent, reassembled per receiver, lost where (the leaving
+// receiver must lose none), split across receivers (must be 0), and the
+// control plane's metrics.
 func systemDemo(e *env, dir string, events int, xdp bool) error {
 	self, err := os.Executable()
 	if err != nil {
@@ -172,7 +173,9 @@ func systemDemo(e *env, dir string, events int, xdp bool) error {
 		}
 		senders = append(senders, p)
 	}
-	// Watch the calendar while the senders run; rx1 leaves half-way.
+	// Watch the calendar while the senders run; rx1 leaves half-way, once
+	// the CP has both senders' first sync messages (after a second), so
+	// that the epoch without it begins at a boundary in their numbers.
 	var mid map[string]uint32
 	gone := map[string]string{}
 	var series []string // rx2's slots as they change
@@ -205,10 +208,16 @@ watch:
 		if v := fmt.Sprint(now["rx2"]); len(series) == 0 || series[len(series)-1] != v {
 			series = append(series, v)
 		}
-		if mid == nil && time.Now().After(half) {
+		if mid == nil && time.Now().After(half) && syncSamples(httpAddr) >= 2 {
 			mid = now
-			fmt.Fprintf(e.stdout, "half-way, slots: %s; rx1 leaves\n", slotLine(mid))
-			gone["rx1"] = recvs["rx1"].stop()
+			fmt.Fprintf(e.stdout, "half-way, slots: %s; rx1 leaves (SIGTERM)\n", slotLine(mid))
+			recvs["rx1"].signal()
+		}
+	}
+	gone["rx1"] = recvs["rx1"].output()
+	for l := range strings.Lines(recvs["rx1"].stderr.String()) {
+		if _, what, ok := strings.Cut(l, "nsc recv: leaving: "); ok {
+			fmt.Fprintf(e.stdout, "rx1 leaving: %s", what)
 		}
 	}
 	fmt.Fprintf(e.stdout, "rx2, slowed down (its queue fills, its PID's control signal falls), held %s slots as the epochs changed\n", strings.Join(series, " → "))
@@ -222,20 +231,26 @@ watch:
 		return err
 	}
 	for _, name := range []string{"rx0", "rx2"} {
-		gone[name] = recvs[name].stop()
+		recvs[name].signal() // both leave at once: the last one's events have no one else to go to
 	}
-	total, lost := 0, 0
+	for _, name := range []string{"rx0", "rx2"} {
+		gone[name] = recvs[name].output()
+	}
+	total, atReceivers := 0, 0
+	written, lost := map[string]int{}, map[string]int{}
 	seen := map[string]int{}
-	fmt.Fprintf(e.stdout, "\n%-6s %14s %14s %14s %16s %8s\n", "", "slots at start", "slots half-way", "slots at end", "events written", "errors")
+	fmt.Fprintf(e.stdout, "\n%-6s %14s %14s %14s %16s %8s\n", "", "slots at start", "slots half-way", "slots at end", "events written", "lost")
 	for _, name := range names {
 		files, _ := os.ReadDir(filepath.Join(dir, name))
 		for _, f := range files {
 			seen[f.Name()]++
 		}
-		errs := counterOf(gone[name], "errors")
+		// Lost there: incomplete (timed out, evicted) or complete but
+		// dropped at the application's full queue.
+		written[name], lost[name] = len(files), counterOf(gone[name], "errors")+counterOf(gone[name], "enqueue errors")
 		total += len(files)
-		lost += counterOf(gone[name], "enqueue errors")
-		fmt.Fprintf(e.stdout, "%-6s %14d %14d %14d %16d %8d\n", name, first[name], mid[name], end[name], len(files), errs)
+		atReceivers += lost[name]
+		fmt.Fprintf(e.stdout, "%-6s %14d %14d %14d %16d %8d\n", name, first[name], mid[name], end[name], len(files), lost[name])
 	}
 	split := 0
 	for _, n := range seen {
@@ -243,8 +258,10 @@ watch:
 			split++
 		}
 	}
-	fmt.Fprintf(e.stdout, "sent %d events, %d written whole, %d lost (%d at a full application queue; the rest sent to rx1's slots\n"+
-		"after it left, up to the next epoch's boundary), %d split across receivers\n", 2*events, total, 2*events-total, lost, split)
+	fmt.Fprintf(e.stdout, "rx1 (left half-way): %d events, %d lost\n", written["rx1"], lost["rx1"])
+	fmt.Fprintf(e.stdout, "rx2 (slowed down): %d events, %d lost (its application's queue full, or events timed out)\n", written["rx2"], lost["rx2"])
+	fmt.Fprintf(e.stdout, "sent %d events, %d written whole, %d lost (%d counted at the receivers, where an event split between two counts twice), %d split across receivers\n",
+		2*events, total, 2*events-total, atReceivers, split)
 	if split > 0 {
 		return fmt.Errorf("%d events split across receivers", split)
 	}
@@ -284,19 +301,39 @@ func counterOf(report, what string) int {
 	return n
 }
 
-// printMetrics prints the control plane's epoch and slot metrics.
-func printMetrics(e *env, addr string) error {
+// metrics is the control plane's /metrics.
+func metrics(addr string) (string, error) {
 	r, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer r.Body.Close()
 	b, err := io.ReadAll(r.Body)
+	return string(b), err
+}
+
+// syncSamples is how many sync messages the control plane took (the
+// demo's one LB); 0 when it does not answer.
+func syncSamples(addr string) int {
+	m, _ := metrics(addr)
+	for l := range strings.Lines(m) {
+		if rest, ok := strings.CutPrefix(l, "nsc_cp_sync_samples_total{"); ok {
+			_, v, _ := strings.Cut(rest, "} ")
+			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int(n)
+		}
+	}
+	return 0
+}
+
+// printMetrics prints the control plane's epoch and slot metrics.
+func printMetrics(e *env, addr string) error {
+	m, err := metrics(addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, "\ncontrol plane metrics (/metrics):")
-	for l := range strings.Lines(string(b)) {
+	for l := range strings.Lines(m) {
 		if strings.HasPrefix(l, "nsc_cp_epochs_total") || strings.HasPrefix(l, "nsc_cp_session_slots") ||
 			strings.HasPrefix(l, "nsc_cp_session_control_signal") || strings.HasPrefix(l, "nsc_cp_sync_samples_total") {
 			fmt.Fprint(e.stdout, "  "+l)
@@ -367,9 +404,12 @@ func (p *demoProc) await(prefix string) (string, error) {
 	}
 }
 
-// stop ends the process with SIGTERM and returns all it printed.
-func (p *demoProc) stop() string {
-	p.cmd.Process.Signal(syscall.SIGTERM)
+// signal sends the process SIGTERM: an nsc recv --cp leaves the
+// calendars and then ends.
+func (p *demoProc) signal() { p.cmd.Process.Signal(syscall.SIGTERM) }
+
+// output waits for the process to end and returns all it printed.
+func (p *demoProc) output() string {
 	p.wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()

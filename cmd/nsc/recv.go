@@ -39,8 +39,9 @@ type recvOpts struct {
 	reasm           reasm.Config
 	cp              cpSession // --cp: register and report state
 	engine          string
-	jsonOut         io.Writer     // --json: the final counters go here, the text to stderr
-	slow            time.Duration // an application this much slower per event (demos)
+	jsonOut         io.Writer       // --json: the final counters go here, the text to stderr
+	slow            time.Duration   // an application this much slower per event (demos)
+	hurry           context.Context // ends at a second signal: leave at once (nil: never)
 
 	deliveredEnough context.CancelFunc // stops a live run at --events
 	got             delivery
@@ -54,9 +55,36 @@ func runRecv(e *env, args []string) error {
 	if o.jsonOut != nil {
 		e = &env{e.stderr, e.stderr}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, again, stop := signals()
 	defer stop()
+	o.hurry = again
 	return o.run(ctx, e)
+}
+
+// signals returns a context that ends at the first SIGINT or SIGTERM and
+// one that ends at the second, until stop.
+func signals() (first, second context.Context, stop func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	first, end1 := context.WithCancel(context.Background())
+	second, end2 := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		for _, end := range []context.CancelFunc{end1, end2} {
+			select {
+			case <-ch:
+				end()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return first, second, func() {
+		signal.Stop(ch)
+		close(done)
+		end1()
+		end2()
+	}
 }
 
 func parseRecv(e *env, args []string) (*recvOpts, error) {
@@ -194,23 +222,40 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 	first := rx.Addr()
 	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s, in at most %d MiB\n", first.Addr(), first.Port(),
 		int(first.Port())+o.ports-1, plural(o.threads, "thread"), o.memoryBound()>>20)
+	// The run ends at --duration, --events or a signal; with --cp, a
+	// signal first has the receiver leave the calendars (cpLink.leave).
+	run, stopRun := context.WithCancel(context.Background())
+	defer stopRun()
+	o.deliveredEnough = stopRun
+	if o.runFor > 0 {
+		var cancel context.CancelFunc
+		run, cancel = context.WithTimeout(run, o.runFor)
+		defer cancel()
+	}
+	var link *cpLink
 	if o.cp.addr != "" {
-		stopCP, err := o.cp.start(e, first, o.ports, func() (reasm.Stats, float64) { return rx.Stats(), rx.Fill() })
-		if err != nil {
+		if link, err = o.cp.start(e, first, o.ports, func() (reasm.Stats, float64) { return rx.Stats(), rx.Fill() }); err != nil {
 			rx.Close()
 			return err
 		}
-		defer stopCP() // deregisters after the readers stopped
+		defer link.stop() // deregisters after the readers stopped
 	}
-	if o.runFor > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.runFor)
-		defer cancel()
-	}
-	ctx, o.deliveredEnough = context.WithCancel(ctx)
-	defer o.deliveredEnough()
+	go func() {
+		select {
+		case <-ctx.Done():
+			if link != nil {
+				hurry := o.hurry
+				if hurry == nil {
+					hurry = context.Background()
+				}
+				link.leave(hurry)
+			}
+			stopRun()
+		case <-run.Done():
+		}
+	}()
 	progress := o.progress(e, rx.Stats, d, time.Now())
-	rx.Run(ctx)
+	rx.Run(run)
 	progress()
 	return o.report(e, rx.Stats(), rx.LBHeaders(), 0, d)
 }

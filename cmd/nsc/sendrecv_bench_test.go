@@ -22,7 +22,9 @@ import (
 // through nsc lb (a process, one worker, lb-2025, spreading the events
 // over both ports). Send and recv run in-process. events/s and Gbps are
 // the receiver's, from its first datagram to its last event; %lost the
-// events that never completed (a socket overflowed). Bound it with
+// events that never completed (a socket overflowed); Gbps/lb-cpu the
+// events' bits per second of the LB process's CPU time (user and
+// kernel), what it would forward on a core of its own. Bound it with
 // -benchtime=Nx.
 func BenchmarkSendRecv(b *testing.B) {
 	for _, c := range []struct {
@@ -91,6 +93,12 @@ func benchSendRecv(b *testing.B, viaLB bool, threads, rate, size int) {
 		_, last := lb.stop(b, syscall.SIGTERM)
 		segments := b.N * ((size + 8935) / 8936) // MTU 9000 over IPv4: 8936 event bytes a datagram
 		b.ReportMetric(float64(segments-counter(b, []string{last}, "received"))/float64(segments)*100, "%lost-before-lb")
+		// The rate the LB's own CPU time allows (its start and stop
+		// included), whatever else shares the cores.
+		if ru, ok := lb.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			cpu := time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
+			b.ReportMetric(gbps(n*uint64(size), cpu), "Gbps/lb-cpu")
+		}
 	}
 }
 

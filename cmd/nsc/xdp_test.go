@@ -13,6 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
+	"github.com/dragonet-go/nsc/internal/difftest"
+	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 )
 
@@ -96,29 +98,51 @@ func TestXDPUsage(t *testing.T) {
 }
 
 // nsc xdp run on seed 000's capture sends what nsc run --interp sends,
-// with the same counters.
+// with the same counters; and on the capture's frames grown to 9,018
+// bytes and to mixed lengths (difftest.Grow), which BPF_PROG_TEST_RUN
+// hands the program in a head and fragments.
 func TestXDPRun(t *testing.T) {
 	xdptest.Require(t)
 	dir := t.TempDir()
 	if code, _, stderr := nsc(t, "compile", "models/ejfat/lb-2021.nsc", "--lpg", "LB2021", "--prg", "XDP", "--target", "xdp", "-o", dir); code != exitOK {
 		t.Fatal(stderr)
 	}
-	xout, iout := filepath.Join(dir, "xdp.pcap"), filepath.Join(dir, "interp.pcap")
-	code, xstdout, stderr := nsc(t, "xdp", "run", "--obj", filepath.Join(dir, "lb2021.o"), "--tables", "ejfat/testdata/seed000.tables", "--in", "ejfat/testdata/seed000-scapy.pcap", "--out", xout)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
+	seed := "ejfat/testdata/seed000-scapy.pcap"
+	frames, err := pcapio.ReadFile(filepath.Join("../..", seed))
+	if err != nil {
+		t.Fatal(err)
 	}
-	code, istdout, stderr := nsc(t, "run", "--lb", "lb-2021", "--tables", "ejfat/testdata/seed000.tables", "--in", "ejfat/testdata/seed000-scapy.pcap", "--out", iout, "--interp")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
+	jumbo := filepath.Join(dir, "jumbo.pcap")
+	w, err := pcapio.Create(jumbo)
+	if err != nil {
+		t.Fatal(err)
 	}
-	x, _ := os.ReadFile(xout)
-	i, _ := os.ReadFile(iout)
-	if len(x) < 1000 || !bytes.Equal(x, i) {
-		t.Errorf("nsc xdp run wrote %d bytes, nsc run --interp %d, not the same", len(x), len(i))
+	for i, f := range frames {
+		w.WritePacket(f.CI, difftest.Grow(f.Data, 9018))
+		w.WritePacket(f.CI, difftest.Grow(f.Data, 1518+i*397%7500))
 	}
-	if strings.ReplaceAll(xstdout, xout, "OUT") != strings.ReplaceAll(istdout, iout, "OUT") {
-		t.Errorf("counters differ:\nxdp run:\n%s\nrun --interp:\n%s", xstdout, istdout)
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{seed, jumbo} {
+		xout, iout := filepath.Join(dir, "xdp.pcap"), filepath.Join(dir, "interp.pcap")
+		code, xstdout, stderr := nsc(t, "xdp", "run", "--obj", filepath.Join(dir, "lb2021.o"), "--tables", "ejfat/testdata/seed000.tables", "--in", in, "--out", xout)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", in, code, stderr)
+		}
+		code, istdout, stderr := nsc(t, "run", "--lb", "lb-2021", "--tables", "ejfat/testdata/seed000.tables", "--in", in, "--out", iout, "--interp")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", in, code, stderr)
+		}
+		x, _ := os.ReadFile(xout)
+		i, _ := os.ReadFile(iout)
+		if len(x) < 1000 || !bytes.Equal(x, i) {
+			t.Errorf("%s: nsc xdp run wrote %d bytes, nsc run --interp %d, not the same", in, len(x), len(i))
+		}
+		if strings.ReplaceAll(xstdout, xout, "OUT") != strings.ReplaceAll(istdout, iout, "OUT") || strings.Contains(xstdout, "untouched") {
+			t.Errorf("%s: counters differ:\nxdp run:\n%s\nrun --interp:\n%s", in, xstdout, istdout)
+		}
+		t.Logf("%s: %d bytes out\n%s", in, len(x), xstdout)
 	}
 }
 

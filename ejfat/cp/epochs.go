@@ -3,6 +3,7 @@ package cp
 import (
 	"fmt"
 	"log"
+	"math"
 	"slices"
 	"time"
 )
@@ -54,6 +55,66 @@ func wallClock(t time.Time) SyncSample {
 	return SyncSample{Time: t, Event: uint64(t.UnixMicro()), Rate: 1_000_000, SenderTime: t.UnixNano()}
 }
 
+// staleSync is how long after its latest sync message a sender counts as
+// stopped: three of the once-a-second messages nsc send and E2SAR send.
+const staleSync = 3 * time.Second
+
+// horizon is how far ahead an epoch's range counts as reachable: the
+// event numbers the senders reach in an hour at their reported rates.
+const horizon = time.Hour
+
+// reach is how far the senders are by their latest sync messages: the
+// least event number they reached (a sender's message says the latest
+// event it sent) and the most they may reach within horizon at their
+// reported rates. A sender silent for staleSync has stopped and does not
+// count; with none left (ok false), the wall clock's µs at 1 MHz stand
+// for the senders (E2SAR's numbering, and the CP's wallClock sample).
+func reach(samples []SyncSample, now time.Time) (reached, ahead uint64, ok bool) {
+	latest := map[uint32]SyncSample{}
+	for _, s := range samples {
+		if now.Sub(s.Time) <= staleSync && !s.Time.Before(latest[s.Source].Time) {
+			latest[s.Source] = s
+		}
+	}
+	reached, rate := uint64(max(0, now.UnixMicro())), uint64(1_000_000)
+	if len(latest) > 0 {
+		reached, rate = math.MaxUint64, 1
+		for _, s := range latest {
+			reached, rate = min(reached, s.Event), max(rate, uint64(s.Rate))
+		}
+	}
+	return reached, reached + min(rate*uint64(horizon/time.Second), math.MaxUint64-reached), len(latest) > 0
+}
+
+// fromClock says whether e's boundary is in the wall clock's µs when e
+// began: within the horizon after it, as the CP's wallClock sample
+// predicts boundaries.
+func fromClock(e Epoch) bool {
+	at := uint64(max(0, e.Created.UnixMicro()))
+	return e.Boundary >= at && e.Boundary-at <= uint64(horizon/time.Microsecond)
+}
+
+// inForce is the number of the newest of epochs (oldest first) that no
+// older one can follow: every event the senders send from now on goes by
+// it or a newer one. An older epoch's range is over when it ends at or
+// below the event number the senders reached, and out of their reach
+// when it begins beyond the horizon (their events below the oldest
+// boundary go by the newest epoch, the data plane's catch-all). 0 when
+// there is no epoch.
+func inForce(epochs []Epoch, samples []SyncSample, now time.Time) uint64 {
+	reached, ahead, _ := reach(samples, now)
+	for i := len(epochs) - 1; i >= 0; i-- {
+		over := true
+		for j := range i { // epochs[j]'s range is [its boundary, the next one's)
+			over = over && (epochs[j+1].Boundary <= reached || epochs[j].Boundary > ahead)
+		}
+		if over {
+			return epochs[i].Number
+		}
+	}
+	return 0
+}
+
 // pruneEvery is how often old samples are deleted.
 const pruneEvery = time.Minute
 
@@ -97,11 +158,24 @@ func (c *CP) logErr(what string, err error) {
 // calendar differs from the current one.
 func (c *CP) nextEpoch(r Reservation, ready []Session, now time.Time) error {
 	in := EpochInput{Now: now, Strategy: r.Strategy, Sessions: ready, Sync: c.store.Sync(r.ID)}
+	_, ahead, synced := reach(in.Sync, now)
 	if len(in.Sync) == 0 {
 		in.Sync = []SyncSample{wallClock(r.Created)}
 	}
+	rebase := false
 	if es := c.store.Epochs(r.ID); len(es) > 0 {
 		in.Current = &es[len(es)-1]
+		// The live boundaries came from the wall clock's µs (before the
+		// first sync message) and are beyond the reach of senders that
+		// number from 0, so all their events go by the newest epoch and
+		// a new calendar would apply at once, to events in flight too.
+		// The newest epoch then begins at 0 instead, the older ones
+		// retire, and the new one begins at a boundary predicted from
+		// the senders' own messages. (Boundaries from sync messages stay
+		// above the last, whatever a sender reports next.)
+		if rebase = synced && es[0].Boundary > ahead && fromClock(es[0]); rebase {
+			in.Current.Boundary = 0
+		}
 	}
 	cal, boundary, err := c.cfg.Epocher.Next(in)
 	if err != nil {
@@ -126,7 +200,11 @@ func (c *CP) nextEpoch(r Reservation, ready []Session, now time.Time) error {
 	if in.Current != nil {
 		e.Number = in.Current.Number + 1
 	}
-	if err := c.store.AddEpoch(r.ID, e); err != nil {
+	add := c.store.AddEpoch
+	if rebase {
+		add = c.store.RebaseEpoch
+	}
+	if err := add(r.ID, e); err != nil {
 		return err
 	}
 	c.metrics.epochs.WithLabelValues(lbLabel(r.ID)).Inc()

@@ -52,11 +52,10 @@ func metricLine(t *testing.T, c *testCP, line string) bool {
 	return false
 }
 
-// syncedLB reserves an LB whose one sender is 127.0.0.2, registers two
-// ready sessions (weights 1 and 3) and feeds it five sync messages from
-// the sender, 1000 events/s over 2 s of the clock. It returns the LB id,
-// its sync address, the sessions' ids and the newest event number.
-func syncedLB(t *testing.T, clk *clock, c *testCP, lc pb.LoadBalancerClient) (int64, string, []string, uint64) {
+// twoSessions reserves an LB whose one sender is 127.0.0.2 and registers
+// two sessions (weights 1 and 3); it returns the LB's id, the reply and
+// the sessions' ids.
+func twoSessions(t *testing.T, c *testCP, lc pb.LoadBalancerClient) (int64, *pb.ReserveLoadBalancerReply, []string) {
 	t.Helper()
 	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "t", SenderAddresses: []string{"127.0.0.2"}})
 	if err != nil {
@@ -64,7 +63,16 @@ func syncedLB(t *testing.T, clk *clock, c *testCP, lc pb.LoadBalancerClient) (in
 	}
 	var lb int64
 	fmt.Sscan(res.LbId, &lb)
-	ids := cptest.Register(t, lc, as(res.Token), res.LbId, []int{20000, 20001}, 1, 3)
+	return lb, res, cptest.Register(t, lc, as(res.Token), res.LbId, []int{20000, 20001}, 1, 3)
+}
+
+// syncedLB reserves an LB whose one sender is 127.0.0.2, registers two
+// ready sessions (weights 1 and 3) and feeds it five sync messages from
+// the sender, 1000 events/s over 2 s of the clock. It returns the LB id,
+// its sync address, the sessions' ids and the newest event number.
+func syncedLB(t *testing.T, clk *clock, c *testCP, lc pb.LoadBalancerClient) (int64, string, []string, uint64) {
+	t.Helper()
+	lb, res, ids := twoSessions(t, c, lc)
 	sync := fmt.Sprintf("127.0.0.1:%d", res.SyncUdpPort)
 	for i := range 5 {
 		sendUDPFrom(t, "127.0.0.2", sync, cptest.SyncMessage(1, uint64(i*500), 1000, clk.Now()))

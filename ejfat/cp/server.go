@@ -265,6 +265,7 @@ func (c *CP) status(r Reservation) *pb.LoadBalancerStatusReply {
 	if es := c.store.Epochs(r.ID); len(es) > 0 {
 		cur := es[len(es)-1]
 		rep.CurrentEpoch, rep.CurrentPredictedEventNumber, cal = cur.Number, cur.Boundary, cur.Calendar
+		rep.EpochInForce = inForce(es, c.store.Sync(r.ID), rep.Timestamp.AsTime())
 	}
 	for _, x := range c.store.Sessions(r.ID) {
 		rep.Workers = append(rep.Workers, worker(x, cal))

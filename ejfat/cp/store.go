@@ -1065,13 +1065,27 @@ func (s *Store) States(id int64, since time.Time, limit int) ([]State, error) {
 
 // AddEpoch stores e as reservation id's newest epoch, keeping the last
 // liveEpochs.
-func (s *Store) AddEpoch(id int64, e Epoch) error {
+func (s *Store) AddEpoch(id int64, e Epoch) error { return s.addEpoch(id, e, false) }
+
+// RebaseEpoch stores e as reservation id's newest epoch after the
+// current newest, which now begins at event 0; the older ones retire.
+// (Their ranges are out of the senders' reach: the CP's nextEpoch.)
+func (s *Store) RebaseEpoch(id int64, e Epoch) error { return s.addEpoch(id, e, true) }
+
+func (s *Store) addEpoch(id int64, e Epoch, rebase bool) error {
 	return s.change(func(tx *sql.Tx) error {
 		if err := insertForActive(tx, `INSERT INTO epochs SELECT ?, ?, ?, ?, ?`, id, int64(e.Number), int64(e.Boundary),
 			ms(e.Created), encodeCalendar(e.Calendar)); err != nil {
 			return err
 		}
-		_, err := tx.Exec(`DELETE FROM epochs WHERE reservation = ? AND number <= ?`, id, int64(e.Number)-liveEpochs)
+		older := int64(e.Number) - liveEpochs
+		if rebase {
+			older = int64(e.Number) - 2
+			if _, err := tx.Exec(`UPDATE epochs SET boundary = 0 WHERE reservation = ? AND number = ?`, id, older+1); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(`DELETE FROM epochs WHERE reservation = ? AND number <= ?`, id, older)
 		return err
 	}, func() error {
 		if s.res[id] == nil {
@@ -1079,7 +1093,12 @@ func (s *Store) AddEpoch(id int64, e Epoch) error {
 		}
 		e.Calendar = slices.Clone(e.Calendar)
 		es := append(s.epochs[id], e)
-		s.epochs[id] = es[max(0, len(es)-liveEpochs):]
+		keep := liveEpochs
+		if rebase && len(es) > 1 {
+			keep = 2
+			es[len(es)-2].Boundary = 0
+		}
+		s.epochs[id] = es[max(0, len(es)-keep):]
 		return nil
 	})
 }

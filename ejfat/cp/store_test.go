@@ -221,3 +221,38 @@ func TestStorePrune(t *testing.T) {
 		t.Errorf("%d sync samples after pruning, want 3", n)
 	}
 }
+
+// TestStoreRebaseEpoch: a rebase keeps the newest epoch, from event 0
+// now, and the one added; the database says the same after a reopen.
+func TestStoreRebaseEpoch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cp.db")
+	s := openStore(t, path)
+	defer func() { s.Close() }()
+	now := time.UnixMilli(1_700_000_000_000) // as the database keeps it
+	r, _, err := s.Reserve(Reservation{Created: now}, 1, 0, Permission{Resource: pb.ResourceType_LOAD_BALANCER, Level: pb.PermissionType_UPDATE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := make([]int64, Slots)
+	for n := uint64(1); n <= 3; n++ {
+		if err := s.AddEpoch(r.ID, Epoch{Number: n, Boundary: 1e15 + n, Created: now, Calendar: cal}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RebaseEpoch(r.ID, Epoch{Number: 4, Boundary: 500, Created: now, Calendar: cal}); err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, e := range s.Epochs(r.ID) {
+		got = append(got, e.Number, e.Boundary)
+	}
+	if want := []uint64{3, 0, 4, 500}; !cmp.Equal(got, want) {
+		t.Errorf("epochs (number, boundary) %v, want %v", got, want)
+	}
+	before := snap(s)
+	s.Close()
+	s = openStore(t, path)
+	if d := cmp.Diff(before, snap(s)); d != "" {
+		t.Errorf("reopened store differs (-before +after):\n%s", d)
+	}
+}

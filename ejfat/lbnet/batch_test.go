@@ -17,7 +17,7 @@ func batchReader(c *net.UDPConn, n int) func() (int, error) {
 		bufs[i] = make([]byte, 2048)
 	}
 	r := udpbatch.NewReceiver(bufs)
-	return func() (int, error) { return r.Receive(raw, 0) }
+	return func() (int, error) { return r.Receive(raw, 0, 0) }
 }
 
 // batchWriter sends the datagrams ds with one sendmmsg on the connected

@@ -6,7 +6,9 @@
 // runs the frame through its fast path, and sends what the LB transmits to
 // the address and port the LB wrote into it. The kernel builds the outgoing
 // headers and checksums. Receive and send are batched (recvmmsg/sendmmsg
-// through golang.org/x/net).
+// through internal/udpbatch): datagrams the kernel coalesced (UDP_GRO)
+// arrive in one buffer, and what a batch sends to one member goes as
+// UDP_SEGMENT (GSO) messages.
 //
 // An LB runs one worker per socket, the sockets sharing one port
 // (SO_REUSEPORT: the kernel spreads the senders over them), each worker
@@ -23,6 +25,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
@@ -48,15 +51,17 @@ type Config struct {
 	// New makes a worker's fast path over a table set (lbfast.NewSocket
 	// for one LB version).
 	New func([]*packet.Table) (fastpath.Pipeline, error)
-	// Batch is how many datagrams one system call moves (1 to MaxBatch;
-	// 0: DefaultBatch).
+	// Batch is how many messages one system call moves at most (1 to
+	// MaxBatch; 0: DefaultBatch); of large ones (coalesced), a worker
+	// receives about 1 MiB at a time.
 	Batch int
 	// MaxDatagram is the largest datagram forwarded (1 to MaxUDPPayload;
 	// 0: MaxUDPPayload); the kernel truncates larger ones into the
 	// receive buffers, which are this size, and they count as Oversize.
 	MaxDatagram int
 	// Pin runs worker i on one OS thread bound to the i-th CPU the
-	// process may run on (modulo their number), away from the others'.
+	// process may run on (modulo their number), away from the others';
+	// LB.CPU counts the time those threads ran.
 	Pin bool
 }
 
@@ -178,6 +183,17 @@ func (lb *LB) Stats() Stats {
 		s.add(w.stats())
 	}
 	return s
+}
+
+// CPU is the time the pinned workers' threads ran (Config.Pin; 0
+// otherwise), in user space and in the kernel, counted when Run returns:
+// the LB's own cost, whatever else shares the CPUs.
+func (lb *LB) CPU() time.Duration {
+	var d time.Duration
+	for _, w := range lb.workers {
+		d += time.Duration(w.count.cpu.Load())
+	}
+	return d
 }
 
 // Drops are the fast paths' drops by site, summed over every worker and

@@ -1,6 +1,10 @@
 package lbnet
 
-import "golang.org/x/sys/unix"
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
 
 // pin binds the calling thread to the i-th CPU of those the process may
 // run on (modulo their number).
@@ -19,4 +23,13 @@ func pin(i int) error {
 			i--
 		}
 	}
+}
+
+// threadCPU is the time the calling thread has run, in user space and in
+// the kernel (the softirqs it ran included: on loopback, the delivery of
+// what it sends).
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return time.Duration(ts.Nano())
 }

@@ -28,22 +28,34 @@ const (
 	// room for coalesced messages (UDP_GRO) of up to 4 datagrams each on
 	// average, and one of udpbatch.MaxSegments more.
 	outPerIn = 4
+	// batchBytes is about what one batch takes in: the next receive asks
+	// for as many messages of the last one's mean size, so that what it
+	// copied in is still in the caches when it is sent on.
+	batchBytes = 1 << 20
+	// frameRoom is what a receive buffer keeps in front of the datagram:
+	// the headroom and the headers a worker frames it with.
+	frameRoom = packet.Headroom + frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen
 )
 
 // counters are a worker's Stats, read with atomic loads while it runs.
 type counters struct {
 	received, forwarded, dropped, oversize, sendErrors atomic.Uint64
 	coalesced                                          atomic.Uint64 // UDP_GRO messages received (of more than one datagram)
+	cpu                                                atomic.Int64  // ns its pinned thread ran, when run returns
 }
 
 // worker forwards the datagrams arriving on one socket.
 type worker struct {
-	lb    *LB
-	id    int // its pipeline in every table set
-	conn  *net.UDPConn
-	local netip.AddrPort
-	count counters
-	set   *tableSet // the one the last batch ran over
+	lb     *LB
+	id     int // its pipeline in every table set
+	conn   *net.UDPConn
+	count  counters
+	framer framer
+	want   int // messages to receive next (1 to Config.Batch)
+	// The batch's counts, added to count when it ends.
+	tally  Stats
+	merged uint64    // coalesced messages
+	set    *tableSet // the one the last batch ran over
 	// drops are those of the pipelines of earlier sets, by site.
 	drops map[fastpath.DropSite]uint64
 
@@ -74,17 +86,17 @@ func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
 		// they would come truncated.
 		udpbatch.SetGRO(raw)
 	}
-	w.local = netip.AddrPortFrom(ip, local.Port())
+	w.framer.dst = netip.AddrPortFrom(ip, local.Port())
 	n, size := lb.cfg.Batch, lb.cfg.MaxDatagram
-	hdr := packet.Headroom + frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen
 	w.bufs = make([][]byte, n)
-	w.save = make([]byte, hdr)
+	w.save = make([]byte, frameRoom)
 	in := make([][]byte, n)
 	for i := range w.bufs {
-		w.bufs[i] = make([]byte, hdr+size+packet.Headroom)
-		in[i] = w.bufs[i][hdr : hdr+size]
+		w.bufs[i] = make([]byte, frameRoom+size+packet.Headroom)
+		in[i] = w.bufs[i][frameRoom : frameRoom+size]
 	}
 	w.in, w.out = udpbatch.NewReceiver(in), udpbatch.NewSender(n*outPerIn+udpbatch.MaxSegments)
+	w.want = n
 	return w, nil
 }
 
@@ -103,6 +115,8 @@ func (w *worker) run(ctx context.Context) error {
 		if err := pin(w.id); err != nil {
 			return fmt.Errorf("lbnet: pin worker %d: %w", w.id, err)
 		}
+		start := threadCPU()
+		defer func() { w.count.cpu.Store(int64(threadCPU() - start)) }()
 	}
 	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -111,7 +125,7 @@ func (w *worker) run(ctx context.Context) error {
 	})
 	defer stop()
 	for {
-		n, err := w.in.Receive(w.raw, 0)
+		n, err := w.in.Receive(w.raw, w.want, 0)
 		if err == nil {
 			w.forward(n)
 		}
@@ -134,7 +148,8 @@ func (w *worker) run(ctx context.Context) error {
 func (w *worker) drain() error {
 	w.conn.SetReadDeadline(time.Time{})
 	for range drainReads {
-		n, err := w.in.Receive(w.raw, unix.MSG_DONTWAIT)
+		want := w.want
+		n, err := w.in.Receive(w.raw, want, unix.MSG_DONTWAIT)
 		if errors.Is(err, syscall.EAGAIN) {
 			return nil
 		}
@@ -142,7 +157,7 @@ func (w *worker) drain() error {
 			return err
 		}
 		w.forward(n)
-		if n < len(w.bufs) {
+		if n < want {
 			return nil
 		}
 	}
@@ -152,25 +167,53 @@ func (w *worker) drain() error {
 // forward runs n received messages through the LB, over the table set
 // current when the batch starts, and sends the results.
 func (w *worker) forward(n int) {
+	w.begin()
+	total := 0
+	for i := range n {
+		size, src, truncated, segment := w.in.Datagram(i)
+		w.message(w.bufs[i], src, size, truncated, segment)
+		total += size
+	}
+	w.send()
+	w.publish()
+	w.want = max(1, min(w.lb.cfg.Batch, batchBytes*n/max(total, 1)))
+}
+
+// begin starts a batch over the table set current now.
+func (w *worker) begin() {
 	if set := w.lb.current.Load(); set != w.set {
 		w.use(set)
 	}
-	for i := range n {
-		size, src, truncated, segment := w.in.Datagram(i)
-		switch {
-		case truncated:
-			w.count.received.Add(1)
-			w.count.oversize.Add(1)
-		case !src.IsValid():
-			w.count.received.Add(1)
-			w.count.dropped.Add(1)
-		case segment == 0 || segment >= size:
-			w.one(w.bufs[i], src, size)
-		default:
-			w.coalesced(w.bufs[i], src, size, segment)
-		}
+}
+
+// message runs a received message of size bytes at buf[frameRoom:], a datagram
+// or a coalesced run of them (segment bytes each), through the LB.
+func (w *worker) message(buf []byte, src netip.AddrPort, size int, truncated bool, segment int) {
+	switch {
+	case truncated:
+		w.tally.Received++
+		w.tally.Oversize++
+	case !src.IsValid():
+		w.tally.Received++
+		w.tally.Dropped++
+	case segment == 0 || segment >= size:
+		w.one(buf, src, size)
+	default:
+		w.coalesced(buf, src, size, segment)
 	}
-	w.send()
+}
+
+// publish adds the batch's tally to the counters others read: atomic
+// adds once a batch, not once a datagram.
+func (w *worker) publish() {
+	t := &w.tally
+	w.count.received.Add(t.Received)
+	w.count.forwarded.Add(t.Forwarded)
+	w.count.dropped.Add(t.Dropped)
+	w.count.oversize.Add(t.Oversize)
+	w.count.sendErrors.Add(t.SendErrors)
+	w.count.coalesced.Add(w.merged)
+	w.tally, w.merged = Stats{}, 0
 }
 
 // coalesced runs the datagrams of one UDP_GRO message, segment bytes each
@@ -179,37 +222,36 @@ func (w *worker) forward(n int) {
 // runs, while the outputs of those after it stay untouched. Their outputs,
 // queued back to front, are then put in order.
 func (w *worker) coalesced(buf []byte, src netip.AddrPort, size, segment int) {
-	w.count.coalesced.Add(1)
+	w.merged++
 	if w.out.Len()+(size+segment-1)/segment > w.out.Cap() {
 		w.send()
 	}
 	first := w.out.Len()
-	hdr := len(buf) - w.lb.cfg.MaxDatagram - packet.Headroom // where the message starts
 	for start := (size - 1) / segment * segment; start >= 0; start -= segment {
 		end := min(start+segment, size)
-		copy(w.save, buf[start:start+hdr])
-		w.one(buf[start:hdr+end:hdr+end], src, end-start)
-		copy(buf[start:start+hdr], w.save)
+		copy(w.save, buf[start:start+frameRoom])
+		w.one(buf[start:frameRoom+end:frameRoom+end], src, end-start)
+		copy(buf[start:start+frameRoom], w.save)
 	}
 	w.out.Reverse(first)
 }
 
-// one runs the datagram of n bytes at buf[hdr:] through the LB and queues
+// one runs the datagram of n bytes at buf[frameRoom:] through the LB and queues
 // what it sends, if anything, sending the queue first when it is full.
 func (w *worker) one(buf []byte, src netip.AddrPort, n int) {
-	w.count.received.Add(1)
+	w.tally.Received++
 	if w.out.Len() == w.out.Cap() {
 		w.send()
 	}
-	off, size := frameOf(buf, w.set.mac, src, w.local, n)
+	off, size := w.framer.frame(buf, w.set.mac, src, n)
 	r := w.set.pls[w.id].Process(buf, off, size)
 	if r.Sink < 0 {
-		w.count.dropped.Add(1)
+		w.tally.Dropped++
 		return
 	}
 	payload, to, ok := destination(r.Data)
 	if !ok {
-		w.count.dropped.Add(1)
+		w.tally.Dropped++
 		return
 	}
 	w.out.Add(payload, to)
@@ -225,30 +267,18 @@ func (w *worker) use(set *tableSet) {
 	w.set = set
 }
 
-// send sends what is queued: consecutive datagrams to the same member, of
-// one size but the last (an event's segments), as one UDP_SEGMENT (GSO)
-// message, which the kernel cuts into the datagrams again; one sendmmsg
-// for them all.
+// send sends what is queued: the datagrams to one member, of one size but
+// the last (an event's segments; the one-datagram events of a batch), as
+// one UDP_SEGMENT (GSO) message, which the kernel cuts into the datagrams
+// again; one sendmmsg for them all.
 func (w *worker) send() {
 	n := w.out.Len()
 	sent, err := w.out.Flush(w.raw)
-	w.count.forwarded.Add(uint64(sent))
+	w.tally.Forwarded += uint64(sent)
 	if err != nil {
-		w.count.sendErrors.Add(uint64(n - sent))
+		w.tally.SendErrors += uint64(n - sent)
 		w.out.Reset()
 	}
-}
-
-// frameOf writes, in front of the n datagram bytes in buf, the Ethernet
-// (to the LB's MAC), IPv4 and UDP headers they had on the wire from src
-// to dst (TTL 64; the UDP checksum 0, "none", which spares summing the
-// payload: the kernel has checked it, and it frames what the LB sends
-// anew), and returns the frame's offset and size.
-func frameOf(buf []byte, mac net.HardwareAddr, src, dst netip.AddrPort, n int) (off, size int) {
-	d := frame.Datagram{DstMAC: mac, Src: src, Dst: dst, TTL: 64}
-	size = d.HeaderLen() + n
-	d.Build(buf[packet.Headroom : packet.Headroom+size])
-	return packet.Headroom, size
 }
 
 // destination reads, from a frame the LB sends, the UDP payload and the

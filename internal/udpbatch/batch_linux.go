@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"slices"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Bounds of one UDP_SEGMENT message: the kernel's UDP_MAX_SEGMENTS (64
@@ -13,6 +15,10 @@ const (
 	MaxSegments = 64
 	maxGSOBytes = 65535 - 20 - 8
 )
+
+// maxDestinations is how many destinations one Flush brings together;
+// with more, the datagrams stay in the order they came.
+const maxDestinations = 16
 
 // Receiver receives into a fixed set of buffers, one datagram (or one
 // coalesced run of them) each.
@@ -27,11 +33,14 @@ func NewReceiver(bufs [][]byte) *Receiver {
 	return &Receiver{m}
 }
 
-// Receive receives up to len(bufs) datagrams with one recvmmsg (flags:
-// MSG_DONTWAIT, or 0 to wait); the socket's deadline and closing end it
-// as they end a Read.
-func (r *Receiver) Receive(raw syscall.RawConn, flags int) (int, error) {
-	return r.m.recv(raw, len(r.m.hdrs), flags)
+// Receive receives up to n messages (at most len(bufs); n < 1 is
+// len(bufs)) with one recvmmsg (flags: MSG_DONTWAIT, or 0 to wait); the
+// socket's deadline and closing end it as they end a Read.
+func (r *Receiver) Receive(raw syscall.RawConn, n, flags int) (int, error) {
+	if n < 1 || n > len(r.m.hdrs) {
+		n = len(r.m.hdrs)
+	}
+	return r.m.recv(raw, n, flags)
 }
 
 // Datagram is what buffer i got: its length, the source (invalid unless
@@ -49,9 +58,15 @@ type Sender struct {
 	first []int            // of each message made, its first datagram
 	n     int              // datagrams queued
 	sent  int              // of them, sent by an earlier Flush that failed
-	// GSO sends consecutive datagrams to one destination, of one size but
-	// the last, as one UDP_SEGMENT message; on by default, off once the
-	// kernel refuses one.
+	// Scratch of byDestination: each datagram's destination (an index of
+	// dests), and the queue in its new order.
+	dest  []uint8
+	dests []netip.AddrPort
+	iovs  []unix.Iovec
+	tos   []netip.AddrPort
+	// GSO sends the datagrams to one destination, of one size but the
+	// last, as one UDP_SEGMENT message; on by default, off once the kernel
+	// refuses one.
 	GSO bool
 	// Segmented counts the UDP_SEGMENT messages made.
 	Segmented uint64
@@ -59,7 +74,8 @@ type Sender struct {
 
 // NewSender queues up to n datagrams.
 func NewSender(n int) *Sender {
-	return &Sender{m: newMmsg(n), to: make([]netip.AddrPort, n), first: make([]int, n+1), GSO: true}
+	return &Sender{m: newMmsg(n), to: make([]netip.AddrPort, n), first: make([]int, n+1), GSO: true,
+		dest: make([]uint8, n), dests: make([]netip.AddrPort, 0, maxDestinations), iovs: make([]unix.Iovec, n), tos: make([]netip.AddrPort, n)}
 }
 
 // Len and Cap are the datagrams queued and the most that may be.
@@ -80,7 +96,10 @@ func (s *Sender) Reverse(from int) {
 	slices.Reverse(s.m.iovs[from:s.n])
 }
 
-// Flush sends the datagrams queued and returns how many went. On an error
+// Flush sends the datagrams queued and returns how many went, each
+// destination's in the order they were added (with GSO, those to one
+// destination go together: an interleaving of members becomes one
+// UDP_SEGMENT message per member). On an error
 // it returns it, the datagrams before the failing message sent and the
 // rest still queued: Flush again to retry them, or Reset to drop them. A
 // kernel or device that refuses UDP_SEGMENT (EIO: no checksum offload;
@@ -113,6 +132,9 @@ func (s *Sender) Reset() { s.n, s.sent = 0, 0 }
 // group makes messages of the datagrams queued from from on and returns
 // their number; s.first[m] is message m's first datagram.
 func (s *Sender) group(from int) int {
+	if s.GSO {
+		s.byDestination(from)
+	}
 	msg := 0
 	for i := from; i < s.n; msg++ {
 		size := int(s.m.iovs[i].Len)
@@ -131,4 +153,42 @@ func (s *Sender) group(from int) int {
 	}
 	s.first[msg] = s.n
 	return msg
+}
+
+// byDestination reorders the datagrams queued from from on by destination,
+// in the order the destinations first appear, each destination's in the
+// order they came (a counting sort): what goes to one member becomes
+// consecutive, for UDP_SEGMENT. With more than maxDestinations, it leaves
+// them as they are.
+func (s *Sender) byDestination(from int) {
+	dests := s.dests[:0]
+	var counts [maxDestinations]int
+	for i := from; i < s.n; i++ {
+		k := 0
+		for k < len(dests) && dests[k] != s.to[i] {
+			k++
+		}
+		if k == len(dests) {
+			if k == maxDestinations {
+				return
+			}
+			dests = append(dests, s.to[i])
+		}
+		s.dest[i] = uint8(k)
+		counts[k]++
+	}
+	if len(dests) < 2 {
+		return
+	}
+	at := from
+	for k := range dests {
+		at, counts[k] = at+counts[k], at
+	}
+	for i := from; i < s.n; i++ {
+		j := counts[s.dest[i]]
+		counts[s.dest[i]]++
+		s.iovs[j], s.tos[j] = s.m.iovs[i], s.to[i]
+	}
+	copy(s.m.iovs[from:s.n], s.iovs[from:s.n])
+	copy(s.to[from:s.n], s.tos[from:s.n])
 }

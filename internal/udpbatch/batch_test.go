@@ -105,7 +105,7 @@ func TestReceiverCoalesced(t *testing.T) {
 	coalesced := 0
 	rx.SetReadDeadline(time.Now().Add(5 * time.Second))
 	for len(got) < len(ds) {
-		n, err := r.Receive(raw, 0)
+		n, err := r.Receive(raw, 0, 0)
 		if err != nil {
 			t.Fatalf("after %d datagrams: %v", len(got), err)
 		}
@@ -131,5 +131,70 @@ func TestReceiverCoalesced(t *testing.T) {
 	}
 	if coalesced == 0 {
 		t.Error("no message came coalesced")
+	}
+}
+
+// TestSenderInterleaved: datagrams of one size to destinations in turn
+// (the members of a calendar) go as one UDP_SEGMENT message per
+// destination, up to maxDestinations of them (with more, as they came),
+// and each destination gets its own in the order added.
+func TestSenderInterleaved(t *testing.T) {
+	for _, c := range []struct{ dests, messages int }{{3, 3}, {maxDestinations, maxDestinations}, {maxDestinations + 1, 0}} {
+		tx, rxs := loopback(t), []*net.UDPConn{}
+		for range c.dests {
+			rxs = append(rxs, loopback(t))
+		}
+		txRaw, _ := tx.SyscallConn()
+		n := 4 * c.dests
+		s := NewSender(n)
+		for i := range n {
+			s.Add([]byte{byte(i), 1, 2, 3}, rxs[i%c.dests].LocalAddr().(*net.UDPAddr).AddrPort())
+		}
+		if sent, err := s.Flush(txRaw); err != nil || sent != n {
+			t.Fatalf("%d destinations: Flush: %d of %d, %v", c.dests, sent, n, err)
+		}
+		if s.Segmented != uint64(c.messages) {
+			t.Errorf("%d destinations: %d UDP_SEGMENT messages, want %d", c.dests, s.Segmented, c.messages)
+		}
+		buf := make([]byte, 64)
+		for i := range n {
+			rx := rxs[i%c.dests]
+			rx.SetReadDeadline(time.Now().Add(5 * time.Second))
+			k, err := rx.Read(buf)
+			if err != nil || k != 4 || buf[0] != byte(i) {
+				t.Fatalf("%d destinations: destination %d got % x (%v), want datagram %d", c.dests, i%c.dests, buf[:k], err, i)
+			}
+		}
+	}
+}
+
+// TestReceiveCount: Receive takes no more messages than asked for, and
+// the rest stay queued for the next.
+func TestReceiveCount(t *testing.T) {
+	tx, rx := loopback(t), loopback(t)
+	raw, _ := rx.SyscallConn()
+	for i := range 5 {
+		if _, err := tx.WriteToUDP([]byte{byte(i)}, rx.LocalAddr().(*net.UDPAddr)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bufs := make([][]byte, 8)
+	for i := range bufs {
+		bufs[i] = make([]byte, 16)
+	}
+	r := NewReceiver(bufs)
+	rx.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got := []byte{}
+	for _, ask := range []int{3, 0} {
+		n, err := r.Receive(raw, ask, 0)
+		if err != nil || ask > 0 && n != ask {
+			t.Fatalf("Receive(%d) = %d, %v", ask, n, err)
+		}
+		for i := range n {
+			got = append(got, bufs[i][0])
+		}
+	}
+	if !bytes.Equal(got, []byte{0, 1, 2, 3, 4}) {
+		t.Errorf("received % x, want 00 01 02 03 04", got)
 	}
 }

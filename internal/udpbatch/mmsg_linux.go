@@ -1,10 +1,11 @@
 // Package udpbatch moves batches of UDP datagrams with one recvmmsg or
 // sendmmsg through a socket's RawConn, allocating nothing per call (x/net's
 // batches allocate an address per datagram received), with the kernel's
-// segmentation offloads: a Sender sends consecutive datagrams to one
-// destination, of one size but the last, as one UDP_SEGMENT (GSO)
-// message, and a Receiver reports datagrams the kernel coalesced
-// (UDP_GRO) into one buffer. Addresses are IPv4 (sockets of the AF_INET
+// segmentation offloads: a Sender brings the datagrams of a batch to one
+// destination together (each destination's in the order they came) and
+// sends those of one size but the last as one UDP_SEGMENT (GSO) message,
+// and a Receiver reports datagrams the kernel coalesced (UDP_GRO) into
+// one buffer. Addresses are IPv4 (sockets of the AF_INET
 // family); a Sender on a connected socket of either family sends without
 // them. Linux only.
 package udpbatch

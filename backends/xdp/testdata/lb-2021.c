@@ -11,8 +11,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define NSC_MAXFRAME 3520
-#define NSC_OM 0x1fff /* offsets are below NSC_MAXFRAME + pushes */
+#define NSC_MAXFRAME 16256
+#define NSC_OM 0x3fff /* offsets are below NSC_MAXFRAME + pushes */
 /* Hides a packet pointer from clang, so that it cannot rebuild it from
  * its offset where the verifier would not see the bounds check. */
 #define NSC_HIDE(p) asm volatile("" : "+r"(p))
@@ -114,11 +114,11 @@ NSC_INLINE __u16 nsc_apply(__u16 c, __u64 d, int optional)
 	return r;
 }
 
-/* Counters: flow edges (13; node runs follow from them, Meta.Flow), sinks (1), drops (9), oversize frames (1). */
+/* Counters: flow edges (13; node runs follow from them, Meta.Flow), sinks (1), drops (16), oversize frames (1). */
 #define NSC_EDGE(i) (cnt->c[(i)]++)
 #define NSC_SINK(i, v) do { cnt->c[13 + (i)]++; return (v); } while (0)
 #define NSC_DROP(i) do { cnt->c[14 + (i)]++; return XDP_DROP; } while (0)
-#define NSC_OVERSIZE 23
+#define NSC_OVERSIZE 30
 
 /* The frame's state: valid headers, their offsets and lengths, the
  * parse cursor, metadata (a field wider than 64 bits takes two words,
@@ -132,7 +132,7 @@ struct nsc_state {
 };
 /* Per CPU: the counters, then the frame's state (one lookup per frame). */
 struct nsc_cpu {
-	__u64 c[24];
+	__u64 c[31];
 	struct nsc_state st;
 	unsigned char spare[40];
 };
@@ -698,7 +698,7 @@ __attribute__((noinline)) int nsc_push_move(struct xdp_md *ctx, __u32 off, __u32
 	return 0;
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int nsc_xdp(struct xdp_md *ctx)
 {
 	__u32 zero = 0;
@@ -708,7 +708,7 @@ int nsc_xdp(struct xdp_md *ctx)
 	struct nsc_state *st = &cnt->st;
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 flen = nsc_len(data, data_end);
+	__u32 flen = bpf_xdp_get_buff_len(ctx); /* the head and the fragments */
 	unsigned char *hp0 = cnt->spare; /* ethernet */
 	unsigned char *hp2 = cnt->spare; /* ipv4 */
 	unsigned char *hp3 = cnt->spare; /* ipv6 */
@@ -716,8 +716,7 @@ int nsc_xdp(struct xdp_md *ctx)
 	unsigned char *hp8 = cnt->spare; /* udp */
 	unsigned char *hp9 = cnt->spare; /* ipv4_base */
 	__u64 pend_d8 = 0; int pend_k8 = 0; /* udp checksum: a patch left for after a pop's move */
-	__u32 whole = bpf_xdp_get_buff_len(ctx);
-	if (whole != NSC_LEN || whole > NSC_MAXFRAME) {
+	if (NSC_LEN > NSC_MAXFRAME) {
 		cnt->c[NSC_OVERSIZE]++;
 		return XDP_PASS;
 	}
@@ -748,7 +747,7 @@ if (x1) {
 st->off[0] = cur2; st->len[0] = 14; NSC_SETV(0); st->cursor = cur2 + 14;
 hp0 = (unsigned char *)data + (cur2 & NSC_OM);
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp0 + 14) > data_end) NSC_DROP(0); /* within NSC_LEN: checked */
 } else NSC_CLRV(0); /* ethernet */
 }
 if (x1) {
@@ -758,7 +757,7 @@ goto n5;
 }
 n5:
 { /* RxRunt: drop runt frame */
-NSC_DROP(0);
+NSC_DROP(1);
 }
 n6:
 { /* RxEtherType: switch ethernet.type */
@@ -780,12 +779,12 @@ __u32 cur5 = st->cursor;
 x4 = 0;
 if (cur5 + 20 <= NSC_LEN) {
 st->off[2] = cur5; st->len[2] = 20; NSC_SETV(2);
-if (!NSC_VALID(2)) NSC_DROP(1); /* ipv4 */
+if (!NSC_VALID(2)) NSC_DROP(2); /* ipv4 */
 __u32 o8 = st->off[2] & NSC_OM;
-if (o8 + st->len[2] > NSC_LEN) NSC_DROP(1);
+if (o8 + st->len[2] > NSC_LEN) NSC_DROP(2);
 hp2 = (unsigned char *)data + o8;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(1);
+if ((void *)(hp2 + 20) > data_end) { if (o8 + 20 <= NSC_LEN) NSC_DROP(3); NSC_DROP(2); }
 nsc_v128 xv7 = nsc_vand(nsc_vmul(nsc_vand(nsc_vsub(nsc_v(0, ((((__u64)hp2[0] << 0)) & 0xfULL)), nsc_v(0, 0x5ULL)), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL)), nsc_v(0, 0x4ULL)), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 __u64 ext6 = xv7.lo;
 x4 = xv7.hi == 0 && ext6 <= NSC_LEN && cur5 + 20 + ext6 <= NSC_LEN;
@@ -793,7 +792,7 @@ if (x4) {
 st->len[2] = 20 + ext6; st->cursor = cur5 + 20 + ext6;
 hp2 = (unsigned char *)data + (cur5 & NSC_OM);
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp2 + 20) > data_end) NSC_DROP(3); /* within NSC_LEN: checked */
 }
 }
 if (!x4) NSC_CLRV(2); /* ipv4 */
@@ -813,7 +812,7 @@ if (x9) {
 st->off[9] = cur10; st->len[9] = 20; NSC_SETV(9); st->cursor = cur10 + 20;
 hp9 = (unsigned char *)data + (cur10 & NSC_OM);
 NSC_HIDE(hp9);
-if ((void *)(hp9 + 20) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp9 + 20) > data_end) NSC_DROP(4); /* within NSC_LEN: checked */
 } else NSC_CLRV(9); /* ipv4_base */
 }
 if (x9) {
@@ -854,7 +853,7 @@ if (x14) {
 st->off[3] = cur15; st->len[3] = 40; NSC_SETV(3); st->cursor = cur15 + 40;
 hp3 = (unsigned char *)data + (cur15 & NSC_OM);
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp3 + 40) > data_end) NSC_DROP(5); /* within NSC_LEN: checked */
 } else NSC_CLRV(3); /* ipv6 */
 }
 if (x14) {
@@ -889,7 +888,7 @@ if (x18) {
 st->off[8] = cur19; st->len[8] = 8; NSC_SETV(8); st->cursor = cur19 + 8;
 hp8 = (unsigned char *)data + (cur19 & NSC_OM);
 NSC_HIDE(hp8);
-if ((void *)(hp8 + 8) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp8 + 8) > data_end) NSC_DROP(6); /* within NSC_LEN: checked */
 } else NSC_CLRV(8); /* udp */
 }
 if (x18) {
@@ -914,7 +913,7 @@ if (x20) {
 st->off[5] = cur21; st->len[5] = 12; NSC_SETV(5); st->cursor = cur21 + 12;
 hp5 = (unsigned char *)data + (cur21 & NSC_OM);
 NSC_HIDE(hp5);
-if ((void *)(hp5 + 12) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp5 + 12) > data_end) NSC_DROP(7); /* within NSC_LEN: checked */
 } else NSC_CLRV(5); /* lbv1 */
 }
 if (x20) {
@@ -944,7 +943,7 @@ goto n20;
 }
 n19:
 { /* RxDstFilterMiss: drop dst_filter miss */
-NSC_DROP(2);
+NSC_DROP(8);
 }
 n20:
 { /* RxHasLB: test valid(lbv1) */
@@ -973,7 +972,7 @@ goto n22;
 }
 n22:
 { /* RxEpochMiss: drop epoch_assign miss */
-NSC_DROP(3);
+NSC_DROP(9);
 }
 n23:
 { /* RxCalendar: lookup load_balance_calendar_table */
@@ -1003,7 +1002,7 @@ goto n24;
 }
 n24:
 { /* RxCalendarMiss: drop calendar miss */
-NSC_DROP(4);
+NSC_DROP(10);
 }
 n25:
 { /* RxMember: lookup member_info_lookup_table */
@@ -1048,7 +1047,7 @@ goto n26;
 }
 n26:
 { /* RxMemberMiss: drop member miss */
-NSC_DROP(5);
+NSC_DROP(11);
 }
 n27:
 { /* RxIsIPv4: test valid(ipv4) */
@@ -1066,7 +1065,7 @@ NSC_EDGE(12); goto n29;
 }
 n29:
 { /* RxMismatch: drop member rewrite mismatch */
-NSC_DROP(6);
+NSC_DROP(12);
 }
 n30:
 { /* RxIPv4Rewrite: set ipv4.dst, ipv4.total_len */
@@ -1202,11 +1201,11 @@ n33:
 { /* RxUDPRewrite: set udp.dport, udp.length */
 __u64 d81 = 0; /* udp checksum */
 __u64 v82 = st->m[7];
-if (!NSC_VALID(8)) NSC_DROP(7); /* udp */
+if (!NSC_VALID(8)) NSC_DROP(13); /* udp */
 __u32 o83 = st->off[8] & NSC_OM;
 hp8 = (unsigned char *)data + o83;
 NSC_HIDE(hp8);
-if ((void *)(hp8 + 8) > data_end) NSC_DROP(7);
+if ((void *)(hp8 + 8) > data_end) { if (o83 + 8 <= NSC_LEN) NSC_DROP(14); NSC_DROP(13); }
 int w84 = 0; __u32 old85 = 0;
 w84 = 1; old85 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp8 + 2)));
 *(__u16 *)(hp8 + 2) = bpf_htons((__u16)v82);
@@ -1230,11 +1229,11 @@ if (NSC_VALID(8) && po93 > st->off[8] && pn94 % 2 == 0 && (po93 - st->off[8]) % 
 __u64 d95 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp5 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp5 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp5 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp5 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp5 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp5 + 10)));
 if (NSC_VALID(8) && (__u32)st->off[8] + st->len[8] <= NSC_LEN) { pend_d8 += d95; pend_k8 = 1; }
 }
-if (NSC_LEN - 0 - pn94 < 14) NSC_DROP(8);
+if (NSC_LEN - 0 - pn94 < 14) NSC_DROP(15);
 if (po93 <= 64) {
 if (nsc_fwd64(data, data_end, po93, pn94) || bpf_xdp_adjust_head(ctx, (int)pn94)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po93, pn94)) NSC_DROP(8);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po93, pn94)) NSC_DROP(15);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pn94;
 if (pend_k8) {
 unsigned char *cb96 = (unsigned char *)data + (st->off[8] & NSC_OM) + 6;
 NSC_HIDE(cb96);
@@ -1258,56 +1257,64 @@ NSC_SINK(0, XDP_TX);
 /* The program's description for nsc xdp (backends/xdp.Meta). */
 __attribute__((section(".nsc.meta"), used)) static const char nsc_meta[] =
 	"{\"version\":1,\"graph\":\"LB2021@XDP\",\"program\":\"nsc_xdp\",\"counters_map\":\"nsc_counters\",\"lens_map\":\"nsc_"
-	"lens\",\"num_counters\":24,\"num_edges\":13,\"nodes\":[\"RxWire\",\"RxFrames\",\"TxQueue\",\"TxWire\",\"RxEthernet\","
+	"lens\",\"num_counters\":31,\"num_edges\":13,\"nodes\":[\"RxWire\",\"RxFrames\",\"TxQueue\",\"TxWire\",\"RxEthernet\","
 	"\"RxRunt\",\"RxEtherType\",\"RxIPv4\",\"RxIPv4Base\",\"RxIPv4BaseDst\",\"RxIPv4Dst\",\"RxIPv4UDP\",\"RxIPv6\",\"RxIPv"
 	"6Dst\",\"RxIPv6UDP\",\"RxUDP\",\"RxLBPort\",\"RxLBHeader\",\"RxDstFilter\",\"RxDstFilterMiss\",\"RxHasLB\",\"RxEpoch"
 	"\",\"RxEpochMiss\",\"RxCalendar\",\"RxCalendarMiss\",\"RxMember\",\"RxMemberMiss\",\"RxIsIPv4\",\"RxIsIPv6\",\"RxMis"
 	"match\",\"RxIPv4Rewrite\",\"RxIPv6RewriteLow\",\"RxIPv6RewriteHigh\",\"RxUDPRewrite\",\"RxStrip\"],\"sinks\":[{\"n"
-	"ode\":\"TxWire\",\"verdict\":\"XDP_TX\"}],\"drops\":[{\"node\":\"RxRunt\",\"reason\":\"runt frame\"},{\"node\":\"RxIPv4\""
-	",\"reason\":\"malformed\"},{\"node\":\"RxDstFilterMiss\",\"reason\":\"dst_filter miss\"},{\"node\":\"RxEpochMiss\",\""
-	"reason\":\"epoch_assign miss\"},{\"node\":\"RxCalendarMiss\",\"reason\":\"calendar miss\"},{\"node\":\"RxMemberMis"
-	"s\",\"reason\":\"member miss\"},{\"node\":\"RxMismatch\",\"reason\":\"member rewrite mismatch\"},{\"node\":\"RxUDPRe"
-	"write\",\"reason\":\"malformed\"},{\"node\":\"RxStrip\",\"reason\":\"frame too short for XDP\"}],\"counts\":[],\"cou"
-	"nt_nodes\":[],\"flow\":{\"known\":[{},{},{},{},{\"kind\":\"drop\"},{},{},{},{\"kind\":\"drop\",\"index\":1},{},{},{"
-	"},{\"kind\":\"edge\"},{\"kind\":\"edge\",\"index\":1},{},{},{\"kind\":\"edge\",\"index\":2},{},{\"kind\":\"edge\",\"index"
-	"\":3},{},{\"kind\":\"edge\",\"index\":4},{\"kind\":\"edge\",\"index\":5},{},{\"kind\":\"edge\",\"index\":6},{},{\"kind\":"
-	"\"edge\",\"index\":7},{\"kind\":\"edge\",\"index\":8},{\"kind\":\"edge\",\"index\":9},{},{},{\"kind\":\"drop\",\"index\":2"
-	"},{},{},{},{},{\"kind\":\"drop\",\"index\":3},{},{},{\"kind\":\"drop\",\"index\":4},{},{},{},{\"kind\":\"drop\",\"ind"
-	"ex\":5},{},{},{},{\"kind\":\"edge\",\"index\":12},{\"kind\":\"drop\",\"index\":6},{},{},{\"kind\":\"edge\",\"index\":10"
-	"},{\"kind\":\"drop\",\"index\":7},{},{\"kind\":\"drop\",\"index\":8},{\"kind\":\"edge\",\"index\":11},{},{\"kind\":\"sink"
-	"\"},{\"kind\":\"total\"}],\"solve\":[{\"edge\":0,\"plus\":[57],\"minus\":[]},{\"edge\":1,\"plus\":[0],\"minus\":[]},{\"e"
-	"dge\":55,\"plus\":[56],\"minus\":[]},{\"edge\":3,\"plus\":[4],\"minus\":[]},{\"edge\":11,\"plus\":[13],\"minus\":[]},"
-	"{\"edge\":19,\"plus\":[20,21],\"minus\":[]},{\"edge\":24,\"plus\":[26,27],\"minus\":[]},{\"edge\":28,\"plus\":[30],\""
-	"minus\":[]},{\"edge\":34,\"plus\":[35],\"minus\":[]},{\"edge\":37,\"plus\":[38],\"minus\":[]},{\"edge\":41,\"plus\":["
-	"42],\"minus\":[]},{\"edge\":44,\"plus\":[47],\"minus\":[46]},{\"edge\":49,\"plus\":[50],\"minus\":[]},{\"edge\":52,\""
-	"plus\":[53,54],\"minus\":[]},{\"edge\":32,\"plus\":[55],\"minus\":[54]},{\"edge\":2,\"plus\":[1],\"minus\":[3]},{\"e"
-	"dge\":10,\"plus\":[11,12],\"minus\":[]},{\"edge\":17,\"plus\":[19],\"minus\":[]},{\"edge\":22,\"plus\":[24,25],\"min"
-	"us\":[]},{\"edge\":45,\"plus\":[49],\"minus\":[]},{\"edge\":48,\"plus\":[51,52],\"minus\":[50]},{\"edge\":6,\"plus\":"
-	"[17,18],\"minus\":[]},{\"edge\":15,\"plus\":[22,23],\"minus\":[20]},{\"edge\":40,\"plus\":[45,46],\"minus\":[]},{\""
-	"edge\":43,\"plus\":[48],\"minus\":[]},{\"edge\":14,\"plus\":[15,16],\"minus\":[]},{\"edge\":39,\"plus\":[43,44],\"mi"
-	"nus\":[]},{\"edge\":9,\"plus\":[14],\"minus\":[]},{\"edge\":36,\"plus\":[39,40,41],\"minus\":[]},{\"edge\":5,\"plus\""
-	":[8,9,10],\"minus\":[]},{\"edge\":33,\"plus\":[36,37],\"minus\":[]},{\"edge\":7,\"plus\":[2],\"minus\":[5,6]},{\"ed"
-	"ge\":29,\"plus\":[7,12,13,16,18,21,23,25,26,27],\"minus\":[28]},{\"edge\":31,\"plus\":[29],\"minus\":[32]}],\"in"
-	"\":[[57],[0],[32,54],[55],[1],[3],[2],[5],[10],[11],[9],[14],[6],[17],[19],[15,20],[22],[24],[7,12,13"
-	",16,18,21,23,25,26,27],[28],[29],[31],[34],[33],[37],[36],[41],[39],[40],[44,46],[43],[45],[49],[48,"
-	"50],[52]],\"ends\":[{\"kind\":\"drop\"},{\"kind\":\"drop\",\"index\":1},{\"kind\":\"drop\",\"index\":2},{\"kind\":\"drop\""
-	",\"index\":3},{\"kind\":\"drop\",\"index\":4},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{\"kind\":\"d"
-	"rop\",\"index\":7},{\"kind\":\"drop\",\"index\":8},{\"kind\":\"sink\"}]},\"tables\":[{\"index\":0,\"map\":\"nsc_t0\",\"mod"
-	"e\":\"hash\",\"spec\":{\"Name\":\"dst_filter_table\",\"Keys\":[{\"Name\":\"ethernet.dst\",\"Width\":48,\"Kind\":0},{\"Na"
-	"me\":\"ethernet.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.ipdst\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Na"
-	"me\":\"drop\",\"Params\":[]},{\"Name\":\"NoAction\",\"Params\":[]}],\"Size\":32,\"Default\":\"drop\",\"DefaultParams\":"
-	"null,\"Priorities\":false},\"used\":true},{\"index\":1,\"map\":\"nsc_t1\",\"mode\":\"scan\",\"spec\":{\"Name\":\"epoch_"
-	"assign_table\",\"Keys\":[{\"Name\":\"lbv1.Tick\",\"Width\":64,\"Kind\":1}],\"Actions\":[{\"Name\":\"do_assign_epoch\""
-	",\"Params\":[{\"Name\":\"epoch\",\"Width\":32}]},{\"Name\":\"drop\",\"Params\":[]}],\"Size\":128,\"Default\":\"drop\",\"D"
-	"efaultParams\":null,\"Priorities\":true},\"used\":true},{\"index\":2,\"map\":\"nsc_t2\",\"mode\":\"slots\",\"spec\":{"
-	"\"Name\":\"load_balance_calendar_table\",\"Keys\":[{\"Name\":\"meta.epoch\",\"Width\":32,\"Kind\":0},{\"Name\":\"lbv1"
-	".Tick \\u0026 0x1ff\",\"Width\":12,\"Kind\":0}],\"Actions\":[{\"Name\":\"do_assign_member\",\"Params\":[{\"Name\":\"m"
-	"ember_id\",\"Width\":16}]},{\"Name\":\"drop\",\"Params\":[]}],\"Size\":2048,\"Default\":\"drop\",\"DefaultParams\":nu"
-	"ll,\"Priorities\":false},\"used\":true},{\"index\":3,\"map\":\"nsc_t3\",\"mode\":\"slots\",\"spec\":{\"Name\":\"member_"
-	"info_lookup_table\",\"Keys\":[{\"Name\":\"ethernet.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.member_id\",\"Wi"
-	"dth\":16,\"Kind\":0}],\"Actions\":[{\"Name\":\"do_ipv4_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":4"
-	"8},{\"Name\":\"ip_dst\",\"Width\":32},{\"Name\":\"udp_dst\",\"Width\":16}]},{\"Name\":\"do_ipv6_member_rewrite\",\"Pa"
-	"rams\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":128},{\"Name\":\"udp_dst\",\"Width\":16}]},{"
-	"\"Name\":\"drop\",\"Params\":[]}],\"Size\":1024,\"Default\":\"drop\",\"DefaultParams\":null,\"Priorities\":false},\"u"
-	"sed\":true}],\"max_frame\":3520}"
+	"ode\":\"TxWire\",\"verdict\":\"XDP_TX\"}],\"drops\":[{\"node\":\"RxEthernet\",\"reason\":\"header beyond the XDP hea"
+	"d\"},{\"node\":\"RxRunt\",\"reason\":\"runt frame\"},{\"node\":\"RxIPv4\",\"reason\":\"malformed\"},{\"node\":\"RxIPv4\","
+	"\"reason\":\"header beyond the XDP head\"},{\"node\":\"RxIPv4Base\",\"reason\":\"header beyond the XDP head\"},{"
+	"\"node\":\"RxIPv6\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"RxUDP\",\"reason\":\"header beyond the X"
+	"DP head\"},{\"node\":\"RxLBHeader\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"RxDstFilterMiss\",\"rea"
+	"son\":\"dst_filter miss\"},{\"node\":\"RxEpochMiss\",\"reason\":\"epoch_assign miss\"},{\"node\":\"RxCalendarMiss\""
+	",\"reason\":\"calendar miss\"},{\"node\":\"RxMemberMiss\",\"reason\":\"member miss\"},{\"node\":\"RxMismatch\",\"reas"
+	"on\":\"member rewrite mismatch\"},{\"node\":\"RxUDPRewrite\",\"reason\":\"malformed\"},{\"node\":\"RxUDPRewrite\",\""
+	"reason\":\"header beyond the XDP head\"},{\"node\":\"RxStrip\",\"reason\":\"frame too short for XDP\"}],\"counts"
+	"\":[],\"count_nodes\":[],\"flow\":{\"known\":[{},{},{\"kind\":\"drop\"},{},{},{\"kind\":\"drop\",\"index\":1},{},{},{"
+	"},{\"kind\":\"drop\",\"index\":2},{\"kind\":\"drop\",\"index\":3},{},{},{\"kind\":\"drop\",\"index\":4},{},{\"kind\":\"ed"
+	"ge\"},{\"kind\":\"edge\",\"index\":1},{},{},{\"kind\":\"edge\",\"index\":2},{\"kind\":\"drop\",\"index\":5},{},{\"kind\":"
+	"\"edge\",\"index\":3},{},{\"kind\":\"edge\",\"index\":4},{\"kind\":\"edge\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{"
+	"},{\"kind\":\"edge\",\"index\":6},{},{\"kind\":\"edge\",\"index\":7},{\"kind\":\"drop\",\"index\":7},{\"kind\":\"edge\",\"i"
+	"ndex\":8},{\"kind\":\"edge\",\"index\":9},{},{},{\"kind\":\"drop\",\"index\":8},{},{},{},{},{\"kind\":\"drop\",\"index"
+	"\":9},{},{},{\"kind\":\"drop\",\"index\":10},{},{},{},{\"kind\":\"drop\",\"index\":11},{},{},{},{\"kind\":\"edge\",\"i"
+	"ndex\":12},{\"kind\":\"drop\",\"index\":12},{},{},{\"kind\":\"edge\",\"index\":10},{\"kind\":\"drop\",\"index\":13},{\"k"
+	"ind\":\"drop\",\"index\":14},{},{\"kind\":\"drop\",\"index\":15},{\"kind\":\"edge\",\"index\":11},{},{\"kind\":\"sink\"},"
+	"{\"kind\":\"total\"}],\"solve\":[{\"edge\":0,\"plus\":[64],\"minus\":[]},{\"edge\":1,\"plus\":[0],\"minus\":[]},{\"edge"
+	"\":62,\"plus\":[63],\"minus\":[]},{\"edge\":4,\"plus\":[5],\"minus\":[]},{\"edge\":14,\"plus\":[16],\"minus\":[]},{\"e"
+	"dge\":23,\"plus\":[24,25],\"minus\":[]},{\"edge\":29,\"plus\":[31,32,33],\"minus\":[]},{\"edge\":34,\"plus\":[36],\""
+	"minus\":[]},{\"edge\":40,\"plus\":[41],\"minus\":[]},{\"edge\":43,\"plus\":[44],\"minus\":[]},{\"edge\":47,\"plus\":["
+	"48],\"minus\":[]},{\"edge\":50,\"plus\":[53],\"minus\":[52]},{\"edge\":55,\"plus\":[56],\"minus\":[]},{\"edge\":59,\""
+	"plus\":[60,61],\"minus\":[]},{\"edge\":38,\"plus\":[62],\"minus\":[61]},{\"edge\":3,\"plus\":[1],\"minus\":[2,4]},{"
+	"\"edge\":12,\"plus\":[13,14,15],\"minus\":[]},{\"edge\":21,\"plus\":[23],\"minus\":[]},{\"edge\":27,\"plus\":[29,30]"
+	",\"minus\":[]},{\"edge\":51,\"plus\":[55],\"minus\":[]},{\"edge\":54,\"plus\":[57,58,59],\"minus\":[56]},{\"edge\":7"
+	",\"plus\":[20,21,22],\"minus\":[]},{\"edge\":18,\"plus\":[26,27,28],\"minus\":[24]},{\"edge\":46,\"plus\":[51,52],"
+	"\"minus\":[]},{\"edge\":49,\"plus\":[54],\"minus\":[]},{\"edge\":17,\"plus\":[18,19],\"minus\":[]},{\"edge\":45,\"plu"
+	"s\":[49,50],\"minus\":[]},{\"edge\":11,\"plus\":[17],\"minus\":[]},{\"edge\":42,\"plus\":[45,46,47],\"minus\":[]},{"
+	"\"edge\":6,\"plus\":[9,10,11,12],\"minus\":[]},{\"edge\":39,\"plus\":[42,43],\"minus\":[]},{\"edge\":8,\"plus\":[3],"
+	"\"minus\":[6,7]},{\"edge\":35,\"plus\":[8,15,16,19,22,25,28,30,32,33],\"minus\":[34]},{\"edge\":37,\"plus\":[35]"
+	",\"minus\":[38]}],\"in\":[[64],[0],[38,61],[62],[1],[4],[3],[6],[12],[14],[11],[17],[7],[21],[23],[18,24"
+	"],[27],[29],[8,15,16,19,22,25,28,30,32,33],[34],[35],[37],[40],[39],[43],[42],[47],[45],[46],[50,52]"
+	",[49],[51],[55],[54,56],[59]],\"ends\":[{\"kind\":\"drop\"},{\"kind\":\"drop\",\"index\":1},{\"kind\":\"drop\",\"inde"
+	"x\":2},{\"kind\":\"drop\",\"index\":3},{\"kind\":\"drop\",\"index\":4},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"drop\",\""
+	"index\":6},{\"kind\":\"drop\",\"index\":7},{\"kind\":\"drop\",\"index\":8},{\"kind\":\"drop\",\"index\":9},{\"kind\":\"dro"
+	"p\",\"index\":10},{\"kind\":\"drop\",\"index\":11},{\"kind\":\"drop\",\"index\":12},{\"kind\":\"drop\",\"index\":13},{\"ki"
+	"nd\":\"drop\",\"index\":14},{\"kind\":\"drop\",\"index\":15},{\"kind\":\"sink\"}]},\"tables\":[{\"index\":0,\"map\":\"nsc_"
+	"t0\",\"mode\":\"hash\",\"spec\":{\"Name\":\"dst_filter_table\",\"Keys\":[{\"Name\":\"ethernet.dst\",\"Width\":48,\"Kind\""
+	":0},{\"Name\":\"ethernet.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.ipdst\",\"Width\":128,\"Kind\":0}],\"Action"
+	"s\":[{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"NoAction\",\"Params\":[]}],\"Size\":32,\"Default\":\"drop\",\"Default"
+	"Params\":null,\"Priorities\":false},\"used\":true},{\"index\":1,\"map\":\"nsc_t1\",\"mode\":\"scan\",\"spec\":{\"Name\""
+	":\"epoch_assign_table\",\"Keys\":[{\"Name\":\"lbv1.Tick\",\"Width\":64,\"Kind\":1}],\"Actions\":[{\"Name\":\"do_assig"
+	"n_epoch\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32}]},{\"Name\":\"drop\",\"Params\":[]}],\"Size\":128,\"Default\":\""
+	"drop\",\"DefaultParams\":null,\"Priorities\":true},\"used\":true},{\"index\":2,\"map\":\"nsc_t2\",\"mode\":\"slots\","
+	"\"spec\":{\"Name\":\"load_balance_calendar_table\",\"Keys\":[{\"Name\":\"meta.epoch\",\"Width\":32,\"Kind\":0},{\"Nam"
+	"e\":\"lbv1.Tick \\u0026 0x1ff\",\"Width\":12,\"Kind\":0}],\"Actions\":[{\"Name\":\"do_assign_member\",\"Params\":[{\""
+	"Name\":\"member_id\",\"Width\":16}]},{\"Name\":\"drop\",\"Params\":[]}],\"Size\":2048,\"Default\":\"drop\",\"DefaultPa"
+	"rams\":null,\"Priorities\":false},\"used\":true},{\"index\":3,\"map\":\"nsc_t3\",\"mode\":\"slots\",\"spec\":{\"Name\":"
+	"\"member_info_lookup_table\",\"Keys\":[{\"Name\":\"ethernet.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.member"
+	"_id\",\"Width\":16,\"Kind\":0}],\"Actions\":[{\"Name\":\"do_ipv4_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\""
+	"Width\":48},{\"Name\":\"ip_dst\",\"Width\":32},{\"Name\":\"udp_dst\",\"Width\":16}]},{\"Name\":\"do_ipv6_member_rewr"
+	"ite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":128},{\"Name\":\"udp_dst\",\"Width\""
+	":16}]},{\"Name\":\"drop\",\"Params\":[]}],\"Size\":1024,\"Default\":\"drop\",\"DefaultParams\":null,\"Priorities\":f"
+	"alse},\"used\":true}],\"max_frame\":16256}"
 ;

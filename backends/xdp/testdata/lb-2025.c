@@ -11,8 +11,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define NSC_MAXFRAME 3520
-#define NSC_OM 0x1fff /* offsets are below NSC_MAXFRAME + pushes */
+#define NSC_MAXFRAME 16256
+#define NSC_OM 0x3fff /* offsets are below NSC_MAXFRAME + pushes */
 /* Hides a packet pointer from clang, so that it cannot rebuild it from
  * its offset where the verifier would not see the bounds check. */
 #define NSC_HIDE(p) asm volatile("" : "+r"(p))
@@ -114,11 +114,11 @@ NSC_INLINE __u16 nsc_apply(__u16 c, __u64 d, int optional)
 	return r;
 }
 
-/* Counters: flow edges (62; node runs follow from them, Meta.Flow), sinks (1), drops (42), oversize frames (1). */
+/* Counters: flow edges (62; node runs follow from them, Meta.Flow), sinks (1), drops (78), oversize frames (1). */
 #define NSC_EDGE(i) (cnt->c[(i)]++)
 #define NSC_SINK(i, v) do { cnt->c[62 + (i)]++; return (v); } while (0)
 #define NSC_DROP(i) do { cnt->c[63 + (i)]++; return XDP_DROP; } while (0)
-#define NSC_OVERSIZE 105
+#define NSC_OVERSIZE 141
 
 /* The frame's state: valid headers, their offsets and lengths, the
  * parse cursor, metadata (a field wider than 64 bits takes two words,
@@ -132,7 +132,7 @@ struct nsc_state {
 };
 /* Per CPU: the counters, then the frame's state (one lookup per frame). */
 struct nsc_cpu {
-	__u64 c[106];
+	__u64 c[142];
 	struct nsc_state st;
 	unsigned char spare[40];
 };
@@ -626,10 +626,70 @@ struct {
 	__type(value, struct nsc_t6_slot);
 } nsc_t6 SEC(".maps");
 
+#define NSC_CHUNK 512
+struct nsc_chunk { unsigned char b[NSC_CHUNK]; };
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nsc_chunk);
+} nsc_chunk SEC(".maps");
+
+#define NSC_SUM_PIECE(size) \
+	if (r & (size)) { \
+		if (bpf_xdp_load_bytes(ctx, pos & NSC_OM, buf->b, (size))) \
+			return 0; \
+		for (__u32 j = 0; j < (size); j += 4) \
+			acc += bpf_ntohl(*(__u32 *)(buf->b + j)); \
+		pos += (size); \
+	}
+
+__attribute__((noinline)) __u64 nsc_sum_frags(struct xdp_md *ctx, __u32 start, __u32 n)
+{
+	__u32 zero = 0;
+	struct nsc_chunk *buf = bpf_map_lookup_elem(&nsc_chunk, &zero);
+	if (!ctx || !buf)
+		return 0;
+	__u64 acc = 0;
+	start &= NSC_OM;
+	n &= NSC_OM;
+	__u32 full = n / NSC_CHUNK, r = n % NSC_CHUNK;
+	for (__u32 k = 0; k < (NSC_OM + 1) / NSC_CHUNK; k++) {
+		if (k >= full)
+			break;
+		if (bpf_xdp_load_bytes(ctx, (start + k * NSC_CHUNK) & NSC_OM, buf->b, NSC_CHUNK))
+			return 0;
+		for (__u32 j = 0; j < NSC_CHUNK; j += 4)
+			acc += bpf_ntohl(*(__u32 *)(buf->b + j));
+	}
+	__u32 pos = start + full * NSC_CHUNK;
+	NSC_SUM_PIECE(256)
+	NSC_SUM_PIECE(128)
+	NSC_SUM_PIECE(64)
+	NSC_SUM_PIECE(32)
+	NSC_SUM_PIECE(16)
+	NSC_SUM_PIECE(8)
+	NSC_SUM_PIECE(4)
+	if (r & 2) {
+		if (bpf_xdp_load_bytes(ctx, pos & NSC_OM, buf->b, 2))
+			return 0;
+		acc += ((__u32)buf->b[0] << 8) | buf->b[1];
+		pos += 2;
+	}
+	if (r & 1) {
+		if (bpf_xdp_load_bytes(ctx, pos & NSC_OM, buf->b, 1))
+			return 0;
+		acc += (__u32)buf->b[0] << 8;
+	}
+	return acc;
+}
+
 /* The sum of the 16-bit words of the frame's bytes [start, end), an odd
  * last byte as a high byte (packet.Sum, not folded). Big-endian 32-bit
  * words sum to the same value mod 0xffff, and to zero only when the
- * 16-bit words do, so nsc_fold gives packet.Sum's result. */
+ * 16-bit words do, so nsc_fold gives packet.Sum's result. Read in place
+ * when the range lies in the head, through nsc_sum_frags otherwise. */
+#define NSC_HEADSUM 4096
 __attribute__((noinline)) __u64 nsc_sum(struct xdp_md *ctx, __u32 start, __u32 end)
 {
 	if (!ctx)
@@ -641,7 +701,9 @@ __attribute__((noinline)) __u64 nsc_sum(struct xdp_md *ctx, __u32 start, __u32 e
 	if (end <= start)
 		return 0;
 	__u32 n = end - start, i = 0;
-	for (; i < NSC_MAXFRAME; i += 4) {
+	if (end > nsc_len(data, data_end) || n > NSC_HEADSUM)
+		return nsc_sum_frags(ctx, start, n);
+	for (; i < NSC_HEADSUM; i += 4) {
 		if (i + 4 > n)
 			break;
 		unsigned char *p = (unsigned char *)data + ((start + i) & NSC_OM);
@@ -960,7 +1022,7 @@ __attribute__((noinline)) int nsc_push_move(struct xdp_md *ctx, __u32 off, __u32
 	return 0;
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int nsc_xdp(struct xdp_md *ctx)
 {
 	__u32 zero = 0;
@@ -970,7 +1032,7 @@ int nsc_xdp(struct xdp_md *ctx)
 	struct nsc_state *st = &cnt->st;
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 flen = nsc_len(data, data_end);
+	__u32 flen = bpf_xdp_get_buff_len(ctx); /* the head and the fragments */
 	unsigned char *hp0 = cnt->spare; /* ethernet */
 	unsigned char *hp2 = cnt->spare; /* ipv4 */
 	unsigned char *hp3 = cnt->spare; /* ipv6 */
@@ -990,8 +1052,7 @@ int nsc_xdp(struct xdp_md *ctx)
 	unsigned char *hp17 = cnt->spare; /* nd_na_mac */
 	__u32 pend_off = 0, pend_n = 0; /* bytes a pop left for the next pop to move */
 	__u64 pend_d4 = 0; int pend_k4 = 0; /* udp checksum: a patch left for after a pop's move */
-	__u32 whole = bpf_xdp_get_buff_len(ctx);
-	if (whole != NSC_LEN || whole > NSC_MAXFRAME) {
+	if (NSC_LEN > NSC_MAXFRAME) {
 		cnt->c[NSC_OVERSIZE]++;
 		return XDP_PASS;
 	}
@@ -1049,7 +1110,7 @@ if (x1) {
 st->off[0] = cur2; st->len[0] = 14; NSC_SETV(0); st->cursor = cur2 + 14;
 hp0 = (unsigned char *)data + (cur2 & NSC_OM);
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp0 + 14) > data_end) NSC_DROP(0); /* within NSC_LEN: checked */
 } else NSC_CLRV(0); /* ethernet */
 }
 if (x1) {
@@ -1081,7 +1142,7 @@ if (x4) {
 st->off[5] = cur5; st->len[5] = 28; NSC_SETV(5); st->cursor = cur5 + 28;
 hp5 = (unsigned char *)data + (cur5 & NSC_OM);
 NSC_HIDE(hp5);
-if ((void *)(hp5 + 28) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp5 + 28) > data_end) NSC_DROP(1); /* within NSC_LEN: checked */
 } else NSC_CLRV(5); /* arp */
 }
 if (x4) {
@@ -1120,12 +1181,12 @@ __u32 cur11 = st->cursor;
 x10 = 0;
 if (cur11 + 20 <= NSC_LEN) {
 st->off[2] = cur11; st->len[2] = 20; NSC_SETV(2);
-if (!NSC_VALID(2)) NSC_DROP(0); /* ipv4 */
+if (!NSC_VALID(2)) NSC_DROP(2); /* ipv4 */
 __u32 o14 = st->off[2] & NSC_OM;
-if (o14 + st->len[2] > NSC_LEN) NSC_DROP(0);
+if (o14 + st->len[2] > NSC_LEN) NSC_DROP(2);
 hp2 = (unsigned char *)data + o14;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(0);
+if ((void *)(hp2 + 20) > data_end) { if (o14 + 20 <= NSC_LEN) NSC_DROP(3); NSC_DROP(2); }
 nsc_v128 xv13 = nsc_vand(nsc_vmul(nsc_vand(nsc_vsub(nsc_v(0, ((((__u64)hp2[0] << 0)) & 0xfULL)), nsc_v(0, 0x5ULL)), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL)), nsc_v(0, 0x4ULL)), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 __u64 ext12 = xv13.lo;
 x10 = xv13.hi == 0 && ext12 <= NSC_LEN && cur11 + 20 + ext12 <= NSC_LEN;
@@ -1133,7 +1194,7 @@ if (x10) {
 st->len[2] = 20 + ext12; st->cursor = cur11 + 20 + ext12;
 hp2 = (unsigned char *)data + (cur11 & NSC_OM);
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp2 + 20) > data_end) NSC_DROP(3); /* within NSC_LEN: checked */
 }
 }
 if (!x10) NSC_CLRV(2); /* ipv4 */
@@ -1176,7 +1237,7 @@ if (x17) {
 st->off[6] = cur18; st->len[6] = 4; NSC_SETV(6); st->cursor = cur18 + 4;
 hp6 = (unsigned char *)data + (cur18 & NSC_OM);
 NSC_HIDE(hp6);
-if ((void *)(hp6 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp6 + 4) > data_end) NSC_DROP(4); /* within NSC_LEN: checked */
 } else NSC_CLRV(6); /* icmp */
 }
 if (x17) {
@@ -1205,7 +1266,7 @@ if (x20) {
 st->off[8] = cur21; st->len[8] = 4; NSC_SETV(8); st->cursor = cur21 + 4;
 hp8 = (unsigned char *)data + (cur21 & NSC_OM);
 NSC_HIDE(hp8);
-if ((void *)(hp8 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp8 + 4) > data_end) NSC_DROP(5); /* within NSC_LEN: checked */
 } else NSC_CLRV(8); /* icmp_echo */
 }
 if (x20) {
@@ -1223,7 +1284,7 @@ if (x22) {
 st->off[3] = cur23; st->len[3] = 40; NSC_SETV(3); st->cursor = cur23 + 40;
 hp3 = (unsigned char *)data + (cur23 & NSC_OM);
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp3 + 40) > data_end) NSC_DROP(6); /* within NSC_LEN: checked */
 } else NSC_CLRV(3); /* ipv6 */
 }
 if (x22) {
@@ -1260,7 +1321,7 @@ if (x25) {
 st->off[7] = cur26; st->len[7] = 4; NSC_SETV(7); st->cursor = cur26 + 4;
 hp7 = (unsigned char *)data + (cur26 & NSC_OM);
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp7 + 4) > data_end) NSC_DROP(7); /* within NSC_LEN: checked */
 } else NSC_CLRV(7); /* icmpv6 */
 }
 if (x25) {
@@ -1297,7 +1358,7 @@ if (x28) {
 st->off[8] = cur29; st->len[8] = 4; NSC_SETV(8); st->cursor = cur29 + 4;
 hp8 = (unsigned char *)data + (cur29 & NSC_OM);
 NSC_HIDE(hp8);
-if ((void *)(hp8 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp8 + 4) > data_end) NSC_DROP(8); /* within NSC_LEN: checked */
 } else NSC_CLRV(8); /* icmp_echo */
 }
 if (x28) {
@@ -1322,7 +1383,7 @@ if (x30) {
 st->off[12] = cur31; st->len[12] = 20; NSC_SETV(12); st->cursor = cur31 + 20;
 hp12 = (unsigned char *)data + (cur31 & NSC_OM);
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp12 + 20) > data_end) NSC_DROP(9); /* within NSC_LEN: checked */
 } else NSC_CLRV(12); /* nd_ns */
 }
 if (x30) {
@@ -1347,7 +1408,7 @@ if (x32) {
 st->off[13] = cur33; st->len[13] = 2; NSC_SETV(13); st->cursor = cur33 + 2;
 hp13 = (unsigned char *)data + (cur33 & NSC_OM);
 NSC_HIDE(hp13);
-if ((void *)(hp13 + 2) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp13 + 2) > data_end) NSC_DROP(10); /* within NSC_LEN: checked */
 } else NSC_CLRV(13); /* nd_opt */
 }
 if (x32) {
@@ -1372,7 +1433,7 @@ if (x34) {
 st->off[14] = cur35; st->len[14] = 6; NSC_SETV(14); st->cursor = cur35 + 6;
 hp14 = (unsigned char *)data + (cur35 & NSC_OM);
 NSC_HIDE(hp14);
-if ((void *)(hp14 + 6) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp14 + 6) > data_end) NSC_DROP(11); /* within NSC_LEN: checked */
 } else NSC_CLRV(14); /* nd_mac */
 }
 if (x34) {
@@ -1390,7 +1451,7 @@ if (x36) {
 st->off[4] = cur37; st->len[4] = 8; NSC_SETV(4); st->cursor = cur37 + 8;
 hp4 = (unsigned char *)data + (cur37 & NSC_OM);
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp4 + 8) > data_end) NSC_DROP(12); /* within NSC_LEN: checked */
 } else NSC_CLRV(4); /* udp */
 }
 if (x36) {
@@ -1415,7 +1476,7 @@ if (x38) {
 st->off[9] = cur39; st->len[9] = 4; NSC_SETV(9); st->cursor = cur39 + 4;
 hp9 = (unsigned char *)data + (cur39 & NSC_OM);
 NSC_HIDE(hp9);
-if ((void *)(hp9 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp9 + 4) > data_end) NSC_DROP(13); /* within NSC_LEN: checked */
 } else NSC_CLRV(9); /* lb_common */
 }
 if (x38) {
@@ -1452,7 +1513,7 @@ if (x41) {
 st->off[10] = cur42; st->len[10] = 12; NSC_SETV(10); st->cursor = cur42 + 12;
 hp10 = (unsigned char *)data + (cur42 & NSC_OM);
 NSC_HIDE(hp10);
-if ((void *)(hp10 + 12) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp10 + 12) > data_end) NSC_DROP(14); /* within NSC_LEN: checked */
 } else NSC_CLRV(10); /* lb_v2 */
 }
 if (x41) {
@@ -1470,7 +1531,7 @@ if (x43) {
 st->off[11] = cur44; st->len[11] = 12; NSC_SETV(11); st->cursor = cur44 + 12;
 hp11 = (unsigned char *)data + (cur44 & NSC_OM);
 NSC_HIDE(hp11);
-if ((void *)(hp11 + 12) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp11 + 12) > data_end) NSC_DROP(15); /* within NSC_LEN: checked */
 } else NSC_CLRV(11); /* lb_v3 */
 }
 if (x43) {
@@ -1480,7 +1541,7 @@ NSC_EDGE(60); goto n35;
 }
 n35:
 { /* ParseFail: drop rx_rslt[0] parse fail */
-NSC_DROP(1);
+NSC_DROP(16);
 }
 n36:
 { /* L2MacDst: lookup mac_dst_filter_table */
@@ -1508,7 +1569,7 @@ goto n37;
 }
 n37:
 { /* L2MacMiss: drop rx_rslt[1] MAC miss */
-NSC_DROP(2);
+NSC_DROP(17);
 }
 n38:
 { /* L3DaIPv4: test valid(ipv4) */
@@ -1538,11 +1599,11 @@ NSC_EDGE(9); goto n43;
 }
 n42:
 { /* L3SetDaArp: set meta.ip_da_key */
-if (!NSC_VALID(5)) NSC_DROP(3); /* arp */
+if (!NSC_VALID(5)) NSC_DROP(18); /* arp */
 __u32 o51 = st->off[5] & NSC_OM;
 hp5 = (unsigned char *)data + o51;
 NSC_HIDE(hp5);
-if ((void *)(hp5 + 28) > data_end) NSC_DROP(3);
+if ((void *)(hp5 + 28) > data_end) { if (o51 + 28 <= NSC_LEN) NSC_DROP(19); NSC_DROP(18); }
 nsc_v128 v50 = nsc_vand(nsc_v(0, (__u64)bpf_ntohl(*(__u32 *)(hp5 + 24))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 st->m[6] = v50.hi; st->m[7] = v50.lo;
 NSC_EDGE(10); goto n43;
@@ -1578,7 +1639,7 @@ goto n44;
 }
 n44:
 { /* L3IPMiss: drop rx_rslt[3] IP dst miss */
-NSC_DROP(4);
+NSC_DROP(20);
 }
 n45:
 { /* L3IsArp: test valid(arp) */
@@ -1598,11 +1659,11 @@ n47:
 { /* L3IsEcho6: test valid(icmpv6) && icmpv6.type == 128 */
 int c57 = NSC_VALID(7);
 if (c57) {
-if (!NSC_VALID(7)) NSC_DROP(5); /* icmpv6 */
+if (!NSC_VALID(7)) NSC_DROP(21); /* icmpv6 */
 __u32 o58 = st->off[7] & NSC_OM;
 hp7 = (unsigned char *)data + o58;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) NSC_DROP(5);
+if ((void *)(hp7 + 4) > data_end) { if (o58 + 4 <= NSC_LEN) NSC_DROP(22); NSC_DROP(21); }
 c57 = ((__u64)hp7[0] == 0x80ULL);
 }
 if (c57) {
@@ -1626,7 +1687,7 @@ goto n50;
 }
 n50:
 { /* ArpNotUs: drop rx_rslt[4] ARP tpa != own */
-NSC_DROP(6);
+NSC_DROP(23);
 }
 n51:
 { /* ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa */
@@ -1660,12 +1721,12 @@ goto n111;
 }
 n53:
 { /* Echo4ForUs: test ipv4.dst == bit<32>(meta.ip_sa) */
-if (!NSC_VALID(2)) NSC_DROP(7); /* ipv4 */
+if (!NSC_VALID(2)) NSC_DROP(24); /* ipv4 */
 __u32 o70 = st->off[2] & NSC_OM;
-if (o70 + st->len[2] > NSC_LEN) NSC_DROP(7);
+if (o70 + st->len[2] > NSC_LEN) NSC_DROP(24);
 hp2 = (unsigned char *)data + o70;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(7);
+if ((void *)(hp2 + 20) > data_end) { if (o70 + 20 <= NSC_LEN) NSC_DROP(25); NSC_DROP(24); }
 if (nsc_veq(nsc_v(0, (__u64)bpf_ntohl(*(__u32 *)(hp2 + 16))), nsc_vand(nsc_v(st->m[3], st->m[4]), nsc_v(0, 0xffffffffULL)))) {
 goto n55;
 }
@@ -1673,7 +1734,7 @@ goto n54;
 }
 n54:
 { /* Echo4NotUs: drop rx_rslt[5] ICMPv4 echo dst != own */
-NSC_DROP(8);
+NSC_DROP(26);
 }
 n55:
 { /* Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type */
@@ -1686,12 +1747,12 @@ __u64 v74 = st->m[2];
 __u64 v75 = v74;
 *(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v75 >> 32));
 *(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v75);
-if (!NSC_VALID(2)) NSC_DROP(9); /* ipv4 */
+if (!NSC_VALID(2)) NSC_DROP(27); /* ipv4 */
 __u32 o77 = st->off[2] & NSC_OM;
-if (o77 + st->len[2] > NSC_LEN) NSC_DROP(9);
+if (o77 + st->len[2] > NSC_LEN) NSC_DROP(27);
 hp2 = (unsigned char *)data + o77;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(9);
+if ((void *)(hp2 + 20) > data_end) { if (o77 + 20 <= NSC_LEN) NSC_DROP(28); NSC_DROP(27); }
 __u64 v76 = (__u64)bpf_ntohl(*(__u32 *)(hp2 + 12));
 *(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v76);
 __u64 v78 = ((st->m[4] & 0xffffffffULL) & 0xffffffffULL);
@@ -1721,11 +1782,11 @@ __u64 v88 = st->m[2];
 __u64 v89 = v88;
 *(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v89 >> 32));
 *(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v89);
-if (!NSC_VALID(3)) NSC_DROP(10); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(29); /* ipv6 */
 __u32 o91 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o91;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(10);
+if ((void *)(hp3 + 40) > data_end) { if (o91 + 40 <= NSC_LEN) NSC_DROP(30); NSC_DROP(29); }
 nsc_v128 v90 = nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16)));
 int w92 = 0; __u32 old93 = 0;
 int k94 = 0;
@@ -1793,15 +1854,15 @@ goto n60;
 }
 n60:
 { /* NsNotUs: drop rx_rslt[7] NS target != own */
-NSC_DROP(11);
+NSC_DROP(31);
 }
 n61:
 { /* NsUnspecified: test ipv6.src == 0 */
-if (!NSC_VALID(3)) NSC_DROP(12); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(32); /* ipv6 */
 __u32 o109 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o109;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(12);
+if ((void *)(hp3 + 40) > data_end) { if (o109 + 40 <= NSC_LEN) NSC_DROP(33); NSC_DROP(32); }
 if (nsc_veq(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0, 0x0ULL))) {
 goto n62;
 }
@@ -1819,11 +1880,11 @@ goto n66;
 }
 n63:
 { /* NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target */
-if (!NSC_VALID(3)) NSC_DROP(13); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(34); /* ipv6 */
 __u32 o113 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o113;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(13);
+if ((void *)(hp3 + 40) > data_end) { if (o113 + 40 <= NSC_LEN) NSC_DROP(35); NSC_DROP(34); }
 nsc_v128 v112 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 st->m[25] = v112.hi; st->m[26] = v112.lo;
 st->m[27] = (((__u64)bpf_ntohs(*(__u16 *)(hp0 + 6)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 8)))) & 0xffffffffffffULL;
@@ -1861,7 +1922,7 @@ goto n69;
 n68:
 { /* NsPopMac: pop nd_mac */
 __u32 po115 = st->off[14], pn116 = 6;
-if (NSC_LEN - 0 - pn116 < 14) NSC_DROP(14);
+if (NSC_LEN - 0 - pn116 < 14) NSC_DROP(36);
 pend_off = po115;
 pend_n = pn116;
 NSC_CLRV(14);
@@ -1873,8 +1934,8 @@ n69:
 if (pend_n && !(1 && (__u32)st->off[13] + st->len[13] == pend_off)) {
 if (pend_off <= 64) {
 if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(15);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(37);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
 unsigned char *cb117 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
@@ -1886,9 +1947,9 @@ pend_d4 = 0; pend_k4 = 0;
 __u32 o120 = st->off[13] & NSC_OM;
 hp13 = (unsigned char *)data + o120;
 NSC_HIDE(hp13);
-if ((void *)(hp13 + 2) > data_end) NSC_DROP(16);
+if ((void *)(hp13 + 2) > data_end) { if (o120 + 2 <= NSC_LEN) NSC_DROP(38); NSC_DROP(39); }
 __u32 po118 = st->off[13], pn119 = 2;
-if (NSC_LEN - pend_n - pn119 < 14) NSC_DROP(15);
+if (NSC_LEN - pend_n - pn119 < 14) NSC_DROP(37);
 pend_off = po118;
 pend_n += pn119;
 NSC_CLRV(13);
@@ -1900,8 +1961,8 @@ n70:
 if (pend_n && !(1 && (__u32)st->off[12] + st->len[12] == pend_off)) {
 if (pend_off <= 64) {
 if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(17);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(40);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
 unsigned char *cb121 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
@@ -1913,14 +1974,14 @@ pend_d4 = 0; pend_k4 = 0;
 __u32 o124 = st->off[12] & NSC_OM;
 hp12 = (unsigned char *)data + o124;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) NSC_DROP(18);
+if ((void *)(hp12 + 20) > data_end) { if (o124 + 20 <= NSC_LEN) NSC_DROP(41); NSC_DROP(42); }
 __u32 po122 = st->off[12], pn123 = 20;
-if (NSC_LEN - pend_n - pn123 < 14) NSC_DROP(17);
+if (NSC_LEN - pend_n - pn123 < 14) NSC_DROP(40);
 pend_n += pn123;
 if (po122 <= 64) {
 if (nsc_fwd64(data, data_end, po122, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po122, pend_n)) NSC_DROP(17);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po122, pend_n)) NSC_DROP(40);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
 unsigned char *cb125 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
@@ -1935,19 +1996,19 @@ goto n71;
 }
 n71:
 { /* NsPushNa: push nd_na after icmpv6 */
-if (!NSC_VALID(7)) NSC_DROP(19);
+if (!NSC_VALID(7)) NSC_DROP(43);
 __u32 pu126 = (__u32)st->off[7] + st->len[7];
-if (0 || pu126 > NSC_LEN) NSC_DROP(19);
+if (0 || pu126 > NSC_LEN) NSC_DROP(43);
 if (pu126 <= 64) {
-if (bpf_xdp_adjust_head(ctx, -20)) NSC_DROP(19);
+if (bpf_xdp_adjust_head(ctx, -20)) NSC_DROP(43);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu126, 20)) return XDP_ABORTED;
 unsigned char *z127 = (unsigned char *)data + (pu126 & 63);
 NSC_HIDE(z127);
 if ((void *)(z127 + 20) > data_end) return XDP_ABORTED;
 __builtin_memset(z127, 0, 20);
-} else if (nsc_push_move(ctx, pu126, 20)) NSC_DROP(19);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_push_move(ctx, pu126, 20)) NSC_DROP(43);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 20;
 if (1 && st->off[0] >= pu126) st->off[0] += 20;
 if (NSC_VALID(2) && st->off[2] >= pu126) st->off[2] += 20;
 if (NSC_VALID(3) && st->off[3] >= pu126) st->off[3] += 20;
@@ -1964,19 +2025,19 @@ goto n72;
 }
 n72:
 { /* NsPushOpt: push nd_na_opt after nd_na */
-if (!1) NSC_DROP(20);
+if (!1) NSC_DROP(44);
 __u32 pu128 = (__u32)st->off[15] + st->len[15];
-if (0 || pu128 > NSC_LEN) NSC_DROP(20);
+if (0 || pu128 > NSC_LEN) NSC_DROP(44);
 if (pu128 <= 64) {
-if (bpf_xdp_adjust_head(ctx, -2)) NSC_DROP(20);
+if (bpf_xdp_adjust_head(ctx, -2)) NSC_DROP(44);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu128, 2)) return XDP_ABORTED;
 unsigned char *z129 = (unsigned char *)data + (pu128 & 63);
 NSC_HIDE(z129);
 if ((void *)(z129 + 2) > data_end) return XDP_ABORTED;
 __builtin_memset(z129, 0, 2);
-} else if (nsc_push_move(ctx, pu128, 2)) NSC_DROP(20);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_push_move(ctx, pu128, 2)) NSC_DROP(44);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 2;
 if (1 && st->off[0] >= pu128) st->off[0] += 2;
 if (NSC_VALID(2) && st->off[2] >= pu128) st->off[2] += 2;
 if (NSC_VALID(3) && st->off[3] >= pu128) st->off[3] += 2;
@@ -1994,19 +2055,19 @@ goto n73;
 }
 n73:
 { /* NsPushMac: push nd_na_mac after nd_na_opt */
-if (!1) NSC_DROP(21);
+if (!1) NSC_DROP(45);
 __u32 pu130 = (__u32)st->off[16] + st->len[16];
-if (0 || pu130 > NSC_LEN) NSC_DROP(21);
+if (0 || pu130 > NSC_LEN) NSC_DROP(45);
 if (pu130 <= 64) {
-if (bpf_xdp_adjust_head(ctx, -6)) NSC_DROP(21);
+if (bpf_xdp_adjust_head(ctx, -6)) NSC_DROP(45);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu130, 6)) return XDP_ABORTED;
 unsigned char *z131 = (unsigned char *)data + (pu130 & 63);
 NSC_HIDE(z131);
 if ((void *)(z131 + 6) > data_end) return XDP_ABORTED;
 __builtin_memset(z131, 0, 6);
-} else if (nsc_push_move(ctx, pu130, 6)) NSC_DROP(21);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_push_move(ctx, pu130, 6)) NSC_DROP(45);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 6;
 if (1 && st->off[0] >= pu130) st->off[0] += 6;
 if (NSC_VALID(2) && st->off[2] >= pu130) st->off[2] += 6;
 if (NSC_VALID(3) && st->off[3] >= pu130) st->off[3] += 6;
@@ -2029,7 +2090,7 @@ __u64 v132 = st->m[27];
 __u32 o133 = st->off[0] & NSC_OM;
 hp0 = (unsigned char *)data + o133;
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) NSC_DROP(22);
+if ((void *)(hp0 + 14) > data_end) { if (o133 + 14 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
 __u64 v134 = v132;
 *(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v134 >> 32));
 *(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v134);
@@ -2038,11 +2099,11 @@ __u64 v136 = v135;
 *(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v136 >> 32));
 *(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v136);
 __u64 v137 = 0x20ULL;
-if (!NSC_VALID(3)) NSC_DROP(22); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(47); /* ipv6 */
 __u32 o138 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o138;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(22);
+if ((void *)(hp3 + 40) > data_end) { if (o138 + 40 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
 *(__u16 *)(hp3 + 4) = bpf_htons((__u16)v137);
 __u64 v139 = 0xffULL;
 hp3[7] = (__u8)v139;
@@ -2053,11 +2114,11 @@ nsc_v128 v141 = nsc_v(st->m[25], st->m[26]);
 *(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v141.hi);
 *(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v141.lo);
 __u64 v142 = 0x88ULL;
-if (!NSC_VALID(7)) NSC_DROP(22); /* icmpv6 */
+if (!NSC_VALID(7)) NSC_DROP(47); /* icmpv6 */
 __u32 o143 = st->off[7] & NSC_OM;
 hp7 = (unsigned char *)data + o143;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) NSC_DROP(22);
+if ((void *)(hp7 + 4) > data_end) { if (o143 + 4 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
 hp7[0] = (__u8)v142;
 __u64 v144 = 0x0ULL;
 hp7[1] = (__u8)v144;
@@ -2065,7 +2126,7 @@ __u64 v145 = st->m[28];
 __u32 o146 = st->off[15] & NSC_OM;
 hp15 = (unsigned char *)data + o146;
 NSC_HIDE(hp15);
-if ((void *)(hp15 + 20) > data_end) NSC_DROP(22);
+if ((void *)(hp15 + 20) > data_end) { if (o146 + 20 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
 hp15[0] = (hp15[0] & 0xbf) | ((__u8)((v145) << 6) & 0x40);
 nsc_v128 v147 = nsc_v(st->m[29], st->m[30]);
 *(__u64 *)(hp15 + 4) = bpf_cpu_to_be64(v147.hi);
@@ -2074,7 +2135,7 @@ __u64 v148 = 0x2ULL;
 __u32 o149 = st->off[16] & NSC_OM;
 hp16 = (unsigned char *)data + o149;
 NSC_HIDE(hp16);
-if ((void *)(hp16 + 2) > data_end) NSC_DROP(22);
+if ((void *)(hp16 + 2) > data_end) { if (o149 + 2 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
 hp16[0] = (__u8)v148;
 __u64 v150 = 0x1ULL;
 hp16[1] = (__u8)v150;
@@ -2082,7 +2143,7 @@ __u64 v151 = st->m[2];
 __u32 o152 = st->off[17] & NSC_OM;
 hp17 = (unsigned char *)data + o152;
 NSC_HIDE(hp17);
-if ((void *)(hp17 + 6) > data_end) NSC_DROP(22);
+if ((void *)(hp17 + 6) > data_end) { if (o152 + 6 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
 __u64 v153 = v151;
 *(__u16 *)(hp17 + 0) = bpf_htons((__u16)(v153 >> 32));
 *(__u32 *)(hp17 + 2) = bpf_htonl((__u32)v153);
@@ -2090,11 +2151,11 @@ goto n75;
 }
 n75:
 { /* NsCsum: checksum compute icmpv6 */
-if (!NSC_VALID(7)) NSC_DROP(23); /* icmpv6 */
+if (!NSC_VALID(7)) NSC_DROP(48); /* icmpv6 */
 __u32 o154 = st->off[7] & NSC_OM;
 hp7 = (unsigned char *)data + o154;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) NSC_DROP(23);
+if ((void *)(hp7 + 4) > data_end) { if (o154 + 4 <= NSC_LEN) NSC_DROP(49); NSC_DROP(48); }
 hp7[2] = 0; hp7[3] = 0;
 int rok155 = 0; __u32 rs156 = 0, re157 = 0; __u64 rp158 = 0;
 if (NSC_VALID(7)) {
@@ -2104,7 +2165,7 @@ if (NSC_VALID(2) && st->off[2] < rs156) {
 ip = 4; __u32 ho = st->off[2] & NSC_OM; __u32 l = 0;
 if (ho + st->len[2] <= NSC_LEN) {
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
-if ((void *)(ib + 20) > data_end) return XDP_ABORTED;
+if ((void *)(ib + 20) > data_end) NSC_DROP(49);
 l = ((((__u64)ib[2] << 8) | ((__u64)ib[3] << 0)) & 0xffffULL); proto = ((((__u64)ib[9] << 0)) & 0xffULL);
 }
 e = ho + l;
@@ -2113,7 +2174,7 @@ if (NSC_VALID(3) && st->off[3] < rs156) {
 ip = 6; __u32 ho = st->off[3] & NSC_OM; __u32 l = 0;
 if (ho + st->len[3] <= NSC_LEN) {
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
-if ((void *)(ib + 40) > data_end) return XDP_ABORTED;
+if ((void *)(ib + 40) > data_end) NSC_DROP(49);
 l = ((((__u64)ib[4] << 8) | ((__u64)ib[5] << 0)) & 0xffffULL); proto = ((((__u64)ib[6] << 0)) & 0xffULL);
 }
 e = ho + st->len[3] + l;
@@ -2141,13 +2202,13 @@ rp158 = ((__u64)ib[8] << 8 | ib[9]) + ((__u64)ib[10] << 8 | ib[11]) + ((__u64)ib
 }
 }
 }
-if (!rok155) NSC_DROP(23);
+if (!rok155) NSC_DROP(48);
 __u16 cs159 = ~nsc_fold(nsc_sum(ctx, rs156, re157) + rp158);
-if (!NSC_VALID(7)) NSC_DROP(23); /* icmpv6 */
+if (!NSC_VALID(7)) NSC_DROP(48); /* icmpv6 */
 __u32 o160 = st->off[7] & NSC_OM;
 hp7 = (unsigned char *)data + o160;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) NSC_DROP(23);
+if ((void *)(hp7 + 4) > data_end) { if (o160 + 4 <= NSC_LEN) NSC_DROP(49); NSC_DROP(48); }
 hp7[2] = (__u8)(cs159 >> 8); hp7[3] = (__u8)cs159;
 goto n76;
 }
@@ -2204,11 +2265,11 @@ n81:
 struct nsc_t3_key k166;
 __builtin_memset(&k166, 0, sizeof(k166));
 k166.k[0] = (st->m[5]) & 0x7ULL;
-if (!NSC_VALID(3)) NSC_DROP(24); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(50); /* ipv6 */
 __u32 o168 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o168;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(24);
+if ((void *)(hp3 + 40) > data_end) { if (o168 + 40 <= NSC_LEN) NSC_DROP(51); NSC_DROP(50); }
 nsc_v128 kv167 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 k166.k[1] = kv167.hi;
 k166.k[2] = kv167.lo;
@@ -2229,7 +2290,7 @@ NSC_EDGE(61); goto n82;
 }
 n82:
 { /* LbBlocked: drop lb_ctx_drop_blocked_src_pkt_counter */
-NSC_DROP(25);
+NSC_DROP(52);
 }
 n83:
 { /* LbIsV2: test valid(lb_v2) */
@@ -2255,11 +2316,11 @@ goto n88;
 }
 n87:
 { /* LbSelV3: set meta.tick, meta.slot_select, meta.port_select */
-if (!NSC_VALID(11)) NSC_DROP(26); /* lb_v3 */
+if (!NSC_VALID(11)) NSC_DROP(53); /* lb_v3 */
 __u32 o169 = st->off[11] & NSC_OM;
 hp11 = (unsigned char *)data + o169;
 NSC_HIDE(hp11);
-if ((void *)(hp11 + 12) > data_end) NSC_DROP(26);
+if ((void *)(hp11 + 12) > data_end) { if (o169 + 12 <= NSC_LEN) NSC_DROP(54); NSC_DROP(53); }
 st->m[20] = (bpf_be64_to_cpu(*(__u64 *)(hp11 + 4)));
 st->m[21] = ((__u64)bpf_ntohs(*(__u16 *)(hp11 + 0))) & 0xffffULL;
 st->m[22] = ((__u64)bpf_ntohs(*(__u16 *)(hp11 + 2))) & 0xffffULL;
@@ -2298,7 +2359,7 @@ goto n89;
 }
 n89:
 { /* LbEpochMiss: drop lb_ctx_drop_epoch_assign_miss_pkt_counter */
-NSC_DROP(27);
+NSC_DROP(55);
 }
 n90:
 { /* LbSlot: set meta.calendar_slot */
@@ -2338,7 +2399,7 @@ goto n92;
 }
 n92:
 { /* LbCalendarMiss: drop lb_ctx_drop_lb_calendar_miss_pkt_counter */
-NSC_DROP(28);
+NSC_DROP(56);
 }
 n93:
 { /* LbMember: lookup member_info_lookup_table */
@@ -2386,7 +2447,7 @@ goto n94;
 }
 n94:
 { /* LbMemberMiss: drop lb_ctx_drop_mbr_info_miss_pkt_counter */
-NSC_DROP(29);
+NSC_DROP(57);
 }
 n95:
 { /* LbPort: set meta.new_port */
@@ -2414,7 +2475,7 @@ if (NSC_VALID(4) && po184 > st->off[4] && pn185 % 2 == 0 && (po184 - st->off[4])
 __u64 d186 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp10 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 10)));
 if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d186; pend_k4 = 1; }
 }
-if (NSC_LEN - 0 - pn185 < 14) NSC_DROP(30);
+if (NSC_LEN - 0 - pn185 < 14) NSC_DROP(58);
 pend_off = po184;
 pend_n = pn185;
 NSC_CLRV(10);
@@ -2423,17 +2484,17 @@ goto n108;
 }
 n107:
 { /* LbPopV3Body: pop lb_v3 */
-if (!NSC_VALID(11)) NSC_DROP(32); /* lb_v3 */
+if (!NSC_VALID(11)) NSC_DROP(60); /* lb_v3 */
 __u32 o189 = st->off[11] & NSC_OM;
 hp11 = (unsigned char *)data + o189;
 NSC_HIDE(hp11);
-if ((void *)(hp11 + 12) > data_end) NSC_DROP(32);
+if ((void *)(hp11 + 12) > data_end) { if (o189 + 12 <= NSC_LEN) NSC_DROP(61); NSC_DROP(60); }
 __u32 po187 = st->off[11], pn188 = 12;
 if (NSC_VALID(4) && po187 > st->off[4] && pn188 % 2 == 0 && (po187 - st->off[4]) % 2 == 0) {
 __u64 d190 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp11 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 10)));
 if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d190; pend_k4 = 1; }
 }
-if (NSC_LEN - 0 - pn188 < 14) NSC_DROP(31);
+if (NSC_LEN - 0 - pn188 < 14) NSC_DROP(59);
 pend_off = po187;
 pend_n = pn188;
 NSC_CLRV(11);
@@ -2445,8 +2506,8 @@ n108:
 if (pend_n && !(NSC_VALID(9) && (__u32)st->off[9] + st->len[9] == pend_off)) {
 if (pend_off <= 64) {
 if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(33);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(62);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
 unsigned char *cb191 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
@@ -2455,22 +2516,22 @@ if ((void *)(cb191 + 2) <= data_end) *(__u16 *)cb191 = bpf_htons(nsc_apply(bpf_n
 pend_d4 = 0; pend_k4 = 0;
 }
 }
-if (!NSC_VALID(9)) NSC_DROP(34); /* lb_common */
+if (!NSC_VALID(9)) NSC_DROP(63); /* lb_common */
 __u32 o194 = st->off[9] & NSC_OM;
 hp9 = (unsigned char *)data + o194;
 NSC_HIDE(hp9);
-if ((void *)(hp9 + 4) > data_end) NSC_DROP(34);
+if ((void *)(hp9 + 4) > data_end) { if (o194 + 4 <= NSC_LEN) NSC_DROP(64); NSC_DROP(63); }
 __u32 po192 = st->off[9], pn193 = 4;
 if (NSC_VALID(4) && po192 > st->off[4] && pn193 % 2 == 0 && (po192 - st->off[4]) % 2 == 0) {
 __u64 d195 = 131070 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp9 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp9 + 2)));
 if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d195; pend_k4 = 1; }
 }
-if (NSC_LEN - pend_n - pn193 < 14) NSC_DROP(33);
+if (NSC_LEN - pend_n - pn193 < 14) NSC_DROP(62);
 pend_n += pn193;
 if (po192 <= 64) {
 if (nsc_fwd64(data, data_end, po192, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po192, pend_n)) NSC_DROP(33);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po192, pend_n)) NSC_DROP(62);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
 unsigned char *cb196 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
@@ -2486,11 +2547,11 @@ goto n109;
 n109:
 { /* LbUdpLen: set udp.length */
 __u64 d197 = 0; /* udp checksum */
-if (!NSC_VALID(4)) NSC_DROP(35); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(65); /* udp */
 __u32 o199 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o199;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(35);
+if ((void *)(hp4 + 8) > data_end) { if (o199 + 8 <= NSC_LEN) NSC_DROP(66); NSC_DROP(65); }
 __u64 v198 = (((__u64)bpf_ntohs(*(__u16 *)(hp4 + 4)) - 0x10ULL));
 int w200 = 0; __u32 old201 = 0;
 w200 = 1; old201 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 4)));
@@ -2507,7 +2568,7 @@ __u64 v205 = st->m[2];
 __u32 o206 = st->off[0] & NSC_OM;
 hp0 = (unsigned char *)data + o206;
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) NSC_DROP(36);
+if ((void *)(hp0 + 14) > data_end) { if (o206 + 14 <= NSC_LEN) NSC_DROP(67); NSC_DROP(68); }
 __u64 v207 = v205;
 *(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v207 >> 32));
 *(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v207);
@@ -2537,10 +2598,10 @@ __u64 d210 = 0; /* ipv4 checksum */
 __u64 d211 = 0; /* udp checksum */
 __u64 v212 = st->m[13];
 __u32 o213 = st->off[2] & NSC_OM;
-if (o213 + st->len[2] > NSC_LEN) NSC_DROP(37);
+if (o213 + st->len[2] > NSC_LEN) NSC_DROP(69);
 hp2 = (unsigned char *)data + o213;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(37);
+if ((void *)(hp2 + 20) > data_end) { if (o213 + 20 <= NSC_LEN) NSC_DROP(70); NSC_DROP(69); }
 int w214 = 0; __u32 old215 = 0;
 w214 = 1; old215 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
 int w216 = 0; __u32 old217 = 0;
@@ -2593,11 +2654,11 @@ new230 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp
 }
 if (w226) d211 += (__u64)old227 + new230;
 __u64 v231 = st->m[24];
-if (!NSC_VALID(4)) NSC_DROP(37); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(69); /* udp */
 __u32 o232 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o232;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(37);
+if ((void *)(hp4 + 8) > data_end) { if (o232 + 8 <= NSC_LEN) NSC_DROP(70); NSC_DROP(69); }
 int w233 = 0; __u32 old234 = 0;
 w233 = 1; old234 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
 *(__u16 *)(hp4 + 2) = bpf_htons((__u16)v231);
@@ -2621,10 +2682,10 @@ __u64 d244 = 0; /* ipv4 checksum */
 __u64 d245 = 0; /* udp checksum */
 __u64 v246 = st->m[13];
 __u32 o247 = st->off[2] & NSC_OM;
-if (o247 + st->len[2] > NSC_LEN) NSC_DROP(38);
+if (o247 + st->len[2] > NSC_LEN) NSC_DROP(71);
 hp2 = (unsigned char *)data + o247;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(38);
+if ((void *)(hp2 + 20) > data_end) { if (o247 + 20 <= NSC_LEN) NSC_DROP(72); NSC_DROP(71); }
 int w248 = 0; __u32 old249 = 0;
 w248 = 1; old249 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
 int w250 = 0; __u32 old251 = 0;
@@ -2677,11 +2738,11 @@ new264 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp
 }
 if (w260) d245 += (__u64)old261 + new264;
 __u64 v265 = st->m[24];
-if (!NSC_VALID(4)) NSC_DROP(38); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(71); /* udp */
 __u32 o266 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o266;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(38);
+if ((void *)(hp4 + 8) > data_end) { if (o266 + 8 <= NSC_LEN) NSC_DROP(72); NSC_DROP(71); }
 int w267 = 0; __u32 old268 = 0;
 w267 = 1; old268 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
 *(__u16 *)(hp4 + 2) = bpf_htons((__u16)v265);
@@ -2727,11 +2788,11 @@ n103:
 { /* LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport */
 __u64 d282 = 0; /* udp checksum */
 nsc_v128 v283 = nsc_v(st->m[14], st->m[15]);
-if (!NSC_VALID(3)) NSC_DROP(39); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(73); /* ipv6 */
 __u32 o284 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o284;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(39);
+if ((void *)(hp3 + 40) > data_end) { if (o284 + 40 <= NSC_LEN) NSC_DROP(74); NSC_DROP(73); }
 int w285 = 0; __u32 old286 = 0;
 int k287 = 0;
 if (NSC_VALID(4)) k287 = 1;
@@ -2776,11 +2837,11 @@ new295 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3
 }
 if (w292) d282 += (__u64)old293 + new295;
 __u64 v296 = st->m[24];
-if (!NSC_VALID(4)) NSC_DROP(39); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(73); /* udp */
 __u32 o297 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o297;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(39);
+if ((void *)(hp4 + 8) > data_end) { if (o297 + 8 <= NSC_LEN) NSC_DROP(74); NSC_DROP(73); }
 int w298 = 0; __u32 old299 = 0;
 w298 = 1; old299 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
 *(__u16 *)(hp4 + 2) = bpf_htons((__u16)v296);
@@ -2794,11 +2855,11 @@ n104:
 { /* LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len */
 __u64 d303 = 0; /* udp checksum */
 nsc_v128 v304 = nsc_v(st->m[14], st->m[15]);
-if (!NSC_VALID(3)) NSC_DROP(40); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(75); /* ipv6 */
 __u32 o305 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o305;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(40);
+if ((void *)(hp3 + 40) > data_end) { if (o305 + 40 <= NSC_LEN) NSC_DROP(76); NSC_DROP(75); }
 int w306 = 0; __u32 old307 = 0;
 int k308 = 0;
 if (NSC_VALID(4)) k308 = 1;
@@ -2843,11 +2904,11 @@ new316 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3
 }
 if (w313) d303 += (__u64)old314 + new316;
 __u64 v317 = st->m[24];
-if (!NSC_VALID(4)) NSC_DROP(40); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(75); /* udp */
 __u32 o318 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o318;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(40);
+if ((void *)(hp4 + 8) > data_end) { if (o318 + 8 <= NSC_LEN) NSC_DROP(76); NSC_DROP(75); }
 int w319 = 0; __u32 old320 = 0;
 w319 = 1; old320 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
 *(__u16 *)(hp4 + 2) = bpf_htons((__u16)v317);
@@ -2897,14 +2958,14 @@ NSC_SINK(0, XDP_TX);
 }
 n112:
 { /* TxDropped: drop drop flag */
-NSC_DROP(41);
+NSC_DROP(77);
 }
 }
 
 /* The program's description for nsc xdp (backends/xdp.Meta). */
 __attribute__((section(".nsc.meta"), used)) static const char nsc_meta[] =
 	"{\"version\":1,\"graph\":\"LB2025@XDP\",\"program\":\"nsc_xdp\",\"counters_map\":\"nsc_counters\",\"lens_map\":\"nsc_"
-	"lens\",\"num_counters\":106,\"num_edges\":62,\"nodes\":[\"RxWire\",\"RxFrames\",\"TxQueue\",\"TxWire\",\"RxCount\",\"P"
+	"lens\",\"num_counters\":142,\"num_edges\":62,\"nodes\":[\"RxWire\",\"RxFrames\",\"TxQueue\",\"TxWire\",\"RxCount\",\"P"
 	"arseEth\",\"ParseEthType\",\"ParseArp\",\"ParseArpCheck\",\"ParseIPv4\",\"ParseIPv4Check\",\"ParseIPv4Proto\",\"Pa"
 	"rseIcmp\",\"ParseIcmpType\",\"ParseEcho4\",\"ParseIPv6\",\"ParseIPv6Check\",\"ParseIPv6Next\",\"ParseIcmp6\",\"Par"
 	"seIcmp6Type\",\"ParseEcho6Code\",\"ParseEcho6\",\"ParseNsCode\",\"ParseNs\",\"ParseNsLen\",\"ParseNsOpt\",\"ParseN"
@@ -2918,160 +2979,202 @@ __attribute__((section(".nsc.meta"), used)) static const char nsc_meta[] =
 	",\"LbEpoch\",\"LbEpochMiss\",\"LbSlot\",\"LbCalendar\",\"LbCalendarMiss\",\"LbMember\",\"LbMemberMiss\",\"LbPort\",\""
 	"LbKeep\",\"LbEth\",\"LbIsIPv4\",\"LbKeepIPv4\",\"LbKeepIPv6\",\"LbIPv4Keep\",\"LbIPv4Strip\",\"LbIPv6Keep\",\"LbIPv6"
 	"Strip\",\"LbPopV2\",\"LbPopV2Body\",\"LbPopV3Body\",\"LbPopCommon\",\"LbUdpLen\",\"LbTxCount\",\"TxCheck\",\"TxDropp"
-	"ed\"],\"sinks\":[{\"node\":\"TxWire\",\"verdict\":\"XDP_TX\"}],\"drops\":[{\"node\":\"ParseIPv4\",\"reason\":\"malformed"
-	"\"},{\"node\":\"ParseFail\",\"reason\":\"rx_rslt[0] parse fail\"},{\"node\":\"L2MacMiss\",\"reason\":\"rx_rslt[1] MA"
-	"C miss\"},{\"node\":\"L3SetDaArp\",\"reason\":\"malformed\"},{\"node\":\"L3IPMiss\",\"reason\":\"rx_rslt[3] IP dst m"
-	"iss\"},{\"node\":\"L3IsEcho6\",\"reason\":\"malformed\"},{\"node\":\"ArpNotUs\",\"reason\":\"rx_rslt[4] ARP tpa != o"
-	"wn\"},{\"node\":\"Echo4ForUs\",\"reason\":\"malformed\"},{\"node\":\"Echo4NotUs\",\"reason\":\"rx_rslt[5] ICMPv4 ech"
-	"o dst != own\"},{\"node\":\"Echo4Reply\",\"reason\":\"malformed\"},{\"node\":\"Echo6Reply\",\"reason\":\"malformed\"}"
-	",{\"node\":\"NsNotUs\",\"reason\":\"rx_rslt[7] NS target != own\"},{\"node\":\"NsUnspecified\",\"reason\":\"malform"
-	"ed\"},{\"node\":\"NsToSender\",\"reason\":\"malformed\"},{\"node\":\"NsPopMac\",\"reason\":\"frame too short for XDP"
-	"\"},{\"node\":\"NsPopOpt\",\"reason\":\"frame too short for XDP\"},{\"node\":\"NsPopOpt\",\"reason\":\"malformed\"},{"
-	"\"node\":\"NsPopBody\",\"reason\":\"frame too short for XDP\"},{\"node\":\"NsPopBody\",\"reason\":\"malformed\"},{\"n"
-	"ode\":\"NsPushNa\",\"reason\":\"malformed\"},{\"node\":\"NsPushOpt\",\"reason\":\"malformed\"},{\"node\":\"NsPushMac\","
-	"\"reason\":\"malformed\"},{\"node\":\"NsFill\",\"reason\":\"malformed\"},{\"node\":\"NsCsum\",\"reason\":\"malformed\"},"
-	"{\"node\":\"LbSrc6\",\"reason\":\"malformed\"},{\"node\":\"LbBlocked\",\"reason\":\"lb_ctx_drop_blocked_src_pkt_cou"
-	"nter\"},{\"node\":\"LbSelV3\",\"reason\":\"malformed\"},{\"node\":\"LbEpochMiss\",\"reason\":\"lb_ctx_drop_epoch_ass"
-	"ign_miss_pkt_counter\"},{\"node\":\"LbCalendarMiss\",\"reason\":\"lb_ctx_drop_lb_calendar_miss_pkt_counter\"}"
-	",{\"node\":\"LbMemberMiss\",\"reason\":\"lb_ctx_drop_mbr_info_miss_pkt_counter\"},{\"node\":\"LbPopV2Body\",\"rea"
-	"son\":\"frame too short for XDP\"},{\"node\":\"LbPopV3Body\",\"reason\":\"frame too short for XDP\"},{\"node\":\"L"
-	"bPopV3Body\",\"reason\":\"malformed\"},{\"node\":\"LbPopCommon\",\"reason\":\"frame too short for XDP\"},{\"node\":"
-	"\"LbPopCommon\",\"reason\":\"malformed\"},{\"node\":\"LbUdpLen\",\"reason\":\"malformed\"},{\"node\":\"LbEth\",\"reason"
-	"\":\"malformed\"},{\"node\":\"LbIPv4Keep\",\"reason\":\"malformed\"},{\"node\":\"LbIPv4Strip\",\"reason\":\"malformed\""
-	"},{\"node\":\"LbIPv6Keep\",\"reason\":\"malformed\"},{\"node\":\"LbIPv6Strip\",\"reason\":\"malformed\"},{\"node\":\"Tx"
-	"Dropped\",\"reason\":\"drop flag\"}],\"counts\":[\"packet_rx_counter\",\"rx_rslt[8] ARP ok\",\"rx_rslt[9] ICMPv4"
-	" echo ok\",\"rx_rslt[10] ICMPv6 echo ok\",\"rx_rslt[11] NS ok\",\"rx_rslt[13] LB\",\"lb_ctx_rx_pkt_counter\","
-	"\"lb_ctx_rx_v2_counter\",\"lb_ctx_rx_v3_counter\",\"lb_mbr_tx_pkt_counter\"],\"count_nodes\":[[4],[52],[56],"
-	"[58],[76],[77],[78],[84],[85],[110]],\"flow\":{\"known\":[{},{},{},{},{},{},{},{},{\"kind\":\"edge\",\"index\""
-	":34},{},{\"kind\":\"edge\",\"index\":35},{},{\"kind\":\"edge\",\"index\":36},{\"kind\":\"drop\"},{},{\"kind\":\"edge\",\""
-	"index\":37},{},{\"kind\":\"edge\",\"index\":38},{},{},{\"kind\":\"edge\",\"index\":39},{},{\"kind\":\"edge\",\"index\":"
-	"40},{},{\"kind\":\"edge\",\"index\":41},{\"kind\":\"edge\"},{\"kind\":\"edge\",\"index\":42},{},{\"kind\":\"edge\",\"inde"
-	"x\":43},{},{\"kind\":\"edge\",\"index\":44},{},{\"kind\":\"edge\",\"index\":1},{\"kind\":\"edge\",\"index\":45},{},{\"ki"
-	"nd\":\"edge\",\"index\":46},{},{},{\"kind\":\"edge\",\"index\":47},{},{\"kind\":\"edge\",\"index\":48},{\"kind\":\"edge\""
-	",\"index\":2},{\"kind\":\"edge\",\"index\":49},{},{\"kind\":\"edge\",\"index\":50},{},{\"kind\":\"edge\",\"index\":51},{"
-	"\"kind\":\"edge\",\"index\":3},{},{},{\"kind\":\"edge\",\"index\":52},{},{\"kind\":\"edge\",\"index\":4},{\"kind\":\"edge"
-	"\",\"index\":5},{\"kind\":\"edge\",\"index\":53},{},{\"kind\":\"edge\",\"index\":54},{},{\"kind\":\"edge\",\"index\":55},"
-	"{},{\"kind\":\"edge\",\"index\":56},{},{\"kind\":\"edge\",\"index\":57},{},{},{\"kind\":\"edge\",\"index\":58},{\"kind\""
-	":\"edge\",\"index\":6},{\"kind\":\"edge\",\"index\":59},{\"kind\":\"edge\",\"index\":7},{\"kind\":\"edge\",\"index\":60},{"
-	"\"kind\":\"drop\",\"index\":1},{},{\"kind\":\"edge\",\"index\":8},{},{\"kind\":\"drop\",\"index\":2},{},{},{},{},{},{\""
-	"kind\":\"edge\",\"index\":9},{\"kind\":\"drop\",\"index\":3},{\"kind\":\"edge\",\"index\":10},{},{\"kind\":\"edge\",\"inde"
-	"x\":11},{},{\"kind\":\"drop\",\"index\":4},{},{},{},{},{\"kind\":\"drop\",\"index\":5},{},{},{},{},{},{},{\"kind\":"
-	"\"drop\",\"index\":6},{},{},{\"kind\":\"drop\",\"index\":7},{},{},{\"kind\":\"drop\",\"index\":8},{\"kind\":\"drop\",\"in"
-	"dex\":9},{},{\"kind\":\"edge\",\"index\":12},{\"kind\":\"drop\",\"index\":10},{},{\"kind\":\"edge\",\"index\":13},{},{}"
-	",{\"kind\":\"drop\",\"index\":11},{\"kind\":\"drop\",\"index\":12},{},{},{},{\"kind\":\"drop\",\"index\":13},{},{},{\"k"
-	"ind\":\"edge\",\"index\":14},{\"kind\":\"edge\",\"index\":15},{},{},{},{},{\"kind\":\"drop\",\"index\":14},{\"kind\":\"e"
-	"dge\",\"index\":16},{\"kind\":\"drop\",\"index\":15},{\"kind\":\"drop\",\"index\":16},{\"kind\":\"edge\",\"index\":17},{\""
-	"kind\":\"drop\",\"index\":17},{\"kind\":\"drop\",\"index\":18},{},{\"kind\":\"drop\",\"index\":19},{},{\"kind\":\"drop\","
-	"\"index\":20},{},{\"kind\":\"drop\",\"index\":21},{},{\"kind\":\"drop\",\"index\":22},{},{\"kind\":\"drop\",\"index\":23"
-	"},{},{\"kind\":\"edge\",\"index\":18},{},{},{},{},{},{\"kind\":\"edge\",\"index\":19},{},{\"kind\":\"drop\",\"index\":"
-	"24},{\"kind\":\"edge\",\"index\":20},{\"kind\":\"edge\",\"index\":21},{\"kind\":\"edge\",\"index\":61},{\"kind\":\"drop\","
-	"\"index\":25},{},{},{},{},{},{\"kind\":\"drop\",\"index\":26},{\"kind\":\"edge\",\"index\":22},{},{\"kind\":\"edge\",\""
-	"index\":23},{\"kind\":\"edge\",\"index\":24},{},{\"kind\":\"drop\",\"index\":27},{},{},{\"kind\":\"edge\",\"index\":25}"
-	",{},{\"kind\":\"drop\",\"index\":28},{},{\"kind\":\"edge\",\"index\":26},{\"kind\":\"edge\",\"index\":27},{},{\"kind\":\""
-	"drop\",\"index\":29},{},{},{},{},{},{\"kind\":\"drop\",\"index\":30},{},{\"kind\":\"drop\",\"index\":31},{\"kind\":\"d"
-	"rop\",\"index\":32},{\"kind\":\"edge\",\"index\":28},{\"kind\":\"drop\",\"index\":33},{\"kind\":\"drop\",\"index\":34},{}"
-	",{\"kind\":\"drop\",\"index\":35},{\"kind\":\"edge\",\"index\":29},{\"kind\":\"drop\",\"index\":36},{},{},{},{},{},{\"k"
-	"ind\":\"drop\",\"index\":37},{},{\"kind\":\"drop\",\"index\":38},{\"kind\":\"edge\",\"index\":30},{},{},{\"kind\":\"drop"
-	"\",\"index\":39},{\"kind\":\"edge\",\"index\":31},{\"kind\":\"drop\",\"index\":40},{\"kind\":\"edge\",\"index\":32},{\"kin"
-	"d\":\"edge\",\"index\":33},{},{},{},{\"kind\":\"sink\"},{\"kind\":\"drop\",\"index\":41},{\"kind\":\"total\"}],\"solve\":"
-	"[{\"edge\":0,\"plus\":[217],\"minus\":[]},{\"edge\":1,\"plus\":[0],\"minus\":[]},{\"edge\":214,\"plus\":[215],\"minus"
-	"\":[]},{\"edge\":2,\"plus\":[1],\"minus\":[]},{\"edge\":23,\"plus\":[25,26],\"minus\":[]},{\"edge\":39,\"plus\":[41,4"
-	"2],\"minus\":[]},{\"edge\":51,\"plus\":[53,54],\"minus\":[]},{\"edge\":63,\"plus\":[66,67],\"minus\":[]},{\"edge\":6"
-	"4,\"plus\":[68,69],\"minus\":[]},{\"edge\":4,\"plus\":[70],\"minus\":[8,10,12,15,17,20,22,24,26,28,30,33,35,38"
-	",40,42,44,46,50,54,56,58,60,62,65,67,69]},{\"edge\":73,\"plus\":[74],\"minus\":[]},{\"edge\":77,\"plus\":[80],"
-	"\"minus\":[]},{\"edge\":78,\"plus\":[81,82],\"minus\":[]},{\"edge\":85,\"plus\":[86],\"minus\":[]},{\"edge\":97,\"plu"
-	"s\":[98],\"minus\":[]},{\"edge\":103,\"plus\":[104],\"minus\":[]},{\"edge\":106,\"plus\":[107],\"minus\":[]},{\"edge"
-	"\":109,\"plus\":[110],\"minus\":[]},{\"edge\":112,\"plus\":[113],\"minus\":[]},{\"edge\":120,\"plus\":[122],\"minus\""
-	":[]},{\"edge\":125,\"plus\":[127,128],\"minus\":[]},{\"edge\":126,\"plus\":[129,130,131],\"minus\":[128]},{\"edge"
-	"\":144,\"plus\":[145],\"minus\":[]},{\"edge\":149,\"plus\":[153,154,155,156],\"minus\":[]},{\"edge\":152,\"plus\":["
-	"157],\"minus\":[156]},{\"edge\":161,\"plus\":[163,164],\"minus\":[]},{\"edge\":168,\"plus\":[169],\"minus\":[]},{\""
-	"edge\":173,\"plus\":[174],\"minus\":[]},{\"edge\":178,\"plus\":[179],\"minus\":[]},{\"edge\":200,\"plus\":[203,204]"
-	",\"minus\":[]},{\"edge\":205,\"plus\":[207,208],\"minus\":[]},{\"edge\":206,\"plus\":[209,210],\"minus\":[]},{\"edg"
-	"e\":184,\"plus\":[187,188,189],\"minus\":[]},{\"edge\":192,\"plus\":[193,194],\"minus\":[]},{\"edge\":202,\"plus\":"
-	"[211],\"minus\":[204,208,210]},{\"edge\":212,\"plus\":[216],\"minus\":[]},{\"edge\":213,\"plus\":[214],\"minus\":["
-	"]},{\"edge\":3,\"plus\":[2],\"minus\":[4]},{\"edge\":21,\"plus\":[23,24],\"minus\":[]},{\"edge\":36,\"plus\":[39,40]"
-	",\"minus\":[]},{\"edge\":49,\"plus\":[51,52],\"minus\":[]},{\"edge\":61,\"plus\":[63,64,65],\"minus\":[]},{\"edge\":"
-	"76,\"plus\":[77,78],\"minus\":[]},{\"edge\":102,\"plus\":[105,106],\"minus\":[]},{\"edge\":92,\"plus\":[108,109],\""
-	"minus\":[]},{\"edge\":119,\"plus\":[120,121],\"minus\":[]},{\"edge\":123,\"plus\":[125,126],\"minus\":[]},{\"edge\""
-	":142,\"plus\":[143,144],\"minus\":[]},{\"edge\":159,\"plus\":[161],\"minus\":[]},{\"edge\":198,\"plus\":[205,206],"
-	"\"minus\":[]},{\"edge\":199,\"plus\":[201,202],\"minus\":[]},{\"edge\":186,\"plus\":[190,191,192],\"minus\":[189]}"
-	",{\"edge\":100,\"plus\":[212,213],\"minus\":[107,110,145,211]},{\"edge\":18,\"plus\":[21,22],\"minus\":[]},{\"edg"
-	"e\":48,\"plus\":[49,50],\"minus\":[]},{\"edge\":59,\"plus\":[61,62],\"minus\":[]},{\"edge\":99,\"plus\":[100],\"minu"
-	"s\":[]},{\"edge\":89,\"plus\":[101,102,103],\"minus\":[]},{\"edge\":116,\"plus\":[118,119],\"minus\":[]},{\"edge\":"
-	"140,\"plus\":[141,142],\"minus\":[]},{\"edge\":197,\"plus\":[199,200],\"minus\":[]},{\"edge\":183,\"plus\":[185,18"
-	"6],\"minus\":[]},{\"edge\":45,\"plus\":[47,48],\"minus\":[]},{\"edge\":57,\"plus\":[59,60],\"minus\":[]},{\"edge\":9"
-	"6,\"plus\":[99],\"minus\":[]},{\"edge\":138,\"plus\":[139,140],\"minus\":[]},{\"edge\":196,\"plus\":[197,198],\"min"
-	"us\":[]},{\"edge\":182,\"plus\":[183,184],\"minus\":[]},{\"edge\":43,\"plus\":[45,46],\"minus\":[]},{\"edge\":55,\"p"
-	"lus\":[57,58],\"minus\":[]},{\"edge\":87,\"plus\":[96,97],\"minus\":[]},{\"edge\":136,\"plus\":[137,138],\"minus\":"
-	"[]},{\"edge\":181,\"plus\":[195,196],\"minus\":[194]},{\"edge\":37,\"plus\":[43,44],\"minus\":[]},{\"edge\":19,\"pl"
-	"us\":[55,56],\"minus\":[32]},{\"edge\":134,\"plus\":[135,136],\"minus\":[]},{\"edge\":180,\"plus\":[181,182],\"min"
-	"us\":[]},{\"edge\":16,\"plus\":[18,19,20],\"minus\":[]},{\"edge\":34,\"plus\":[36,37,38],\"minus\":[]},{\"edge\":12"
-	"4,\"plus\":[132,133,134],\"minus\":[131]},{\"edge\":175,\"plus\":[180],\"minus\":[176,177]},{\"edge\":14,\"plus\":"
-	"[16,17],\"minus\":[]},{\"edge\":31,\"plus\":[34,35],\"minus\":[]},{\"edge\":117,\"plus\":[123,124],\"minus\":[121,"
-	"122]},{\"edge\":171,\"plus\":[175,176,177,178],\"minus\":[172]},{\"edge\":5,\"plus\":[13,14,15],\"minus\":[]},{\""
-	"edge\":29,\"plus\":[31,32,33],\"minus\":[]},{\"edge\":115,\"plus\":[117],\"minus\":[]},{\"edge\":170,\"plus\":[171,"
-	"172,173],\"minus\":[]},{\"edge\":27,\"plus\":[29,30],\"minus\":[]},{\"edge\":111,\"plus\":[114,115,116],\"minus\":"
-	"[]},{\"edge\":165,\"plus\":[170],\"minus\":[166,167]},{\"edge\":7,\"plus\":[27,28],\"minus\":[]},{\"edge\":94,\"plu"
-	"s\":[111,112],\"minus\":[]},{\"edge\":162,\"plus\":[165,166,167,168],\"minus\":[164]},{\"edge\":6,\"plus\":[3],\"m"
-	"inus\":[5,7,8]},{\"edge\":9,\"plus\":[6],\"minus\":[10]},{\"edge\":11,\"plus\":[9],\"minus\":[12]},{\"edge\":71,\"pl"
-	"us\":[11,25,41,47,52,53,66,68],\"minus\":[72,73]},{\"edge\":75,\"plus\":[71,72],\"minus\":[76]},{\"edge\":79,\"p"
-	"lus\":[75],\"minus\":[]},{\"edge\":83,\"plus\":[79,80,82],\"minus\":[84,85]},{\"edge\":88,\"plus\":[83,84],\"minus"
-	"\":[87]},{\"edge\":90,\"plus\":[88],\"minus\":[89]},{\"edge\":93,\"plus\":[90],\"minus\":[91,92]},{\"edge\":95,\"plu"
-	"s\":[93],\"minus\":[94]},{\"edge\":146,\"plus\":[95],\"minus\":[]},{\"edge\":147,\"plus\":[146],\"minus\":[]},{\"edg"
-	"e\":148,\"plus\":[147],\"minus\":[149]},{\"edge\":150,\"plus\":[148],\"minus\":[151,152]},{\"edge\":158,\"plus\":[1"
-	"50,151,154,155],\"minus\":[159]},{\"edge\":160,\"plus\":[158],\"minus\":[]}],\"in\":[[217],[0],[213],[214],[1]"
-	",[2],[3],[6],[9],[5],[14],[16],[18],[21],[23],[7],[27],[29],[31],[34],[36],[39],[37],[43],[45],[48],"
-	"[49],[51],[19,32],[55],[57],[59],[61],[63],[64],[4,8,10,12,15,17,20,22,24,26,28,30,33,35,38,40,42,44"
-	",46,50,54,56,58,60,62,65,67,69],[11,25,41,47,52,53,66,68],[73],[71,72],[76],[75],[77],[78],[79,80,82"
-	"],[85],[83,84],[88],[90],[93],[87],[97],[96],[99],[89],[103],[102],[106],[92],[109],[94],[112],[111]"
-	",[115],[116],[119],[120],[117,121,122],[123],[125],[126,128],[124,131],[134],[136],[138],[140],[142]"
-	",[144],[95],[146],[147],[148],[149],[152,156],[150,151,154,155],[158],[159],[160],[161],[162,164],[1"
-	"68],[165,166,167],[170],[173],[171,172],[178],[175,176,177],[180],[181,194],[196],[197],[198],[199],"
-	"[200],[205],[206],[182],[183],[184],[186,189],[192],[202,204,208,210],[100,107,110,145,211],[212]],\""
-	"ends\":[{\"kind\":\"drop\"},{\"kind\":\"drop\",\"index\":1},{\"kind\":\"drop\",\"index\":2},{\"kind\":\"drop\",\"index\":3}"
-	",{\"kind\":\"drop\",\"index\":4},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{\"kind\":\"drop\",\"index"
-	"\":7},{\"kind\":\"drop\",\"index\":8},{\"kind\":\"drop\",\"index\":9},{\"kind\":\"drop\",\"index\":10},{\"kind\":\"drop\",\""
-	"index\":11},{\"kind\":\"drop\",\"index\":12},{\"kind\":\"drop\",\"index\":13},{\"kind\":\"drop\",\"index\":14},{\"kind\":"
-	"\"drop\",\"index\":15},{\"kind\":\"drop\",\"index\":16},{\"kind\":\"drop\",\"index\":17},{\"kind\":\"drop\",\"index\":18},"
-	"{\"kind\":\"drop\",\"index\":19},{\"kind\":\"drop\",\"index\":20},{\"kind\":\"drop\",\"index\":21},{\"kind\":\"drop\",\"ind"
-	"ex\":22},{\"kind\":\"drop\",\"index\":23},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"drop\",\"index\":25},{\"kind\":\"dr"
-	"op\",\"index\":26},{\"kind\":\"drop\",\"index\":27},{\"kind\":\"drop\",\"index\":28},{\"kind\":\"drop\",\"index\":29},{\"k"
-	"ind\":\"drop\",\"index\":30},{\"kind\":\"drop\",\"index\":31},{\"kind\":\"drop\",\"index\":32},{\"kind\":\"drop\",\"index\""
-	":33},{\"kind\":\"drop\",\"index\":34},{\"kind\":\"drop\",\"index\":35},{\"kind\":\"drop\",\"index\":36},{\"kind\":\"drop\""
-	",\"index\":37},{\"kind\":\"drop\",\"index\":38},{\"kind\":\"drop\",\"index\":39},{\"kind\":\"drop\",\"index\":40},{\"kind"
-	"\":\"sink\"},{\"kind\":\"drop\",\"index\":41}]},\"tables\":[{\"index\":0,\"map\":\"nsc_t0\",\"mode\":\"scan\",\"spec\":{\"Na"
-	"me\":\"mac_dst_filter_table\",\"Keys\":[{\"Name\":\"meta.ingress_port\",\"Width\":4,\"Kind\":2},{\"Name\":\"ethernet"
-	".dst\",\"Width\":48,\"Kind\":0}],\"Actions\":[{\"Name\":\"set_mac_sa\",\"Params\":[{\"Name\":\"mac_sa\",\"Width\":48}]}"
-	",{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":64,\"Default\":\"miss\",\"DefaultParams\""
-	":null,\"Priorities\":false},\"used\":true},{\"index\":1,\"map\":\"nsc_t1\",\"mode\":\"scan\",\"spec\":{\"Name\":\"ip_ds"
-	"t_filter_table\",\"Keys\":[{\"Name\":\"meta.ingress_port\",\"Width\":4,\"Kind\":2},{\"Name\":\"ethernet.type\",\"Wid"
-	"th\":16,\"Kind\":0},{\"Name\":\"meta.ip_da_key\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Name\":\"set_ip_sa\",\"Par"
-	"ams\":[{\"Name\":\"ip_sa\",\"Width\":128},{\"Name\":\"lb_id\",\"Width\":3}]},{\"Name\":\"drop\",\"Params\":[]},{\"Name\":"
-	"\"miss\",\"Params\":[]}],\"Size\":64,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true"
-	"},{\"index\":2,\"map\":\"nsc_t2\",\"mode\":\"slots\",\"spec\":{\"Name\":\"ipv4_src_filter_table\",\"Keys\":[{\"Name\":\"m"
-	"eta.lb_id\",\"Width\":3,\"Kind\":0},{\"Name\":\"ipv4.src\",\"Width\":32,\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip"
-	"_src\",\"Params\":[]},{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":256,\"Default\":\"mi"
-	"ss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":3,\"map\":\"nsc_t3\",\"mode\":\"hash\",\"s"
-	"pec\":{\"Name\":\"ipv6_src_filter_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":3,\"Kind\":0},{\"Name\":\"ipv6."
-	"src\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip_src\",\"Params\":[]},{\"Name\":\"drop\",\"Params\":["
-	"]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":256,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false}"
-	",\"used\":true},{\"index\":4,\"map\":\"nsc_t4\",\"mode\":\"scan\",\"spec\":{\"Name\":\"epoch_assign_table\",\"Keys\":[{\""
-	"Name\":\"meta.lb_id\",\"Width\":3,\"Kind\":0},{\"Name\":\"meta.tick\",\"Width\":64,\"Kind\":1}],\"Actions\":[{\"Name\":"
-	"\"do_assign_epoch\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32}]},{\"Name\":\"do_assign_epoch_with_slot_sel_opt"
-	"s\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32},{\"Name\":\"slot_select_bit_cnt\",\"Width\":5},{\"Name\":\"slot_sele"
-	"ct_xor\",\"Width\":16}]},{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":1024,\"Default\""
-	":\"miss\",\"DefaultParams\":null,\"Priorities\":true},\"used\":true},{\"index\":5,\"map\":\"nsc_t5\",\"mode\":\"slots"
-	"\",\"spec\":{\"Name\":\"load_balance_calendar_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":3,\"Kind\":0},{\"Na"
-	"me\":\"meta.epoch\",\"Width\":32,\"Kind\":0},{\"Name\":\"meta.calendar_slot\",\"Width\":16,\"Kind\":0}],\"Actions\":["
-	"{\"Name\":\"do_assign_member\",\"Params\":[{\"Name\":\"member_id\",\"Width\":16}]},{\"Name\":\"drop\",\"Params\":[]},{"
-	"\"Name\":\"miss\",\"Params\":[]}],\"Size\":16384,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\""
-	"used\":true},{\"index\":6,\"map\":\"nsc_t6\",\"mode\":\"slots\",\"spec\":{\"Name\":\"member_info_lookup_table\",\"Keys"
-	"\":[{\"Name\":\"meta.lb_id\",\"Width\":3,\"Kind\":0},{\"Name\":\"ethernet.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"me"
-	"ta.member_id\",\"Width\":16,\"Kind\":0}],\"Actions\":[{\"Name\":\"do_ipv4_member_rewrite\",\"Params\":[{\"Name\":\"m"
-	"ac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":32},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\":\"port_select"
-	"_bit_cnt\",\"Width\":5},{\"Name\":\"keep_lb_header\",\"Width\":1}]},{\"Name\":\"do_ipv6_member_rewrite\",\"Params\""
-	":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":128},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\""
-	":\"port_select_bit_cnt\",\"Width\":5},{\"Name\":\"keep_lb_header\",\"Width\":1}]},{\"Name\":\"drop\",\"Params\":[]},"
-	"{\"Name\":\"miss\",\"Params\":[]}],\"Size\":8192,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\""
-	"used\":true}],\"max_frame\":3520}"
+	"ed\"],\"sinks\":[{\"node\":\"TxWire\",\"verdict\":\"XDP_TX\"}],\"drops\":[{\"node\":\"ParseEth\",\"reason\":\"header bey"
+	"ond the XDP head\"},{\"node\":\"ParseArp\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseIPv4\",\"re"
+	"ason\":\"malformed\"},{\"node\":\"ParseIPv4\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseIcmp\",\"r"
+	"eason\":\"header beyond the XDP head\"},{\"node\":\"ParseEcho4\",\"reason\":\"header beyond the XDP head\"},{\"n"
+	"ode\":\"ParseIPv6\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseIcmp6\",\"reason\":\"header beyond"
+	" the XDP head\"},{\"node\":\"ParseEcho6\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseNs\",\"reaso"
+	"n\":\"header beyond the XDP head\"},{\"node\":\"ParseNsOpt\",\"reason\":\"header beyond the XDP head\"},{\"node\""
+	":\"ParseNsMac\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseUdp\",\"reason\":\"header beyond the "
+	"XDP head\"},{\"node\":\"ParseLb\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseLbV2\",\"reason\":\"he"
+	"ader beyond the XDP head\"},{\"node\":\"ParseLbV3\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"Parse"
+	"Fail\",\"reason\":\"rx_rslt[0] parse fail\"},{\"node\":\"L2MacMiss\",\"reason\":\"rx_rslt[1] MAC miss\"},{\"node\":"
+	"\"L3SetDaArp\",\"reason\":\"malformed\"},{\"node\":\"L3SetDaArp\",\"reason\":\"header beyond the XDP head\"},{\"nod"
+	"e\":\"L3IPMiss\",\"reason\":\"rx_rslt[3] IP dst miss\"},{\"node\":\"L3IsEcho6\",\"reason\":\"malformed\"},{\"node\":\""
+	"L3IsEcho6\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ArpNotUs\",\"reason\":\"rx_rslt[4] ARP tpa !="
+	" own\"},{\"node\":\"Echo4ForUs\",\"reason\":\"malformed\"},{\"node\":\"Echo4ForUs\",\"reason\":\"header beyond the X"
+	"DP head\"},{\"node\":\"Echo4NotUs\",\"reason\":\"rx_rslt[5] ICMPv4 echo dst != own\"},{\"node\":\"Echo4Reply\",\"r"
+	"eason\":\"malformed\"},{\"node\":\"Echo4Reply\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"Echo6Reply\""
+	",\"reason\":\"malformed\"},{\"node\":\"Echo6Reply\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"NsNotUs\""
+	",\"reason\":\"rx_rslt[7] NS target != own\"},{\"node\":\"NsUnspecified\",\"reason\":\"malformed\"},{\"node\":\"NsUn"
+	"specified\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"NsToSender\",\"reason\":\"malformed\"},{\"node\""
+	":\"NsToSender\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"NsPopMac\",\"reason\":\"frame too short fo"
+	"r XDP\"},{\"node\":\"NsPopOpt\",\"reason\":\"frame too short for XDP\"},{\"node\":\"NsPopOpt\",\"reason\":\"header b"
+	"eyond the XDP head\"},{\"node\":\"NsPopOpt\",\"reason\":\"malformed\"},{\"node\":\"NsPopBody\",\"reason\":\"frame to"
+	"o short for XDP\"},{\"node\":\"NsPopBody\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"NsPopBody\",\"re"
+	"ason\":\"malformed\"},{\"node\":\"NsPushNa\",\"reason\":\"malformed\"},{\"node\":\"NsPushOpt\",\"reason\":\"malformed\""
+	"},{\"node\":\"NsPushMac\",\"reason\":\"malformed\"},{\"node\":\"NsFill\",\"reason\":\"header beyond the XDP head\"},"
+	"{\"node\":\"NsFill\",\"reason\":\"malformed\"},{\"node\":\"NsCsum\",\"reason\":\"malformed\"},{\"node\":\"NsCsum\",\"reas"
+	"on\":\"header beyond the XDP head\"},{\"node\":\"LbSrc6\",\"reason\":\"malformed\"},{\"node\":\"LbSrc6\",\"reason\":\""
+	"header beyond the XDP head\"},{\"node\":\"LbBlocked\",\"reason\":\"lb_ctx_drop_blocked_src_pkt_counter\"},{\"n"
+	"ode\":\"LbSelV3\",\"reason\":\"malformed\"},{\"node\":\"LbSelV3\",\"reason\":\"header beyond the XDP head\"},{\"node"
+	"\":\"LbEpochMiss\",\"reason\":\"lb_ctx_drop_epoch_assign_miss_pkt_counter\"},{\"node\":\"LbCalendarMiss\",\"reas"
+	"on\":\"lb_ctx_drop_lb_calendar_miss_pkt_counter\"},{\"node\":\"LbMemberMiss\",\"reason\":\"lb_ctx_drop_mbr_inf"
+	"o_miss_pkt_counter\"},{\"node\":\"LbPopV2Body\",\"reason\":\"frame too short for XDP\"},{\"node\":\"LbPopV3Body\""
+	",\"reason\":\"frame too short for XDP\"},{\"node\":\"LbPopV3Body\",\"reason\":\"malformed\"},{\"node\":\"LbPopV3Bod"
+	"y\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbPopCommon\",\"reason\":\"frame too short for XDP\"},"
+	"{\"node\":\"LbPopCommon\",\"reason\":\"malformed\"},{\"node\":\"LbPopCommon\",\"reason\":\"header beyond the XDP he"
+	"ad\"},{\"node\":\"LbUdpLen\",\"reason\":\"malformed\"},{\"node\":\"LbUdpLen\",\"reason\":\"header beyond the XDP hea"
+	"d\"},{\"node\":\"LbEth\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbEth\",\"reason\":\"malformed\"},{\"n"
+	"ode\":\"LbIPv4Keep\",\"reason\":\"malformed\"},{\"node\":\"LbIPv4Keep\",\"reason\":\"header beyond the XDP head\"},"
+	"{\"node\":\"LbIPv4Strip\",\"reason\":\"malformed\"},{\"node\":\"LbIPv4Strip\",\"reason\":\"header beyond the XDP he"
+	"ad\"},{\"node\":\"LbIPv6Keep\",\"reason\":\"malformed\"},{\"node\":\"LbIPv6Keep\",\"reason\":\"header beyond the XDP"
+	" head\"},{\"node\":\"LbIPv6Strip\",\"reason\":\"malformed\"},{\"node\":\"LbIPv6Strip\",\"reason\":\"header beyond th"
+	"e XDP head\"},{\"node\":\"TxDropped\",\"reason\":\"drop flag\"}],\"counts\":[\"packet_rx_counter\",\"rx_rslt[8] AR"
+	"P ok\",\"rx_rslt[9] ICMPv4 echo ok\",\"rx_rslt[10] ICMPv6 echo ok\",\"rx_rslt[11] NS ok\",\"rx_rslt[13] LB\","
+	"\"lb_ctx_rx_pkt_counter\",\"lb_ctx_rx_v2_counter\",\"lb_ctx_rx_v3_counter\",\"lb_mbr_tx_pkt_counter\"],\"coun"
+	"t_nodes\":[[4],[52],[56],[58],[76],[77],[78],[84],[85],[110]],\"flow\":{\"known\":[{},{},{},{\"kind\":\"drop"
+	"\"},{},{},{},{},{},{\"kind\":\"edge\",\"index\":34},{\"kind\":\"drop\",\"index\":1},{},{\"kind\":\"edge\",\"index\":35}"
+	",{},{\"kind\":\"edge\",\"index\":36},{\"kind\":\"drop\",\"index\":2},{\"kind\":\"drop\",\"index\":3},{},{\"kind\":\"edge\""
+	",\"index\":37},{},{\"kind\":\"edge\",\"index\":38},{},{},{\"kind\":\"edge\",\"index\":39},{\"kind\":\"drop\",\"index\":4"
+	"},{},{\"kind\":\"edge\",\"index\":40},{},{\"kind\":\"edge\",\"index\":41},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"edg"
+	"e\"},{\"kind\":\"edge\",\"index\":42},{\"kind\":\"drop\",\"index\":6},{},{\"kind\":\"edge\",\"index\":43},{},{\"kind\":\"e"
+	"dge\",\"index\":44},{},{\"kind\":\"edge\",\"index\":1},{\"kind\":\"edge\",\"index\":45},{\"kind\":\"drop\",\"index\":7},{"
+	"},{\"kind\":\"edge\",\"index\":46},{},{},{\"kind\":\"edge\",\"index\":47},{},{\"kind\":\"edge\",\"index\":48},{\"kind\":"
+	"\"drop\",\"index\":8},{\"kind\":\"edge\",\"index\":2},{\"kind\":\"edge\",\"index\":49},{},{\"kind\":\"edge\",\"index\":50}"
+	",{\"kind\":\"drop\",\"index\":9},{},{\"kind\":\"edge\",\"index\":51},{\"kind\":\"edge\",\"index\":3},{},{\"kind\":\"drop\""
+	",\"index\":10},{},{\"kind\":\"edge\",\"index\":52},{},{\"kind\":\"edge\",\"index\":4},{\"kind\":\"drop\",\"index\":11},{"
+	"\"kind\":\"edge\",\"index\":5},{\"kind\":\"edge\",\"index\":53},{\"kind\":\"drop\",\"index\":12},{},{\"kind\":\"edge\",\"in"
+	"dex\":54},{},{\"kind\":\"edge\",\"index\":55},{\"kind\":\"drop\",\"index\":13},{},{\"kind\":\"edge\",\"index\":56},{},{"
+	"\"kind\":\"edge\",\"index\":57},{},{},{\"kind\":\"edge\",\"index\":58},{\"kind\":\"drop\",\"index\":14},{\"kind\":\"edge\""
+	",\"index\":6},{\"kind\":\"edge\",\"index\":59},{\"kind\":\"drop\",\"index\":15},{\"kind\":\"edge\",\"index\":7},{\"kind\":"
+	"\"edge\",\"index\":60},{\"kind\":\"drop\",\"index\":16},{},{\"kind\":\"edge\",\"index\":8},{},{\"kind\":\"drop\",\"index\""
+	":17},{},{},{},{},{},{\"kind\":\"edge\",\"index\":9},{\"kind\":\"drop\",\"index\":18},{\"kind\":\"drop\",\"index\":19},"
+	"{\"kind\":\"edge\",\"index\":10},{},{\"kind\":\"edge\",\"index\":11},{},{\"kind\":\"drop\",\"index\":20},{},{},{},{},{"
+	"\"kind\":\"drop\",\"index\":21},{\"kind\":\"drop\",\"index\":22},{},{},{},{},{},{},{\"kind\":\"drop\",\"index\":23},{}"
+	",{},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"drop\",\"index\":25},{},{},{\"kind\":\"drop\",\"index\":26},{\"kind\":\""
+	"drop\",\"index\":27},{\"kind\":\"drop\",\"index\":28},{},{\"kind\":\"edge\",\"index\":12},{\"kind\":\"drop\",\"index\":29"
+	"},{\"kind\":\"drop\",\"index\":30},{},{\"kind\":\"edge\",\"index\":13},{},{},{\"kind\":\"drop\",\"index\":31},{\"kind\":"
+	"\"drop\",\"index\":32},{\"kind\":\"drop\",\"index\":33},{},{},{},{\"kind\":\"drop\",\"index\":34},{\"kind\":\"drop\",\"in"
+	"dex\":35},{},{},{\"kind\":\"edge\",\"index\":14},{\"kind\":\"edge\",\"index\":15},{},{},{},{},{\"kind\":\"drop\",\"ind"
+	"ex\":36},{\"kind\":\"edge\",\"index\":16},{\"kind\":\"drop\",\"index\":37},{\"kind\":\"drop\",\"index\":38},{\"kind\":\"dr"
+	"op\",\"index\":39},{\"kind\":\"edge\",\"index\":17},{\"kind\":\"drop\",\"index\":40},{\"kind\":\"drop\",\"index\":41},{\"k"
+	"ind\":\"drop\",\"index\":42},{},{\"kind\":\"drop\",\"index\":43},{},{\"kind\":\"drop\",\"index\":44},{},{\"kind\":\"drop"
+	"\",\"index\":45},{},{\"kind\":\"drop\",\"index\":46},{\"kind\":\"drop\",\"index\":47},{},{\"kind\":\"drop\",\"index\":48}"
+	",{\"kind\":\"drop\",\"index\":49},{},{\"kind\":\"edge\",\"index\":18},{},{},{},{},{},{\"kind\":\"edge\",\"index\":19},"
+	"{},{\"kind\":\"drop\",\"index\":50},{\"kind\":\"drop\",\"index\":51},{\"kind\":\"edge\",\"index\":20},{\"kind\":\"edge\",\""
+	"index\":21},{\"kind\":\"edge\",\"index\":61},{\"kind\":\"drop\",\"index\":52},{},{},{},{},{},{\"kind\":\"drop\",\"inde"
+	"x\":53},{\"kind\":\"drop\",\"index\":54},{\"kind\":\"edge\",\"index\":22},{},{\"kind\":\"edge\",\"index\":23},{\"kind\":\""
+	"edge\",\"index\":24},{},{\"kind\":\"drop\",\"index\":55},{},{},{\"kind\":\"edge\",\"index\":25},{},{\"kind\":\"drop\",\""
+	"index\":56},{},{\"kind\":\"edge\",\"index\":26},{\"kind\":\"edge\",\"index\":27},{},{\"kind\":\"drop\",\"index\":57},{}"
+	",{},{},{},{},{\"kind\":\"drop\",\"index\":58},{},{\"kind\":\"drop\",\"index\":59},{\"kind\":\"drop\",\"index\":60},{\"k"
+	"ind\":\"drop\",\"index\":61},{\"kind\":\"edge\",\"index\":28},{\"kind\":\"drop\",\"index\":62},{\"kind\":\"drop\",\"index\""
+	":63},{\"kind\":\"drop\",\"index\":64},{},{\"kind\":\"drop\",\"index\":65},{\"kind\":\"drop\",\"index\":66},{\"kind\":\"ed"
+	"ge\",\"index\":29},{\"kind\":\"drop\",\"index\":67},{\"kind\":\"drop\",\"index\":68},{},{},{},{},{},{\"kind\":\"drop\","
+	"\"index\":69},{\"kind\":\"drop\",\"index\":70},{},{\"kind\":\"drop\",\"index\":71},{\"kind\":\"drop\",\"index\":72},{\"ki"
+	"nd\":\"edge\",\"index\":30},{},{},{\"kind\":\"drop\",\"index\":73},{\"kind\":\"drop\",\"index\":74},{\"kind\":\"edge\",\"i"
+	"ndex\":31},{\"kind\":\"drop\",\"index\":75},{\"kind\":\"drop\",\"index\":76},{\"kind\":\"edge\",\"index\":32},{\"kind\":\""
+	"edge\",\"index\":33},{},{},{},{\"kind\":\"sink\"},{\"kind\":\"drop\",\"index\":77},{\"kind\":\"total\"}],\"solve\":[{\"e"
+	"dge\":0,\"plus\":[253],\"minus\":[]},{\"edge\":1,\"plus\":[0],\"minus\":[]},{\"edge\":250,\"plus\":[251],\"minus\":[]"
+	"},{\"edge\":2,\"plus\":[1],\"minus\":[]},{\"edge\":27,\"plus\":[29,30,31],\"minus\":[]},{\"edge\":46,\"plus\":[48,49"
+	",50],\"minus\":[]},{\"edge\":61,\"plus\":[63,64,65],\"minus\":[]},{\"edge\":76,\"plus\":[79,80,81],\"minus\":[]},{"
+	"\"edge\":77,\"plus\":[82,83,84],\"minus\":[]},{\"edge\":5,\"plus\":[85],\"minus\":[9,12,14,18,20,23,26,28,31,34,"
+	"36,39,42,45,47,50,52,55,60,65,68,70,73,75,78,81,84]},{\"edge\":88,\"plus\":[89],\"minus\":[]},{\"edge\":92,\""
+	"plus\":[95],\"minus\":[]},{\"edge\":93,\"plus\":[96,97,98],\"minus\":[]},{\"edge\":101,\"plus\":[102],\"minus\":[]}"
+	",{\"edge\":114,\"plus\":[115],\"minus\":[]},{\"edge\":121,\"plus\":[122],\"minus\":[]},{\"edge\":125,\"plus\":[126],"
+	"\"minus\":[]},{\"edge\":129,\"plus\":[130],\"minus\":[]},{\"edge\":132,\"plus\":[133],\"minus\":[]},{\"edge\":142,\"p"
+	"lus\":[144],\"minus\":[]},{\"edge\":147,\"plus\":[149,150],\"minus\":[]},{\"edge\":148,\"plus\":[151,152,153,154]"
+	",\"minus\":[150]},{\"edge\":170,\"plus\":[171],\"minus\":[]},{\"edge\":175,\"plus\":[179,180,181,182,183],\"minus"
+	"\":[]},{\"edge\":178,\"plus\":[184],\"minus\":[183]},{\"edge\":188,\"plus\":[190,191,192],\"minus\":[]},{\"edge\":1"
+	"96,\"plus\":[197],\"minus\":[]},{\"edge\":201,\"plus\":[202],\"minus\":[]},{\"edge\":206,\"plus\":[207],\"minus\":[]"
+	"},{\"edge\":232,\"plus\":[236,237,238],\"minus\":[]},{\"edge\":239,\"plus\":[241,242,243],\"minus\":[]},{\"edge\":"
+	"240,\"plus\":[244,245,246],\"minus\":[]},{\"edge\":212,\"plus\":[215,216,217,218],\"minus\":[]},{\"edge\":222,\"p"
+	"lus\":[223,224,225],\"minus\":[]},{\"edge\":235,\"plus\":[247],\"minus\":[238,243,246]},{\"edge\":248,\"plus\":[2"
+	"52],\"minus\":[]},{\"edge\":249,\"plus\":[250],\"minus\":[]},{\"edge\":4,\"plus\":[2],\"minus\":[3,5]},{\"edge\":25,"
+	"\"plus\":[27,28],\"minus\":[]},{\"edge\":43,\"plus\":[46,47],\"minus\":[]},{\"edge\":59,\"plus\":[61,62],\"minus\":["
+	"]},{\"edge\":74,\"plus\":[76,77,78],\"minus\":[]},{\"edge\":91,\"plus\":[92,93],\"minus\":[]},{\"edge\":120,\"plus\""
+	":[123,124,125],\"minus\":[]},{\"edge\":109,\"plus\":[127,128,129],\"minus\":[]},{\"edge\":141,\"plus\":[142,143]"
+	",\"minus\":[]},{\"edge\":145,\"plus\":[147,148],\"minus\":[]},{\"edge\":167,\"plus\":[168,169,170],\"minus\":[]},{"
+	"\"edge\":186,\"plus\":[188],\"minus\":[]},{\"edge\":230,\"plus\":[239,240],\"minus\":[]},{\"edge\":231,\"plus\":[233"
+	",234,235],\"minus\":[]},{\"edge\":214,\"plus\":[219,220,221,222],\"minus\":[218]},{\"edge\":117,\"plus\":[248,24"
+	"9],\"minus\":[126,130,171,247]},{\"edge\":21,\"plus\":[24,25,26],\"minus\":[]},{\"edge\":57,\"plus\":[58,59,60],"
+	"\"minus\":[]},{\"edge\":72,\"plus\":[74,75],\"minus\":[]},{\"edge\":116,\"plus\":[117],\"minus\":[]},{\"edge\":105,\""
+	"plus\":[118,119,120,121],\"minus\":[]},{\"edge\":137,\"plus\":[139,140,141],\"minus\":[]},{\"edge\":164,\"plus\":"
+	"[165,166,167],\"minus\":[]},{\"edge\":229,\"plus\":[231,232],\"minus\":[]},{\"edge\":211,\"plus\":[213,214],\"min"
+	"us\":[]},{\"edge\":54,\"plus\":[56,57],\"minus\":[]},{\"edge\":69,\"plus\":[71,72,73],\"minus\":[]},{\"edge\":113,\""
+	"plus\":[116],\"minus\":[]},{\"edge\":162,\"plus\":[163,164],\"minus\":[]},{\"edge\":228,\"plus\":[229,230],\"minus"
+	"\":[]},{\"edge\":210,\"plus\":[211,212],\"minus\":[]},{\"edge\":51,\"plus\":[53,54,55],\"minus\":[]},{\"edge\":67,\""
+	"plus\":[69,70],\"minus\":[]},{\"edge\":103,\"plus\":[113,114],\"minus\":[]},{\"edge\":160,\"plus\":[161,162],\"min"
+	"us\":[]},{\"edge\":209,\"plus\":[226,227,228],\"minus\":[225]},{\"edge\":44,\"plus\":[51,52],\"minus\":[]},{\"edge"
+	"\":22,\"plus\":[66,67,68],\"minus\":[38]},{\"edge\":158,\"plus\":[159,160],\"minus\":[]},{\"edge\":208,\"plus\":[20"
+	"9,210],\"minus\":[]},{\"edge\":19,\"plus\":[21,22,23],\"minus\":[]},{\"edge\":41,\"plus\":[43,44,45],\"minus\":[]}"
+	",{\"edge\":146,\"plus\":[155,156,157,158],\"minus\":[154]},{\"edge\":203,\"plus\":[208],\"minus\":[204,205]},{\"e"
+	"dge\":17,\"plus\":[19,20],\"minus\":[]},{\"edge\":37,\"plus\":[40,41,42],\"minus\":[]},{\"edge\":138,\"plus\":[145,"
+	"146],\"minus\":[143,144]},{\"edge\":199,\"plus\":[203,204,205,206],\"minus\":[200]},{\"edge\":6,\"plus\":[15,16,"
+	"17,18],\"minus\":[]},{\"edge\":35,\"plus\":[37,38,39],\"minus\":[]},{\"edge\":136,\"plus\":[138],\"minus\":[]},{\"e"
+	"dge\":198,\"plus\":[199,200,201],\"minus\":[]},{\"edge\":33,\"plus\":[35,36],\"minus\":[]},{\"edge\":131,\"plus\":["
+	"134,135,136,137],\"minus\":[]},{\"edge\":193,\"plus\":[198],\"minus\":[194,195]},{\"edge\":8,\"plus\":[32,33,34]"
+	",\"minus\":[]},{\"edge\":111,\"plus\":[131,132],\"minus\":[]},{\"edge\":189,\"plus\":[193,194,195,196],\"minus\":["
+	"192]},{\"edge\":7,\"plus\":[4],\"minus\":[6,8,9]},{\"edge\":11,\"plus\":[7],\"minus\":[10,12]},{\"edge\":13,\"plus\""
+	":[11],\"minus\":[14]},{\"edge\":86,\"plus\":[13,30,49,56,62,64,80,83],\"minus\":[87,88]},{\"edge\":90,\"plus\":["
+	"86,87],\"minus\":[91]},{\"edge\":94,\"plus\":[90],\"minus\":[]},{\"edge\":99,\"plus\":[94,95,98],\"minus\":[100,10"
+	"1]},{\"edge\":104,\"plus\":[99,100],\"minus\":[103]},{\"edge\":106,\"plus\":[104],\"minus\":[105]},{\"edge\":110,\""
+	"plus\":[106],\"minus\":[107,108,109]},{\"edge\":112,\"plus\":[110],\"minus\":[111]},{\"edge\":172,\"plus\":[112],"
+	"\"minus\":[]},{\"edge\":173,\"plus\":[172],\"minus\":[]},{\"edge\":174,\"plus\":[173],\"minus\":[175]},{\"edge\":176"
+	",\"plus\":[174],\"minus\":[177,178]},{\"edge\":185,\"plus\":[176,177,181,182],\"minus\":[186]},{\"edge\":187,\"pl"
+	"us\":[185],\"minus\":[]}],\"in\":[[253],[0],[249],[250],[1],[2],[4],[7],[11],[6],[17],[19],[21],[25],[27]"
+	",[8],[33],[35],[37],[41],[43],[46],[44],[51],[54],[57],[59],[61],[22,38],[67],[69],[72],[74],[76],[7"
+	"7],[5,9,12,14,18,20,23,26,28,31,34,36,39,42,45,47,50,52,55,60,65,68,70,73,75,78,81,84],[13,30,49,56,"
+	"62,64,80,83],[88],[86,87],[91],[90],[92],[93],[94,95,98],[101],[99,100],[104],[106],[110],[103],[114"
+	"],[113],[116],[105],[121],[120],[125],[109],[129],[111],[132],[131],[136],[137],[141],[142],[138,143"
+	",144],[145],[147],[148,150],[146,154],[158],[160],[162],[164],[167],[170],[112],[172],[173],[174],[1"
+	"75],[178,183],[176,177,181,182],[185],[186],[187],[188],[189,192],[196],[193,194,195],[198],[201],[1"
+	"99,200],[206],[203,204,205],[208],[209,225],[228],[229],[230],[231],[232],[239],[240],[210],[211],[2"
+	"12],[214,218],[222],[235,238,243,246],[117,126,130,171,247],[248]],\"ends\":[{\"kind\":\"drop\"},{\"kind\":\""
+	"drop\",\"index\":1},{\"kind\":\"drop\",\"index\":2},{\"kind\":\"drop\",\"index\":3},{\"kind\":\"drop\",\"index\":4},{\"kin"
+	"d\":\"drop\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{\"kind\":\"drop\",\"index\":7},{\"kind\":\"drop\",\"index\":8},{"
+	"\"kind\":\"drop\",\"index\":9},{\"kind\":\"drop\",\"index\":10},{\"kind\":\"drop\",\"index\":11},{\"kind\":\"drop\",\"index"
+	"\":12},{\"kind\":\"drop\",\"index\":13},{\"kind\":\"drop\",\"index\":14},{\"kind\":\"drop\",\"index\":15},{\"kind\":\"drop"
+	"\",\"index\":16},{\"kind\":\"drop\",\"index\":17},{\"kind\":\"drop\",\"index\":18},{\"kind\":\"drop\",\"index\":19},{\"kin"
+	"d\":\"drop\",\"index\":20},{\"kind\":\"drop\",\"index\":21},{\"kind\":\"drop\",\"index\":22},{\"kind\":\"drop\",\"index\":2"
+	"3},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"drop\",\"index\":25},{\"kind\":\"drop\",\"index\":26},{\"kind\":\"drop\",\""
+	"index\":27},{\"kind\":\"drop\",\"index\":28},{\"kind\":\"drop\",\"index\":29},{\"kind\":\"drop\",\"index\":30},{\"kind\":"
+	"\"drop\",\"index\":31},{\"kind\":\"drop\",\"index\":32},{\"kind\":\"drop\",\"index\":33},{\"kind\":\"drop\",\"index\":34},"
+	"{\"kind\":\"drop\",\"index\":35},{\"kind\":\"drop\",\"index\":36},{\"kind\":\"drop\",\"index\":37},{\"kind\":\"drop\",\"ind"
+	"ex\":38},{\"kind\":\"drop\",\"index\":39},{\"kind\":\"drop\",\"index\":40},{\"kind\":\"drop\",\"index\":41},{\"kind\":\"dr"
+	"op\",\"index\":42},{\"kind\":\"drop\",\"index\":43},{\"kind\":\"drop\",\"index\":44},{\"kind\":\"drop\",\"index\":45},{\"k"
+	"ind\":\"drop\",\"index\":46},{\"kind\":\"drop\",\"index\":47},{\"kind\":\"drop\",\"index\":48},{\"kind\":\"drop\",\"index\""
+	":49},{\"kind\":\"drop\",\"index\":50},{\"kind\":\"drop\",\"index\":51},{\"kind\":\"drop\",\"index\":52},{\"kind\":\"drop\""
+	",\"index\":53},{\"kind\":\"drop\",\"index\":54},{\"kind\":\"drop\",\"index\":55},{\"kind\":\"drop\",\"index\":56},{\"kind"
+	"\":\"drop\",\"index\":57},{\"kind\":\"drop\",\"index\":58},{\"kind\":\"drop\",\"index\":59},{\"kind\":\"drop\",\"index\":60"
+	"},{\"kind\":\"drop\",\"index\":61},{\"kind\":\"drop\",\"index\":62},{\"kind\":\"drop\",\"index\":63},{\"kind\":\"drop\",\"i"
+	"ndex\":64},{\"kind\":\"drop\",\"index\":65},{\"kind\":\"drop\",\"index\":66},{\"kind\":\"drop\",\"index\":67},{\"kind\":\""
+	"drop\",\"index\":68},{\"kind\":\"drop\",\"index\":69},{\"kind\":\"drop\",\"index\":70},{\"kind\":\"drop\",\"index\":71},{"
+	"\"kind\":\"drop\",\"index\":72},{\"kind\":\"drop\",\"index\":73},{\"kind\":\"drop\",\"index\":74},{\"kind\":\"drop\",\"inde"
+	"x\":75},{\"kind\":\"drop\",\"index\":76},{\"kind\":\"sink\"},{\"kind\":\"drop\",\"index\":77}]},\"tables\":[{\"index\":0,"
+	"\"map\":\"nsc_t0\",\"mode\":\"scan\",\"spec\":{\"Name\":\"mac_dst_filter_table\",\"Keys\":[{\"Name\":\"meta.ingress_por"
+	"t\",\"Width\":4,\"Kind\":2},{\"Name\":\"ethernet.dst\",\"Width\":48,\"Kind\":0}],\"Actions\":[{\"Name\":\"set_mac_sa\","
+	"\"Params\":[{\"Name\":\"mac_sa\",\"Width\":48}]},{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"S"
+	"ize\":64,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":1,\"map\":\"nsc"
+	"_t1\",\"mode\":\"scan\",\"spec\":{\"Name\":\"ip_dst_filter_table\",\"Keys\":[{\"Name\":\"meta.ingress_port\",\"Width\":"
+	"4,\"Kind\":2},{\"Name\":\"ethernet.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.ip_da_key\",\"Width\":128,\"Kind\""
+	":0}],\"Actions\":[{\"Name\":\"set_ip_sa\",\"Params\":[{\"Name\":\"ip_sa\",\"Width\":128},{\"Name\":\"lb_id\",\"Width\":3"
+	"}]},{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":64,\"Default\":\"miss\",\"DefaultPara"
+	"ms\":null,\"Priorities\":false},\"used\":true},{\"index\":2,\"map\":\"nsc_t2\",\"mode\":\"slots\",\"spec\":{\"Name\":\"i"
+	"pv4_src_filter_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":3,\"Kind\":0},{\"Name\":\"ipv4.src\",\"Width\":32"
+	",\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip_src\",\"Params\":[]},{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"miss"
+	"\",\"Params\":[]}],\"Size\":256,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\""
+	"index\":3,\"map\":\"nsc_t3\",\"mode\":\"hash\",\"spec\":{\"Name\":\"ipv6_src_filter_table\",\"Keys\":[{\"Name\":\"meta.l"
+	"b_id\",\"Width\":3,\"Kind\":0},{\"Name\":\"ipv6.src\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip_src"
+	"\",\"Params\":[]},{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":256,\"Default\":\"miss\","
+	"\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":4,\"map\":\"nsc_t4\",\"mode\":\"scan\",\"spec\""
+	":{\"Name\":\"epoch_assign_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":3,\"Kind\":0},{\"Name\":\"meta.tick\",\""
+	"Width\":64,\"Kind\":1}],\"Actions\":[{\"Name\":\"do_assign_epoch\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32}]},{\""
+	"Name\":\"do_assign_epoch_with_slot_sel_opts\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32},{\"Name\":\"slot_selec"
+	"t_bit_cnt\",\"Width\":5},{\"Name\":\"slot_select_xor\",\"Width\":16}]},{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"m"
+	"iss\",\"Params\":[]}],\"Size\":1024,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":true},\"used\":true}"
+	",{\"index\":5,\"map\":\"nsc_t5\",\"mode\":\"slots\",\"spec\":{\"Name\":\"load_balance_calendar_table\",\"Keys\":[{\"Nam"
+	"e\":\"meta.lb_id\",\"Width\":3,\"Kind\":0},{\"Name\":\"meta.epoch\",\"Width\":32,\"Kind\":0},{\"Name\":\"meta.calendar"
+	"_slot\",\"Width\":16,\"Kind\":0}],\"Actions\":[{\"Name\":\"do_assign_member\",\"Params\":[{\"Name\":\"member_id\",\"Wi"
+	"dth\":16}]},{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":16384,\"Default\":\"miss\",\"D"
+	"efaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":6,\"map\":\"nsc_t6\",\"mode\":\"slots\",\"spec\":"
+	"{\"Name\":\"member_info_lookup_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":3,\"Kind\":0},{\"Name\":\"etherne"
+	"t.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.member_id\",\"Width\":16,\"Kind\":0}],\"Actions\":[{\"Name\":\"do_i"
+	"pv4_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":32},{\"Name\":\"ud"
+	"p_base\",\"Width\":16},{\"Name\":\"port_select_bit_cnt\",\"Width\":5},{\"Name\":\"keep_lb_header\",\"Width\":1}]},{"
+	"\"Name\":\"do_ipv6_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":128"
+	"},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\":\"port_select_bit_cnt\",\"Width\":5},{\"Name\":\"keep_lb_header\",\""
+	"Width\":1}]},{\"Name\":\"drop\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":8192,\"Default\":\"miss\",\"D"
+	"efaultParams\":null,\"Priorities\":false},\"used\":true}],\"max_frame\":16256}"
 ;

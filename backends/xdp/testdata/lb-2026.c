@@ -11,8 +11,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define NSC_MAXFRAME 3520
-#define NSC_OM 0x1fff /* offsets are below NSC_MAXFRAME + pushes */
+#define NSC_MAXFRAME 16256
+#define NSC_OM 0x3fff /* offsets are below NSC_MAXFRAME + pushes */
 /* Hides a packet pointer from clang, so that it cannot rebuild it from
  * its offset where the verifier would not see the bounds check. */
 #define NSC_HIDE(p) asm volatile("" : "+r"(p))
@@ -114,11 +114,11 @@ NSC_INLINE __u16 nsc_apply(__u16 c, __u64 d, int optional)
 	return r;
 }
 
-/* Counters: flow edges (90; node runs follow from them, Meta.Flow), sinks (2), drops (91), oversize frames (1). */
+/* Counters: flow edges (90; node runs follow from them, Meta.Flow), sinks (2), drops (156), oversize frames (1). */
 #define NSC_EDGE(i) (cnt->c[(i)]++)
 #define NSC_SINK(i, v) do { cnt->c[90 + (i)]++; return (v); } while (0)
 #define NSC_DROP(i) do { cnt->c[92 + (i)]++; return XDP_DROP; } while (0)
-#define NSC_OVERSIZE 183
+#define NSC_OVERSIZE 248
 
 /* The frame's state: valid headers, their offsets and lengths, the
  * parse cursor, metadata (a field wider than 64 bits takes two words,
@@ -132,7 +132,7 @@ struct nsc_state {
 };
 /* Per CPU: the counters, then the frame's state (one lookup per frame). */
 struct nsc_cpu {
-	__u64 c[184];
+	__u64 c[249];
 	struct nsc_state st;
 	unsigned char spare[40];
 };
@@ -726,10 +726,70 @@ struct {
 	__type(value, struct nsc_t7_slot);
 } nsc_t7 SEC(".maps");
 
+#define NSC_CHUNK 512
+struct nsc_chunk { unsigned char b[NSC_CHUNK]; };
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nsc_chunk);
+} nsc_chunk SEC(".maps");
+
+#define NSC_SUM_PIECE(size) \
+	if (r & (size)) { \
+		if (bpf_xdp_load_bytes(ctx, pos & NSC_OM, buf->b, (size))) \
+			return 0; \
+		for (__u32 j = 0; j < (size); j += 4) \
+			acc += bpf_ntohl(*(__u32 *)(buf->b + j)); \
+		pos += (size); \
+	}
+
+__attribute__((noinline)) __u64 nsc_sum_frags(struct xdp_md *ctx, __u32 start, __u32 n)
+{
+	__u32 zero = 0;
+	struct nsc_chunk *buf = bpf_map_lookup_elem(&nsc_chunk, &zero);
+	if (!ctx || !buf)
+		return 0;
+	__u64 acc = 0;
+	start &= NSC_OM;
+	n &= NSC_OM;
+	__u32 full = n / NSC_CHUNK, r = n % NSC_CHUNK;
+	for (__u32 k = 0; k < (NSC_OM + 1) / NSC_CHUNK; k++) {
+		if (k >= full)
+			break;
+		if (bpf_xdp_load_bytes(ctx, (start + k * NSC_CHUNK) & NSC_OM, buf->b, NSC_CHUNK))
+			return 0;
+		for (__u32 j = 0; j < NSC_CHUNK; j += 4)
+			acc += bpf_ntohl(*(__u32 *)(buf->b + j));
+	}
+	__u32 pos = start + full * NSC_CHUNK;
+	NSC_SUM_PIECE(256)
+	NSC_SUM_PIECE(128)
+	NSC_SUM_PIECE(64)
+	NSC_SUM_PIECE(32)
+	NSC_SUM_PIECE(16)
+	NSC_SUM_PIECE(8)
+	NSC_SUM_PIECE(4)
+	if (r & 2) {
+		if (bpf_xdp_load_bytes(ctx, pos & NSC_OM, buf->b, 2))
+			return 0;
+		acc += ((__u32)buf->b[0] << 8) | buf->b[1];
+		pos += 2;
+	}
+	if (r & 1) {
+		if (bpf_xdp_load_bytes(ctx, pos & NSC_OM, buf->b, 1))
+			return 0;
+		acc += (__u32)buf->b[0] << 8;
+	}
+	return acc;
+}
+
 /* The sum of the 16-bit words of the frame's bytes [start, end), an odd
  * last byte as a high byte (packet.Sum, not folded). Big-endian 32-bit
  * words sum to the same value mod 0xffff, and to zero only when the
- * 16-bit words do, so nsc_fold gives packet.Sum's result. */
+ * 16-bit words do, so nsc_fold gives packet.Sum's result. Read in place
+ * when the range lies in the head, through nsc_sum_frags otherwise. */
+#define NSC_HEADSUM 4096
 __attribute__((noinline)) __u64 nsc_sum(struct xdp_md *ctx, __u32 start, __u32 end)
 {
 	if (!ctx)
@@ -741,7 +801,9 @@ __attribute__((noinline)) __u64 nsc_sum(struct xdp_md *ctx, __u32 start, __u32 e
 	if (end <= start)
 		return 0;
 	__u32 n = end - start, i = 0;
-	for (; i < NSC_MAXFRAME; i += 4) {
+	if (end > nsc_len(data, data_end) || n > NSC_HEADSUM)
+		return nsc_sum_frags(ctx, start, n);
+	for (; i < NSC_HEADSUM; i += 4) {
 		if (i + 4 > n)
 			break;
 		unsigned char *p = (unsigned char *)data + ((start + i) & NSC_OM);
@@ -1060,7 +1122,7 @@ __attribute__((noinline)) int nsc_push_move(struct xdp_md *ctx, __u32 off, __u32
 	return 0;
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int nsc_xdp(struct xdp_md *ctx)
 {
 	__u32 zero = 0;
@@ -1070,7 +1132,7 @@ int nsc_xdp(struct xdp_md *ctx)
 	struct nsc_state *st = &cnt->st;
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 flen = nsc_len(data, data_end);
+	__u32 flen = bpf_xdp_get_buff_len(ctx); /* the head and the fragments */
 	unsigned char *hp0 = cnt->spare; /* ethernet */
 	unsigned char *hp1 = cnt->spare; /* vlan */
 	unsigned char *hp2 = cnt->spare; /* ipv4 */
@@ -1097,8 +1159,7 @@ int nsc_xdp(struct xdp_md *ctx)
 	unsigned char *hp23 = cnt->spare; /* lacp */
 	__u32 pend_off = 0, pend_n = 0; /* bytes a pop left for the next pop to move */
 	__u64 pend_d4 = 0; int pend_k4 = 0; /* udp checksum: a patch left for after a pop's move */
-	__u32 whole = bpf_xdp_get_buff_len(ctx);
-	if (whole != NSC_LEN || whole > NSC_MAXFRAME) {
+	if (NSC_LEN > NSC_MAXFRAME) {
 		cnt->c[NSC_OVERSIZE]++;
 		return XDP_PASS;
 	}
@@ -1158,7 +1219,7 @@ if (x1) {
 st->off[0] = cur2; st->len[0] = 14; NSC_SETV(0); st->cursor = cur2 + 14;
 hp0 = (unsigned char *)data + (cur2 & NSC_OM);
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp0 + 14) > data_end) NSC_DROP(0); /* within NSC_LEN: checked */
 } else NSC_CLRV(0); /* ethernet */
 }
 if (x1) {
@@ -1196,7 +1257,7 @@ if (x4) {
 st->off[1] = cur5; st->len[1] = 4; NSC_SETV(1); st->cursor = cur5 + 4;
 hp1 = (unsigned char *)data + (cur5 & NSC_OM);
 NSC_HIDE(hp1);
-if ((void *)(hp1 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp1 + 4) > data_end) NSC_DROP(1); /* within NSC_LEN: checked */
 } else NSC_CLRV(1); /* vlan */
 }
 if (x4) {
@@ -1228,7 +1289,7 @@ if (x7) {
 st->off[5] = cur8; st->len[5] = 28; NSC_SETV(5); st->cursor = cur8 + 28;
 hp5 = (unsigned char *)data + (cur8 & NSC_OM);
 NSC_HIDE(hp5);
-if ((void *)(hp5 + 28) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp5 + 28) > data_end) NSC_DROP(2); /* within NSC_LEN: checked */
 } else NSC_CLRV(5); /* arp */
 }
 if (x7) {
@@ -1267,12 +1328,12 @@ __u32 cur14 = st->cursor;
 x13 = 0;
 if (cur14 + 20 <= NSC_LEN) {
 st->off[2] = cur14; st->len[2] = 20; NSC_SETV(2);
-if (!NSC_VALID(2)) NSC_DROP(0); /* ipv4 */
+if (!NSC_VALID(2)) NSC_DROP(3); /* ipv4 */
 __u32 o17 = st->off[2] & NSC_OM;
-if (o17 + st->len[2] > NSC_LEN) NSC_DROP(0);
+if (o17 + st->len[2] > NSC_LEN) NSC_DROP(3);
 hp2 = (unsigned char *)data + o17;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(0);
+if ((void *)(hp2 + 20) > data_end) { if (o17 + 20 <= NSC_LEN) NSC_DROP(4); NSC_DROP(3); }
 nsc_v128 xv16 = nsc_vand(nsc_vmul(nsc_vand(nsc_vsub(nsc_v(0, ((((__u64)hp2[0] << 0)) & 0xfULL)), nsc_v(0, 0x5ULL)), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL)), nsc_v(0, 0x4ULL)), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 __u64 ext15 = xv16.lo;
 x13 = xv16.hi == 0 && ext15 <= NSC_LEN && cur14 + 20 + ext15 <= NSC_LEN;
@@ -1280,7 +1341,7 @@ if (x13) {
 st->len[2] = 20 + ext15; st->cursor = cur14 + 20 + ext15;
 hp2 = (unsigned char *)data + (cur14 & NSC_OM);
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp2 + 20) > data_end) NSC_DROP(4); /* within NSC_LEN: checked */
 }
 }
 if (!x13) NSC_CLRV(2); /* ipv4 */
@@ -1323,7 +1384,7 @@ if (x20) {
 st->off[3] = cur21; st->len[3] = 40; NSC_SETV(3); st->cursor = cur21 + 40;
 hp3 = (unsigned char *)data + (cur21 & NSC_OM);
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp3 + 40) > data_end) NSC_DROP(5); /* within NSC_LEN: checked */
 } else NSC_CLRV(3); /* ipv6 */
 }
 if (x20) {
@@ -1360,7 +1421,7 @@ if (x23) {
 st->off[6] = cur24; st->len[6] = 4; NSC_SETV(6); st->cursor = cur24 + 4;
 hp6 = (unsigned char *)data + (cur24 & NSC_OM);
 NSC_HIDE(hp6);
-if ((void *)(hp6 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp6 + 4) > data_end) NSC_DROP(6); /* within NSC_LEN: checked */
 } else NSC_CLRV(6); /* icmp */
 }
 if (x23) {
@@ -1397,7 +1458,7 @@ if (x26) {
 st->off[8] = cur27; st->len[8] = 4; NSC_SETV(8); st->cursor = cur27 + 4;
 hp8 = (unsigned char *)data + (cur27 & NSC_OM);
 NSC_HIDE(hp8);
-if ((void *)(hp8 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp8 + 4) > data_end) NSC_DROP(7); /* within NSC_LEN: checked */
 } else NSC_CLRV(8); /* icmp_echo */
 }
 if (x26) {
@@ -1415,7 +1476,7 @@ if (x28) {
 st->off[7] = cur29; st->len[7] = 4; NSC_SETV(7); st->cursor = cur29 + 4;
 hp7 = (unsigned char *)data + (cur29 & NSC_OM);
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp7 + 4) > data_end) NSC_DROP(8); /* within NSC_LEN: checked */
 } else NSC_CLRV(7); /* icmpv6 */
 }
 if (x28) {
@@ -1454,7 +1515,7 @@ if (x31) {
 st->off[8] = cur32; st->len[8] = 4; NSC_SETV(8); st->cursor = cur32 + 4;
 hp8 = (unsigned char *)data + (cur32 & NSC_OM);
 NSC_HIDE(hp8);
-if ((void *)(hp8 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp8 + 4) > data_end) NSC_DROP(9); /* within NSC_LEN: checked */
 } else NSC_CLRV(8); /* icmp_echo */
 }
 if (x31) {
@@ -1472,7 +1533,7 @@ if (x33) {
 st->off[18] = cur34; st->len[18] = 20; NSC_SETV(18); st->cursor = cur34 + 20;
 hp18 = (unsigned char *)data + (cur34 & NSC_OM);
 NSC_HIDE(hp18);
-if ((void *)(hp18 + 20) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp18 + 20) > data_end) NSC_DROP(10); /* within NSC_LEN: checked */
 } else NSC_CLRV(18); /* icmp_ipv4 */
 }
 if (x33) {
@@ -1497,7 +1558,7 @@ if (x35) {
 st->off[19] = cur36; st->len[19] = 40; NSC_SETV(19); st->cursor = cur36 + 40;
 hp19 = (unsigned char *)data + (cur36 & NSC_OM);
 NSC_HIDE(hp19);
-if ((void *)(hp19 + 40) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp19 + 40) > data_end) NSC_DROP(11); /* within NSC_LEN: checked */
 } else NSC_CLRV(19); /* icmp_ipv6 */
 }
 if (x35) {
@@ -1522,7 +1583,7 @@ if (x37) {
 st->off[20] = cur38; st->len[20] = 8; NSC_SETV(20); st->cursor = cur38 + 8;
 hp20 = (unsigned char *)data + (cur38 & NSC_OM);
 NSC_HIDE(hp20);
-if ((void *)(hp20 + 8) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp20 + 8) > data_end) NSC_DROP(12); /* within NSC_LEN: checked */
 } else NSC_CLRV(20); /* icmp_udp */
 }
 if (x37) {
@@ -1547,7 +1608,7 @@ if (x39) {
 st->off[12] = cur40; st->len[12] = 20; NSC_SETV(12); st->cursor = cur40 + 20;
 hp12 = (unsigned char *)data + (cur40 & NSC_OM);
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp12 + 20) > data_end) NSC_DROP(13); /* within NSC_LEN: checked */
 } else NSC_CLRV(12); /* nd_ns */
 }
 if (x39) {
@@ -1572,7 +1633,7 @@ if (x41) {
 st->off[13] = cur42; st->len[13] = 2; NSC_SETV(13); st->cursor = cur42 + 2;
 hp13 = (unsigned char *)data + (cur42 & NSC_OM);
 NSC_HIDE(hp13);
-if ((void *)(hp13 + 2) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp13 + 2) > data_end) NSC_DROP(14); /* within NSC_LEN: checked */
 } else NSC_CLRV(13); /* nd_opt */
 }
 if (x41) {
@@ -1597,7 +1658,7 @@ if (x43) {
 st->off[14] = cur44; st->len[14] = 6; NSC_SETV(14); st->cursor = cur44 + 6;
 hp14 = (unsigned char *)data + (cur44 & NSC_OM);
 NSC_HIDE(hp14);
-if ((void *)(hp14 + 6) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp14 + 6) > data_end) NSC_DROP(15); /* within NSC_LEN: checked */
 } else NSC_CLRV(14); /* nd_mac */
 }
 if (x43) {
@@ -1615,7 +1676,7 @@ if (x45) {
 st->off[22] = cur46; st->len[22] = 1; NSC_SETV(22); st->cursor = cur46 + 1;
 hp22 = (unsigned char *)data + (cur46 & NSC_OM);
 NSC_HIDE(hp22);
-if ((void *)(hp22 + 1) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp22 + 1) > data_end) NSC_DROP(16); /* within NSC_LEN: checked */
 } else NSC_CLRV(22); /* slow */
 }
 if (x45) {
@@ -1640,7 +1701,7 @@ if (x47) {
 st->off[23] = cur48; st->len[23] = 1; NSC_SETV(23); st->cursor = cur48 + 1;
 hp23 = (unsigned char *)data + (cur48 & NSC_OM);
 NSC_HIDE(hp23);
-if ((void *)(hp23 + 1) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp23 + 1) > data_end) NSC_DROP(17); /* within NSC_LEN: checked */
 } else NSC_CLRV(23); /* lacp */
 }
 if (x47) {
@@ -1658,7 +1719,7 @@ if (x49) {
 st->off[21] = cur50; st->len[21] = 2; NSC_SETV(21); st->cursor = cur50 + 2;
 hp21 = (unsigned char *)data + (cur50 & NSC_OM);
 NSC_HIDE(hp21);
-if ((void *)(hp21 + 2) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp21 + 2) > data_end) NSC_DROP(18); /* within NSC_LEN: checked */
 } else NSC_CLRV(21); /* lldp */
 }
 if (x49) {
@@ -1676,7 +1737,7 @@ if (x51) {
 st->off[4] = cur52; st->len[4] = 8; NSC_SETV(4); st->cursor = cur52 + 8;
 hp4 = (unsigned char *)data + (cur52 & NSC_OM);
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp4 + 8) > data_end) NSC_DROP(19); /* within NSC_LEN: checked */
 } else NSC_CLRV(4); /* udp */
 }
 if (x51) {
@@ -1701,7 +1762,7 @@ if (x53) {
 st->off[9] = cur54; st->len[9] = 4; NSC_SETV(9); st->cursor = cur54 + 4;
 hp9 = (unsigned char *)data + (cur54 & NSC_OM);
 NSC_HIDE(hp9);
-if ((void *)(hp9 + 4) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp9 + 4) > data_end) NSC_DROP(20); /* within NSC_LEN: checked */
 } else NSC_CLRV(9); /* lb_common */
 }
 if (x53) {
@@ -1738,7 +1799,7 @@ if (x56) {
 st->off[10] = cur57; st->len[10] = 12; NSC_SETV(10); st->cursor = cur57 + 12;
 hp10 = (unsigned char *)data + (cur57 & NSC_OM);
 NSC_HIDE(hp10);
-if ((void *)(hp10 + 12) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp10 + 12) > data_end) NSC_DROP(21); /* within NSC_LEN: checked */
 } else NSC_CLRV(10); /* lb_v2 */
 }
 if (x56) {
@@ -1756,7 +1817,7 @@ if (x58) {
 st->off[11] = cur59; st->len[11] = 12; NSC_SETV(11); st->cursor = cur59 + 12;
 hp11 = (unsigned char *)data + (cur59 & NSC_OM);
 NSC_HIDE(hp11);
-if ((void *)(hp11 + 12) > data_end) return XDP_ABORTED; /* within NSC_LEN: checked */
+if ((void *)(hp11 + 12) > data_end) NSC_DROP(22); /* within NSC_LEN: checked */
 } else NSC_CLRV(11); /* lb_v3 */
 }
 if (x58) {
@@ -1766,7 +1827,7 @@ NSC_EDGE(88); goto n47;
 }
 n47:
 { /* ParseFail: drop phys_parsefail_counter */
-NSC_DROP(1);
+NSC_DROP(23);
 }
 n48:
 { /* ParseParsed: set meta.egress_port */
@@ -1836,11 +1897,11 @@ goto n60;
 n59:
 { /* PuntPopNsMac: pop nd_mac */
 __u32 po61 = st->off[14], pn62 = 6;
-if (NSC_LEN - 0 - pn62 < 14) NSC_DROP(2);
+if (NSC_LEN - 0 - pn62 < 14) NSC_DROP(24);
 if (po61 <= 64) {
 if (nsc_fwd64(data, data_end, po61, pn62) || bpf_xdp_adjust_head(ctx, (int)pn62)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po61, pn62)) NSC_DROP(2);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po61, pn62)) NSC_DROP(24);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pn62;
 if (pend_k4) {
 unsigned char *cb63 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
 NSC_HIDE(cb63);
@@ -1863,13 +1924,13 @@ n61:
 __u32 o66 = st->off[13] & NSC_OM;
 hp13 = (unsigned char *)data + o66;
 NSC_HIDE(hp13);
-if ((void *)(hp13 + 2) > data_end) NSC_DROP(4);
+if ((void *)(hp13 + 2) > data_end) { if (o66 + 2 <= NSC_LEN) NSC_DROP(26); NSC_DROP(27); }
 __u32 po64 = st->off[13], pn65 = 2;
-if (NSC_LEN - 0 - pn65 < 14) NSC_DROP(3);
+if (NSC_LEN - 0 - pn65 < 14) NSC_DROP(25);
 if (po64 <= 64) {
 if (nsc_fwd64(data, data_end, po64, pn65) || bpf_xdp_adjust_head(ctx, (int)pn65)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po64, pn65)) NSC_DROP(3);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po64, pn65)) NSC_DROP(25);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pn65;
 if (pend_k4) {
 unsigned char *cb67 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
 NSC_HIDE(cb67);
@@ -1892,13 +1953,13 @@ n63:
 __u32 o70 = st->off[12] & NSC_OM;
 hp12 = (unsigned char *)data + o70;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) NSC_DROP(6);
+if ((void *)(hp12 + 20) > data_end) { if (o70 + 20 <= NSC_LEN) NSC_DROP(29); NSC_DROP(30); }
 __u32 po68 = st->off[12], pn69 = 20;
-if (NSC_LEN - 0 - pn69 < 14) NSC_DROP(5);
+if (NSC_LEN - 0 - pn69 < 14) NSC_DROP(28);
 if (po68 <= 64) {
 if (nsc_fwd64(data, data_end, po68, pn69) || bpf_xdp_adjust_head(ctx, (int)pn69)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po68, pn69)) NSC_DROP(5);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po68, pn69)) NSC_DROP(28);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pn69;
 if (pend_k4) {
 unsigned char *cb71 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
 NSC_HIDE(cb71);
@@ -1921,13 +1982,13 @@ n65:
 __u32 o74 = st->off[20] & NSC_OM;
 hp20 = (unsigned char *)data + o74;
 NSC_HIDE(hp20);
-if ((void *)(hp20 + 8) > data_end) NSC_DROP(8);
+if ((void *)(hp20 + 8) > data_end) { if (o74 + 8 <= NSC_LEN) NSC_DROP(32); NSC_DROP(33); }
 __u32 po72 = st->off[20], pn73 = 8;
-if (NSC_LEN - 0 - pn73 < 14) NSC_DROP(7);
+if (NSC_LEN - 0 - pn73 < 14) NSC_DROP(31);
 if (po72 <= 64) {
 if (nsc_fwd64(data, data_end, po72, pn73) || bpf_xdp_adjust_head(ctx, (int)pn73)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po72, pn73)) NSC_DROP(7);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po72, pn73)) NSC_DROP(31);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pn73;
 if (pend_k4) {
 unsigned char *cb75 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
 NSC_HIDE(cb75);
@@ -1950,13 +2011,13 @@ n67:
 __u32 o78 = st->off[18] & NSC_OM;
 hp18 = (unsigned char *)data + o78;
 NSC_HIDE(hp18);
-if ((void *)(hp18 + 20) > data_end) NSC_DROP(10);
+if ((void *)(hp18 + 20) > data_end) { if (o78 + 20 <= NSC_LEN) NSC_DROP(35); NSC_DROP(36); }
 __u32 po76 = st->off[18], pn77 = 20;
-if (NSC_LEN - 0 - pn77 < 14) NSC_DROP(9);
+if (NSC_LEN - 0 - pn77 < 14) NSC_DROP(34);
 if (po76 <= 64) {
 if (nsc_fwd64(data, data_end, po76, pn77) || bpf_xdp_adjust_head(ctx, (int)pn77)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po76, pn77)) NSC_DROP(9);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po76, pn77)) NSC_DROP(34);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pn77;
 if (pend_k4) {
 unsigned char *cb79 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
 NSC_HIDE(cb79);
@@ -1979,13 +2040,13 @@ n69:
 __u32 o82 = st->off[19] & NSC_OM;
 hp19 = (unsigned char *)data + o82;
 NSC_HIDE(hp19);
-if ((void *)(hp19 + 40) > data_end) NSC_DROP(12);
+if ((void *)(hp19 + 40) > data_end) { if (o82 + 40 <= NSC_LEN) NSC_DROP(38); NSC_DROP(39); }
 __u32 po80 = st->off[19], pn81 = 40;
-if (NSC_LEN - 0 - pn81 < 14) NSC_DROP(11);
+if (NSC_LEN - 0 - pn81 < 14) NSC_DROP(37);
 if (po80 <= 64) {
 if (nsc_fwd64(data, data_end, po80, pn81) || bpf_xdp_adjust_head(ctx, (int)pn81)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po80, pn81)) NSC_DROP(11);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po80, pn81)) NSC_DROP(37);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pn81;
 if (pend_k4) {
 unsigned char *cb83 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
 NSC_HIDE(cb83);
@@ -2015,11 +2076,11 @@ goto n73;
 n73:
 { /* L2PopVlan: pop vlan */
 __u32 po84 = st->off[1], pn85 = 4;
-if (NSC_LEN - 0 - pn85 < 14) NSC_DROP(13);
+if (NSC_LEN - 0 - pn85 < 14) NSC_DROP(40);
 if (po84 <= 64) {
 if (nsc_fwd64(data, data_end, po84, pn85) || bpf_xdp_adjust_head(ctx, (int)pn85)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po84, pn85)) NSC_DROP(13);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po84, pn85)) NSC_DROP(40);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pn85;
 if (pend_k4) {
 unsigned char *cb86 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
 NSC_HIDE(cb86);
@@ -2077,7 +2138,7 @@ k91.k[0] = (st->m[4]) & 0xfULL;
 __u32 o92 = st->off[0] & NSC_OM;
 hp0 = (unsigned char *)data + o92;
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) NSC_DROP(14);
+if ((void *)(hp0 + 14) > data_end) { if (o92 + 14 <= NSC_LEN) NSC_DROP(41); NSC_DROP(42); }
 k91.k[1] = (((__u64)bpf_ntohs(*(__u16 *)(hp0 + 0)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 2)))) & 0xffffffffffffULL;
 const struct nsc_t1_ent *x93 = nsc_find1(&k91);
 const struct nsc_t1_val *e90 = &nsc_t1_def;
@@ -2097,7 +2158,7 @@ goto n77;
 }
 n77:
 { /* L2DstDrop: drop l2_dst_drop_counter */
-NSC_DROP(15);
+NSC_DROP(43);
 }
 n78:
 { /* L2DstAllow: count l2_dst_allow_counter */
@@ -2126,15 +2187,15 @@ goto n82;
 }
 n82:
 { /* L3NotIP: drop l2_iface_drop_notip_counter */
-NSC_DROP(16);
+NSC_DROP(44);
 }
 n83:
 { /* L3SetDaIPv4: set meta.ip_da */
 __u32 o95 = st->off[2] & NSC_OM;
-if (o95 + st->len[2] > NSC_LEN) NSC_DROP(17);
+if (o95 + st->len[2] > NSC_LEN) NSC_DROP(45);
 hp2 = (unsigned char *)data + o95;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(17);
+if ((void *)(hp2 + 20) > data_end) { if (o95 + 20 <= NSC_LEN) NSC_DROP(46); NSC_DROP(45); }
 nsc_v128 v94 = nsc_vand(nsc_v(0, (__u64)bpf_ntohl(*(__u32 *)(hp2 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 st->m[9] = v94.hi; st->m[10] = v94.lo;
 goto n86;
@@ -2144,7 +2205,7 @@ n84:
 __u32 o97 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o97;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(18);
+if ((void *)(hp3 + 40) > data_end) { if (o97 + 40 <= NSC_LEN) NSC_DROP(47); NSC_DROP(48); }
 nsc_v128 v96 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 24)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 32))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 st->m[9] = v96.hi; st->m[10] = v96.lo;
 NSC_EDGE(33); goto n86;
@@ -2154,7 +2215,7 @@ n85:
 __u32 o99 = st->off[5] & NSC_OM;
 hp5 = (unsigned char *)data + o99;
 NSC_HIDE(hp5);
-if ((void *)(hp5 + 28) > data_end) NSC_DROP(19);
+if ((void *)(hp5 + 28) > data_end) { if (o99 + 28 <= NSC_LEN) NSC_DROP(49); NSC_DROP(50); }
 nsc_v128 v98 = nsc_vand(nsc_v(0, (__u64)bpf_ntohl(*(__u32 *)(hp5 + 24))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 st->m[9] = v98.hi; st->m[10] = v98.lo;
 NSC_EDGE(34); goto n86;
@@ -2185,7 +2246,7 @@ goto n87;
 }
 n87:
 { /* L3BadIP: drop l2_iface_drop_badip_counter */
-NSC_DROP(20);
+NSC_DROP(51);
 }
 n88:
 { /* L3Allow: count l3_allow_counter */
@@ -2224,7 +2285,7 @@ n93:
 __u32 o106 = st->off[6] & NSC_OM;
 hp6 = (unsigned char *)data + o106;
 NSC_HIDE(hp6);
-if ((void *)(hp6 + 4) > data_end) NSC_DROP(21);
+if ((void *)(hp6 + 4) > data_end) { if (o106 + 4 <= NSC_LEN) NSC_DROP(52); NSC_DROP(53); }
 __u64 sw105 = (__u64)hp6[0];
 switch (sw105) {
 case 0x3ULL:
@@ -2235,7 +2296,7 @@ goto n94;
 }
 n94:
 { /* L3Icmp4Unhandled: drop l3_icmpv4_unhandled */
-NSC_DROP(22);
+NSC_DROP(54);
 }
 n95:
 { /* L3Unreach4: switch icmp.code */
@@ -2261,42 +2322,42 @@ goto n103;
 }
 n96:
 { /* L3Unreach4Net: drop l3_icmpv4_dest_unreach_net */
-NSC_DROP(23);
+NSC_DROP(55);
 }
 n97:
 { /* L3Unreach4Host: drop l3_icmpv4_dest_unreach_host */
-NSC_DROP(24);
+NSC_DROP(56);
 }
 n98:
 { /* L3Unreach4Port: drop l3_icmpv4_dest_unreach_port */
-NSC_DROP(25);
+NSC_DROP(57);
 }
 n99:
 { /* L3Unreach4FragNeeded: drop l3_icmpv4_dest_unreach_frag_needed */
-NSC_DROP(26);
+NSC_DROP(58);
 }
 n100:
 { /* L3Unreach4NetUnknown: drop l3_icmpv4_dest_unreach_net_unknown */
-NSC_DROP(27);
+NSC_DROP(59);
 }
 n101:
 { /* L3Unreach4HostUnknown: drop l3_icmpv4_dest_unreach_host_unknown */
-NSC_DROP(28);
+NSC_DROP(60);
 }
 n102:
 { /* L3Unreach4HostProhibited: drop l3_icmpv4_dest_unreach_host_prohibited */
-NSC_DROP(29);
+NSC_DROP(61);
 }
 n103:
 { /* L3Unreach4Other: drop l3_icmpv4_dest_unreach_other */
-NSC_DROP(30);
+NSC_DROP(62);
 }
 n104:
 { /* L3Icmp6Type: switch icmpv6.type */
 __u32 o109 = st->off[7] & NSC_OM;
 hp7 = (unsigned char *)data + o109;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) NSC_DROP(31);
+if ((void *)(hp7 + 4) > data_end) { if (o109 + 4 <= NSC_LEN) NSC_DROP(63); NSC_DROP(64); }
 __u64 sw108 = (__u64)hp7[0];
 switch (sw108) {
 case 0x1ULL:
@@ -2311,7 +2372,7 @@ goto n105;
 }
 n105:
 { /* L3Icmp6Unhandled: drop l3_icmpv6_unhandled */
-NSC_DROP(32);
+NSC_DROP(65);
 }
 n106:
 { /* L3Unreach6: switch icmpv6.code */
@@ -2331,30 +2392,30 @@ goto n111;
 }
 n107:
 { /* L3Unreach6Net: drop l3_icmpv6_dest_unreach_net */
-NSC_DROP(33);
+NSC_DROP(66);
 }
 n108:
 { /* L3Unreach6HostProhibited: drop l3_icmpv6_dest_unreach_host_prohibited */
-NSC_DROP(34);
+NSC_DROP(67);
 }
 n109:
 { /* L3Unreach6Host: drop l3_icmpv6_dest_unreach_host */
-NSC_DROP(35);
+NSC_DROP(68);
 }
 n110:
 { /* L3Unreach6Port: drop l3_icmpv6_dest_unreach_port */
-NSC_DROP(36);
+NSC_DROP(69);
 }
 n111:
 { /* L3Unreach6Other: drop l3_icmpv6_dest_unreach_other */
-NSC_DROP(37);
+NSC_DROP(70);
 }
 n112:
 { /* ArpForUs: test arp.tpa == bit<32>(meta.own_ip) */
 __u32 o111 = st->off[5] & NSC_OM;
 hp5 = (unsigned char *)data + o111;
 NSC_HIDE(hp5);
-if ((void *)(hp5 + 28) > data_end) NSC_DROP(38);
+if ((void *)(hp5 + 28) > data_end) { if (o111 + 28 <= NSC_LEN) NSC_DROP(71); NSC_DROP(72); }
 if (nsc_veq(nsc_v(0, (__u64)bpf_ntohl(*(__u32 *)(hp5 + 24))), nsc_vand(nsc_v(st->m[6], st->m[7]), nsc_v(0, 0xffffffffULL)))) {
 goto n114;
 }
@@ -2396,12 +2457,12 @@ goto n2;
 }
 n116:
 { /* Echo4ForUs: test ipv4.dst == bit<32>(meta.own_ip) */
-if (!NSC_VALID(2)) NSC_DROP(39); /* ipv4 */
+if (!NSC_VALID(2)) NSC_DROP(73); /* ipv4 */
 __u32 o123 = st->off[2] & NSC_OM;
-if (o123 + st->len[2] > NSC_LEN) NSC_DROP(39);
+if (o123 + st->len[2] > NSC_LEN) NSC_DROP(73);
 hp2 = (unsigned char *)data + o123;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(39);
+if ((void *)(hp2 + 20) > data_end) { if (o123 + 20 <= NSC_LEN) NSC_DROP(74); NSC_DROP(73); }
 if (nsc_veq(nsc_v(0, (__u64)bpf_ntohl(*(__u32 *)(hp2 + 16))), nsc_vand(nsc_v(st->m[6], st->m[7]), nsc_v(0, 0xffffffffULL)))) {
 goto n118;
 }
@@ -2409,7 +2470,7 @@ goto n117;
 }
 n117:
 { /* Echo4NoMatch: drop l3_icmpv4_echo_dst_nomatch */
-NSC_DROP(40);
+NSC_DROP(75);
 }
 n118:
 { /* Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type */
@@ -2422,12 +2483,12 @@ __u64 v127 = st->m[5];
 __u64 v128 = v127;
 *(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v128 >> 32));
 *(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v128);
-if (!NSC_VALID(2)) NSC_DROP(41); /* ipv4 */
+if (!NSC_VALID(2)) NSC_DROP(76); /* ipv4 */
 __u32 o130 = st->off[2] & NSC_OM;
-if (o130 + st->len[2] > NSC_LEN) NSC_DROP(41);
+if (o130 + st->len[2] > NSC_LEN) NSC_DROP(76);
 hp2 = (unsigned char *)data + o130;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(41);
+if ((void *)(hp2 + 20) > data_end) { if (o130 + 20 <= NSC_LEN) NSC_DROP(77); NSC_DROP(76); }
 __u64 v129 = (__u64)bpf_ntohl(*(__u32 *)(hp2 + 12));
 *(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v129);
 __u64 v131 = ((st->m[7] & 0xffffffffULL) & 0xffffffffULL);
@@ -2436,7 +2497,7 @@ __u64 v132 = 0x0ULL;
 __u32 o133 = st->off[6] & NSC_OM;
 hp6 = (unsigned char *)data + o133;
 NSC_HIDE(hp6);
-if ((void *)(hp6 + 4) > data_end) NSC_DROP(41);
+if ((void *)(hp6 + 4) > data_end) { if (o133 + 4 <= NSC_LEN) NSC_DROP(77); NSC_DROP(76); }
 int w134 = 0; __u32 old135 = 0;
 w134 = 1; old135 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp6 + 0)));
 hp6[0] = (__u8)v132;
@@ -2461,11 +2522,11 @@ __u64 v142 = st->m[5];
 __u64 v143 = v142;
 *(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v143 >> 32));
 *(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v143);
-if (!NSC_VALID(3)) NSC_DROP(42); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(78); /* ipv6 */
 __u32 o145 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o145;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(42);
+if ((void *)(hp3 + 40) > data_end) { if (o145 + 40 <= NSC_LEN) NSC_DROP(79); NSC_DROP(78); }
 nsc_v128 v144 = nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16)));
 int w146 = 0; __u32 old147 = 0;
 int k148 = 0;
@@ -2526,11 +2587,11 @@ NSC_EDGE(37); goto n2;
 }
 n122:
 { /* NsForUs: test nd_ns.target == meta.own_ip */
-if (!NSC_VALID(12)) NSC_DROP(43); /* nd_ns */
+if (!NSC_VALID(12)) NSC_DROP(80); /* nd_ns */
 __u32 o163 = st->off[12] & NSC_OM;
 hp12 = (unsigned char *)data + o163;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) NSC_DROP(43);
+if ((void *)(hp12 + 20) > data_end) { if (o163 + 20 <= NSC_LEN) NSC_DROP(81); NSC_DROP(80); }
 if (nsc_veq(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(st->m[6], st->m[7]))) {
 goto n124;
 }
@@ -2538,15 +2599,15 @@ goto n123;
 }
 n123:
 { /* NsNoMatch: drop l3_ipv6nd_neigh_sol_target_nomatch */
-NSC_DROP(44);
+NSC_DROP(82);
 }
 n124:
 { /* NsUnspecified: test ipv6.src == 0 */
-if (!NSC_VALID(3)) NSC_DROP(45); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(83); /* ipv6 */
 __u32 o164 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o164;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(45);
+if ((void *)(hp3 + 40) > data_end) { if (o164 + 40 <= NSC_LEN) NSC_DROP(84); NSC_DROP(83); }
 if (nsc_veq(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0, 0x0ULL))) {
 goto n125;
 }
@@ -2558,31 +2619,31 @@ nsc_v128 v165 = nsc_vand(nsc_v(0xff02000000000000ULL, 0x1ULL), nsc_v(0xfffffffff
 st->m[27] = v165.hi; st->m[28] = v165.lo;
 st->m[29] = (0x333300000001ULL) & 0xffffffffffffULL;
 st->m[30] = (0x0ULL) & 0x1ULL;
-if (!NSC_VALID(12)) NSC_DROP(46); /* nd_ns */
+if (!NSC_VALID(12)) NSC_DROP(85); /* nd_ns */
 __u32 o167 = st->off[12] & NSC_OM;
 hp12 = (unsigned char *)data + o167;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) NSC_DROP(46);
+if ((void *)(hp12 + 20) > data_end) { if (o167 + 20 <= NSC_LEN) NSC_DROP(86); NSC_DROP(85); }
 nsc_v128 v166 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 st->m[31] = v166.hi; st->m[32] = v166.lo;
 goto n129;
 }
 n126:
 { /* NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target */
-if (!NSC_VALID(3)) NSC_DROP(47); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(87); /* ipv6 */
 __u32 o169 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o169;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(47);
+if ((void *)(hp3 + 40) > data_end) { if (o169 + 40 <= NSC_LEN) NSC_DROP(88); NSC_DROP(87); }
 nsc_v128 v168 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 st->m[27] = v168.hi; st->m[28] = v168.lo;
 st->m[29] = (((__u64)bpf_ntohs(*(__u16 *)(hp0 + 6)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 8)))) & 0xffffffffffffULL;
 st->m[30] = (0x1ULL) & 0x1ULL;
-if (!NSC_VALID(12)) NSC_DROP(47); /* nd_ns */
+if (!NSC_VALID(12)) NSC_DROP(87); /* nd_ns */
 __u32 o171 = st->off[12] & NSC_OM;
 hp12 = (unsigned char *)data + o171;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) NSC_DROP(47);
+if ((void *)(hp12 + 20) > data_end) { if (o171 + 20 <= NSC_LEN) NSC_DROP(88); NSC_DROP(87); }
 nsc_v128 v170 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 st->m[31] = v170.hi; st->m[32] = v170.lo;
 goto n127;
@@ -2599,7 +2660,7 @@ n128:
 __u32 o172 = st->off[14] & NSC_OM;
 hp14 = (unsigned char *)data + o172;
 NSC_HIDE(hp14);
-if ((void *)(hp14 + 6) > data_end) NSC_DROP(48);
+if ((void *)(hp14 + 6) > data_end) { if (o172 + 6 <= NSC_LEN) NSC_DROP(89); NSC_DROP(90); }
 st->m[29] = (((__u64)bpf_ntohs(*(__u16 *)(hp14 + 0)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp14 + 2)))) & 0xffffffffffffULL;
 NSC_EDGE(39); goto n129;
 }
@@ -2622,9 +2683,9 @@ n131:
 __u32 o175 = st->off[14] & NSC_OM;
 hp14 = (unsigned char *)data + o175;
 NSC_HIDE(hp14);
-if ((void *)(hp14 + 6) > data_end) NSC_DROP(50);
+if ((void *)(hp14 + 6) > data_end) { if (o175 + 6 <= NSC_LEN) NSC_DROP(92); NSC_DROP(93); }
 __u32 po173 = st->off[14], pn174 = 6;
-if (NSC_LEN - 0 - pn174 < 14) NSC_DROP(49);
+if (NSC_LEN - 0 - pn174 < 14) NSC_DROP(91);
 pend_off = po173;
 pend_n = pn174;
 NSC_CLRV(14);
@@ -2636,8 +2697,8 @@ n132:
 if (pend_n && !(1 && (__u32)st->off[13] + st->len[13] == pend_off)) {
 if (pend_off <= 64) {
 if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(51);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(94);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
 unsigned char *cb176 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
@@ -2649,9 +2710,9 @@ pend_d4 = 0; pend_k4 = 0;
 __u32 o179 = st->off[13] & NSC_OM;
 hp13 = (unsigned char *)data + o179;
 NSC_HIDE(hp13);
-if ((void *)(hp13 + 2) > data_end) NSC_DROP(52);
+if ((void *)(hp13 + 2) > data_end) { if (o179 + 2 <= NSC_LEN) NSC_DROP(95); NSC_DROP(96); }
 __u32 po177 = st->off[13], pn178 = 2;
-if (NSC_LEN - pend_n - pn178 < 14) NSC_DROP(51);
+if (NSC_LEN - pend_n - pn178 < 14) NSC_DROP(94);
 pend_off = po177;
 pend_n += pn178;
 NSC_CLRV(13);
@@ -2663,8 +2724,8 @@ n133:
 if (pend_n && !(NSC_VALID(12) && (__u32)st->off[12] + st->len[12] == pend_off)) {
 if (pend_off <= 64) {
 if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(53);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(97);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
 unsigned char *cb180 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
@@ -2673,18 +2734,18 @@ if ((void *)(cb180 + 2) <= data_end) *(__u16 *)cb180 = bpf_htons(nsc_apply(bpf_n
 pend_d4 = 0; pend_k4 = 0;
 }
 }
-if (!NSC_VALID(12)) NSC_DROP(54); /* nd_ns */
+if (!NSC_VALID(12)) NSC_DROP(98); /* nd_ns */
 __u32 o183 = st->off[12] & NSC_OM;
 hp12 = (unsigned char *)data + o183;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) NSC_DROP(54);
+if ((void *)(hp12 + 20) > data_end) { if (o183 + 20 <= NSC_LEN) NSC_DROP(99); NSC_DROP(98); }
 __u32 po181 = st->off[12], pn182 = 20;
-if (NSC_LEN - pend_n - pn182 < 14) NSC_DROP(53);
+if (NSC_LEN - pend_n - pn182 < 14) NSC_DROP(97);
 pend_n += pn182;
 if (po181 <= 64) {
 if (nsc_fwd64(data, data_end, po181, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po181, pend_n)) NSC_DROP(53);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po181, pend_n)) NSC_DROP(97);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
 unsigned char *cb184 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
@@ -2699,19 +2760,19 @@ goto n134;
 }
 n134:
 { /* NsPushNa: push nd_na after icmpv6 */
-if (!1) NSC_DROP(55);
+if (!1) NSC_DROP(100);
 __u32 pu185 = (__u32)st->off[7] + st->len[7];
-if (0 || pu185 > NSC_LEN) NSC_DROP(55);
+if (0 || pu185 > NSC_LEN) NSC_DROP(100);
 if (pu185 <= 64) {
-if (bpf_xdp_adjust_head(ctx, -20)) NSC_DROP(55);
+if (bpf_xdp_adjust_head(ctx, -20)) NSC_DROP(100);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu185, 20)) return XDP_ABORTED;
 unsigned char *z186 = (unsigned char *)data + (pu185 & 63);
 NSC_HIDE(z186);
 if ((void *)(z186 + 20) > data_end) return XDP_ABORTED;
 __builtin_memset(z186, 0, 20);
-} else if (nsc_push_move(ctx, pu185, 20)) NSC_DROP(55);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_push_move(ctx, pu185, 20)) NSC_DROP(100);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 20;
 if (1 && st->off[0] >= pu185) st->off[0] += 20;
 if (NSC_VALID(2) && st->off[2] >= pu185) st->off[2] += 20;
 if (NSC_VALID(3) && st->off[3] >= pu185) st->off[3] += 20;
@@ -2734,19 +2795,19 @@ goto n135;
 }
 n135:
 { /* NsPushOpt: push nd_na_opt after nd_na */
-if (!1) NSC_DROP(56);
+if (!1) NSC_DROP(101);
 __u32 pu187 = (__u32)st->off[15] + st->len[15];
-if (0 || pu187 > NSC_LEN) NSC_DROP(56);
+if (0 || pu187 > NSC_LEN) NSC_DROP(101);
 if (pu187 <= 64) {
-if (bpf_xdp_adjust_head(ctx, -2)) NSC_DROP(56);
+if (bpf_xdp_adjust_head(ctx, -2)) NSC_DROP(101);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu187, 2)) return XDP_ABORTED;
 unsigned char *z188 = (unsigned char *)data + (pu187 & 63);
 NSC_HIDE(z188);
 if ((void *)(z188 + 2) > data_end) return XDP_ABORTED;
 __builtin_memset(z188, 0, 2);
-} else if (nsc_push_move(ctx, pu187, 2)) NSC_DROP(56);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_push_move(ctx, pu187, 2)) NSC_DROP(101);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 2;
 if (1 && st->off[0] >= pu187) st->off[0] += 2;
 if (NSC_VALID(2) && st->off[2] >= pu187) st->off[2] += 2;
 if (NSC_VALID(3) && st->off[3] >= pu187) st->off[3] += 2;
@@ -2770,19 +2831,19 @@ goto n136;
 }
 n136:
 { /* NsPushMac: push nd_na_mac after nd_na_opt */
-if (!1) NSC_DROP(57);
+if (!1) NSC_DROP(102);
 __u32 pu189 = (__u32)st->off[16] + st->len[16];
-if (0 || pu189 > NSC_LEN) NSC_DROP(57);
+if (0 || pu189 > NSC_LEN) NSC_DROP(102);
 if (pu189 <= 64) {
-if (bpf_xdp_adjust_head(ctx, -6)) NSC_DROP(57);
+if (bpf_xdp_adjust_head(ctx, -6)) NSC_DROP(102);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu189, 6)) return XDP_ABORTED;
 unsigned char *z190 = (unsigned char *)data + (pu189 & 63);
 NSC_HIDE(z190);
 if ((void *)(z190 + 6) > data_end) return XDP_ABORTED;
 __builtin_memset(z190, 0, 6);
-} else if (nsc_push_move(ctx, pu189, 6)) NSC_DROP(57);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_push_move(ctx, pu189, 6)) NSC_DROP(102);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 6;
 if (1 && st->off[0] >= pu189) st->off[0] += 6;
 if (NSC_VALID(2) && st->off[2] >= pu189) st->off[2] += 6;
 if (NSC_VALID(3) && st->off[3] >= pu189) st->off[3] += 6;
@@ -2811,7 +2872,7 @@ __u64 v191 = st->m[29];
 __u32 o192 = st->off[0] & NSC_OM;
 hp0 = (unsigned char *)data + o192;
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) NSC_DROP(58);
+if ((void *)(hp0 + 14) > data_end) { if (o192 + 14 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
 __u64 v193 = v191;
 *(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v193 >> 32));
 *(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v193);
@@ -2820,11 +2881,11 @@ __u64 v195 = v194;
 *(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v195 >> 32));
 *(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v195);
 __u64 v196 = 0x20ULL;
-if (!NSC_VALID(3)) NSC_DROP(58); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(104); /* ipv6 */
 __u32 o197 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o197;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(58);
+if ((void *)(hp3 + 40) > data_end) { if (o197 + 40 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
 *(__u16 *)(hp3 + 4) = bpf_htons((__u16)v196);
 __u64 v198 = 0xffULL;
 hp3[7] = (__u8)v198;
@@ -2838,7 +2899,7 @@ __u64 v201 = 0x88ULL;
 __u32 o202 = st->off[7] & NSC_OM;
 hp7 = (unsigned char *)data + o202;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) NSC_DROP(58);
+if ((void *)(hp7 + 4) > data_end) { if (o202 + 4 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
 hp7[0] = (__u8)v201;
 __u64 v203 = 0x0ULL;
 hp7[1] = (__u8)v203;
@@ -2846,7 +2907,7 @@ __u64 v204 = st->m[30];
 __u32 o205 = st->off[15] & NSC_OM;
 hp15 = (unsigned char *)data + o205;
 NSC_HIDE(hp15);
-if ((void *)(hp15 + 20) > data_end) NSC_DROP(58);
+if ((void *)(hp15 + 20) > data_end) { if (o205 + 20 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
 hp15[0] = (hp15[0] & 0xbf) | ((__u8)((v204) << 6) & 0x40);
 nsc_v128 v206 = nsc_v(st->m[31], st->m[32]);
 *(__u64 *)(hp15 + 4) = bpf_cpu_to_be64(v206.hi);
@@ -2855,7 +2916,7 @@ __u64 v207 = 0x2ULL;
 __u32 o208 = st->off[16] & NSC_OM;
 hp16 = (unsigned char *)data + o208;
 NSC_HIDE(hp16);
-if ((void *)(hp16 + 2) > data_end) NSC_DROP(58);
+if ((void *)(hp16 + 2) > data_end) { if (o208 + 2 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
 hp16[0] = (__u8)v207;
 __u64 v209 = 0x1ULL;
 hp16[1] = (__u8)v209;
@@ -2863,7 +2924,7 @@ __u64 v210 = st->m[5];
 __u32 o211 = st->off[17] & NSC_OM;
 hp17 = (unsigned char *)data + o211;
 NSC_HIDE(hp17);
-if ((void *)(hp17 + 6) > data_end) NSC_DROP(58);
+if ((void *)(hp17 + 6) > data_end) { if (o211 + 6 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
 __u64 v212 = v210;
 *(__u16 *)(hp17 + 0) = bpf_htons((__u16)(v212 >> 32));
 *(__u32 *)(hp17 + 2) = bpf_htonl((__u32)v212);
@@ -2880,7 +2941,7 @@ if (NSC_VALID(2) && st->off[2] < rs214) {
 ip = 4; __u32 ho = st->off[2] & NSC_OM; __u32 l = 0;
 if (ho + st->len[2] <= NSC_LEN) {
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
-if ((void *)(ib + 20) > data_end) return XDP_ABORTED;
+if ((void *)(ib + 20) > data_end) NSC_DROP(105);
 l = ((((__u64)ib[2] << 8) | ((__u64)ib[3] << 0)) & 0xffffULL); proto = ((((__u64)ib[9] << 0)) & 0xffULL);
 }
 e = ho + l;
@@ -2889,7 +2950,7 @@ if (NSC_VALID(3) && st->off[3] < rs214) {
 ip = 6; __u32 ho = st->off[3] & NSC_OM; __u32 l = 0;
 if (ho + st->len[3] <= NSC_LEN) {
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
-if ((void *)(ib + 40) > data_end) return XDP_ABORTED;
+if ((void *)(ib + 40) > data_end) NSC_DROP(105);
 l = ((((__u64)ib[4] << 8) | ((__u64)ib[5] << 0)) & 0xffffULL); proto = ((((__u64)ib[6] << 0)) & 0xffULL);
 }
 e = ho + st->len[3] + l;
@@ -2917,12 +2978,12 @@ rp216 = ((__u64)ib[8] << 8 | ib[9]) + ((__u64)ib[10] << 8 | ib[11]) + ((__u64)ib
 }
 }
 }
-if (!rok213) NSC_DROP(59);
+if (!rok213) NSC_DROP(106);
 __u16 cs217 = ~nsc_fold(nsc_sum(ctx, rs214, re215) + rp216);
 __u32 o218 = st->off[7] & NSC_OM;
 hp7 = (unsigned char *)data + o218;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) NSC_DROP(59);
+if ((void *)(hp7 + 4) > data_end) { if (o218 + 4 <= NSC_LEN) NSC_DROP(105); NSC_DROP(106); }
 hp7[2] = (__u8)(cs217 >> 8); hp7[3] = (__u8)cs217;
 goto n139;
 }
@@ -2950,15 +3011,15 @@ goto n143;
 }
 n143:
 { /* LbNotIP: drop lb_drop_not_ip_pkt_counter */
-NSC_DROP(60);
+NSC_DROP(107);
 }
 n144:
 { /* LbSrc4: lookup ipv4_src_filter_table */
 __u32 o221 = st->off[2] & NSC_OM;
-if (o221 + st->len[2] > NSC_LEN) NSC_DROP(61);
+if (o221 + st->len[2] > NSC_LEN) NSC_DROP(108);
 hp2 = (unsigned char *)data + o221;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(61);
+if ((void *)(hp2 + 20) > data_end) { if (o221 + 20 <= NSC_LEN) NSC_DROP(109); NSC_DROP(108); }
 __u64 kv220 = ((__u64)bpf_ntohl(*(__u32 *)(hp2 + 12))) & 0xffffffffULL;
 __u64 kv222 = (st->m[8]) & 0xffULL;
 __u64 k223 = (kv220 << 0) | (kv222 << 32);
@@ -2990,7 +3051,7 @@ k225.k[0] = (st->m[8]) & 0xffULL;
 __u32 o227 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o227;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(62);
+if ((void *)(hp3 + 40) > data_end) { if (o227 + 40 <= NSC_LEN) NSC_DROP(110); NSC_DROP(111); }
 nsc_v128 kv226 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
 k225.k[1] = kv226.hi;
 k225.k[2] = kv226.lo;
@@ -3007,7 +3068,7 @@ NSC_EDGE(89); goto n146;
 }
 n146:
 { /* LbBlocked: drop lb_drop_blocked_src_pkt_counter */
-NSC_DROP(63);
+NSC_DROP(112);
 }
 n147:
 { /* LbHasLb: test valid(lb_common) */
@@ -3018,7 +3079,7 @@ goto n148;
 }
 n148:
 { /* LbNoHdr: drop lb_drop_no_udplb_hdr_pkt_counter */
-NSC_DROP(64);
+NSC_DROP(113);
 }
 n149:
 { /* LbIsV2: test valid(lb_v2) */
@@ -3036,7 +3097,7 @@ goto n151;
 }
 n151:
 { /* LbBadVersion: drop lb_drop_bad_udplb_version_pkt_counter */
-NSC_DROP(65);
+NSC_DROP(114);
 }
 n152:
 { /* LbRxV2: count lb_rx_v2_counter */
@@ -3051,7 +3112,7 @@ n154:
 __u32 o228 = st->off[10] & NSC_OM;
 hp10 = (unsigned char *)data + o228;
 NSC_HIDE(hp10);
-if ((void *)(hp10 + 12) > data_end) NSC_DROP(66);
+if ((void *)(hp10 + 12) > data_end) { if (o228 + 12 <= NSC_LEN) NSC_DROP(115); NSC_DROP(116); }
 st->m[11] = (bpf_be64_to_cpu(*(__u64 *)(hp10 + 4)));
 st->m[15] = ((bpf_be64_to_cpu(*(__u64 *)(hp10 + 4)) & 0xffffULL)) & 0xffffULL;
 st->m[16] = ((__u64)bpf_ntohs(*(__u16 *)(hp10 + 2))) & 0xffffULL;
@@ -3062,7 +3123,7 @@ n155:
 __u32 o229 = st->off[11] & NSC_OM;
 hp11 = (unsigned char *)data + o229;
 NSC_HIDE(hp11);
-if ((void *)(hp11 + 12) > data_end) NSC_DROP(67);
+if ((void *)(hp11 + 12) > data_end) { if (o229 + 12 <= NSC_LEN) NSC_DROP(117); NSC_DROP(118); }
 st->m[11] = (bpf_be64_to_cpu(*(__u64 *)(hp11 + 4)));
 st->m[15] = ((__u64)bpf_ntohs(*(__u16 *)(hp11 + 0))) & 0xffffULL;
 st->m[16] = ((__u64)bpf_ntohs(*(__u16 *)(hp11 + 2))) & 0xffffULL;
@@ -3072,23 +3133,23 @@ n156:
 { /* LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1 */
 int c231 = NSC_VALID(2);
 if (c231) {
-if (!NSC_VALID(2)) NSC_DROP(68); /* ipv4 */
+if (!NSC_VALID(2)) NSC_DROP(119); /* ipv4 */
 __u32 o232 = st->off[2] & NSC_OM;
-if (o232 + st->len[2] > NSC_LEN) NSC_DROP(68);
+if (o232 + st->len[2] > NSC_LEN) NSC_DROP(119);
 hp2 = (unsigned char *)data + o232;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(68);
+if ((void *)(hp2 + 20) > data_end) { if (o232 + 20 <= NSC_LEN) NSC_DROP(120); NSC_DROP(119); }
 c231 = ((__u64)hp2[8] <= 0x1ULL);
 }
 int c230 = c231;
 if (!c230) {
 int c233 = NSC_VALID(3);
 if (c233) {
-if (!NSC_VALID(3)) NSC_DROP(68); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(119); /* ipv6 */
 __u32 o234 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o234;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(68);
+if ((void *)(hp3 + 40) > data_end) { if (o234 + 40 <= NSC_LEN) NSC_DROP(120); NSC_DROP(119); }
 c233 = ((__u64)hp3[7] <= 0x1ULL);
 }
 c230 = c233;
@@ -3100,7 +3161,7 @@ goto n158;
 }
 n157:
 { /* LbTtlExpired: drop lb_drop_ttl_expired_pkt_counter */
-NSC_DROP(69);
+NSC_DROP(121);
 }
 n158:
 { /* LbEpoch: lookup epoch_assign_table */
@@ -3131,7 +3192,7 @@ goto n159;
 }
 n159:
 { /* LbEpochMiss: drop lb_drop_epoch_assign_miss_pkt_counter */
-NSC_DROP(70);
+NSC_DROP(122);
 }
 n160:
 { /* LbSlot: set meta.calendar_slot */
@@ -3167,7 +3228,7 @@ goto n162;
 }
 n162:
 { /* LbCalendarMiss: drop lb_drop_lb_calendar_miss_pkt_counter */
-NSC_DROP(71);
+NSC_DROP(123);
 }
 n163:
 { /* LbMember: lookup member_info_lookup_table */
@@ -3217,15 +3278,15 @@ goto n164;
 }
 n164:
 { /* LbMemberMiss: drop lb_drop_mbr_info_miss_pkt_counter */
-NSC_DROP(72);
+NSC_DROP(124);
 }
 n165:
 { /* LbSoftEvicted: drop mbr_drop_soft_evicted_counter */
-NSC_DROP(73);
+NSC_DROP(125);
 }
 n166:
 { /* LbDeregistered: drop mbr_drop_deregistered_counter */
-NSC_DROP(74);
+NSC_DROP(126);
 }
 n167:
 { /* LbPort: set meta.new_port */
@@ -3234,11 +3295,11 @@ goto n169;
 }
 n169:
 { /* LbCsumZero: test udp.checksum == 0 */
-if (!NSC_VALID(4)) NSC_DROP(75); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(127); /* udp */
 __u32 o249 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o249;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(75);
+if ((void *)(hp4 + 8) > data_end) { if (o249 + 8 <= NSC_LEN) NSC_DROP(128); NSC_DROP(127); }
 if ((__u64)bpf_ntohs(*(__u16 *)(hp4 + 6)) == 0x0ULL) {
 goto n170;
 }
@@ -3268,13 +3329,13 @@ n180:
 __u32 o252 = st->off[10] & NSC_OM;
 hp10 = (unsigned char *)data + o252;
 NSC_HIDE(hp10);
-if ((void *)(hp10 + 12) > data_end) NSC_DROP(77);
+if ((void *)(hp10 + 12) > data_end) { if (o252 + 12 <= NSC_LEN) NSC_DROP(130); NSC_DROP(131); }
 __u32 po250 = st->off[10], pn251 = 12;
 if (NSC_VALID(4) && po250 > st->off[4] && pn251 % 2 == 0 && (po250 - st->off[4]) % 2 == 0) {
 __u64 d253 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp10 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 10)));
 if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d253; pend_k4 = 1; }
 }
-if (NSC_LEN - 0 - pn251 < 14) NSC_DROP(76);
+if (NSC_LEN - 0 - pn251 < 14) NSC_DROP(129);
 pend_off = po250;
 pend_n = pn251;
 NSC_CLRV(10);
@@ -3283,17 +3344,17 @@ goto n182;
 }
 n181:
 { /* LbPopV3Body: pop lb_v3 */
-if (!NSC_VALID(11)) NSC_DROP(79); /* lb_v3 */
+if (!NSC_VALID(11)) NSC_DROP(133); /* lb_v3 */
 __u32 o256 = st->off[11] & NSC_OM;
 hp11 = (unsigned char *)data + o256;
 NSC_HIDE(hp11);
-if ((void *)(hp11 + 12) > data_end) NSC_DROP(79);
+if ((void *)(hp11 + 12) > data_end) { if (o256 + 12 <= NSC_LEN) NSC_DROP(134); NSC_DROP(133); }
 __u32 po254 = st->off[11], pn255 = 12;
 if (NSC_VALID(4) && po254 > st->off[4] && pn255 % 2 == 0 && (po254 - st->off[4]) % 2 == 0) {
 __u64 d257 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp11 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 10)));
 if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d257; pend_k4 = 1; }
 }
-if (NSC_LEN - 0 - pn255 < 14) NSC_DROP(78);
+if (NSC_LEN - 0 - pn255 < 14) NSC_DROP(132);
 pend_off = po254;
 pend_n = pn255;
 NSC_CLRV(11);
@@ -3305,8 +3366,8 @@ n182:
 if (pend_n && !(1 && (__u32)st->off[9] + st->len[9] == pend_off)) {
 if (pend_off <= 64) {
 if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(80);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, pend_off, pend_n)) NSC_DROP(135);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
 unsigned char *cb258 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
@@ -3318,18 +3379,18 @@ pend_d4 = 0; pend_k4 = 0;
 __u32 o261 = st->off[9] & NSC_OM;
 hp9 = (unsigned char *)data + o261;
 NSC_HIDE(hp9);
-if ((void *)(hp9 + 4) > data_end) NSC_DROP(81);
+if ((void *)(hp9 + 4) > data_end) { if (o261 + 4 <= NSC_LEN) NSC_DROP(136); NSC_DROP(137); }
 __u32 po259 = st->off[9], pn260 = 4;
 if (NSC_VALID(4) && po259 > st->off[4] && pn260 % 2 == 0 && (po259 - st->off[4]) % 2 == 0) {
 __u64 d262 = 131070 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp9 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp9 + 2)));
 if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d262; pend_k4 = 1; }
 }
-if (NSC_LEN - pend_n - pn260 < 14) NSC_DROP(80);
+if (NSC_LEN - pend_n - pn260 < 14) NSC_DROP(135);
 pend_n += pn260;
 if (po259 <= 64) {
 if (nsc_fwd64(data, data_end, po259, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po259, pend_n)) NSC_DROP(80);
-data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen = nsc_len(data, data_end);
+} else if (nsc_pop_move(ctx, po259, pend_n)) NSC_DROP(135);
+data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
 unsigned char *cb263 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
@@ -3345,11 +3406,11 @@ goto n183;
 n183:
 { /* LbUdpLen: set udp.length */
 __u64 d264 = 0; /* udp checksum */
-if (!NSC_VALID(4)) NSC_DROP(82); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(138); /* udp */
 __u32 o266 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o266;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(82);
+if ((void *)(hp4 + 8) > data_end) { if (o266 + 8 <= NSC_LEN) NSC_DROP(139); NSC_DROP(138); }
 __u64 v265 = (((__u64)bpf_ntohs(*(__u16 *)(hp4 + 4)) - 0x10ULL));
 int w267 = 0; __u32 old268 = 0;
 w267 = 1; old268 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 4)));
@@ -3366,7 +3427,7 @@ __u64 v272 = st->m[5];
 __u32 o273 = st->off[0] & NSC_OM;
 hp0 = (unsigned char *)data + o273;
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) NSC_DROP(83);
+if ((void *)(hp0 + 14) > data_end) { if (o273 + 14 <= NSC_LEN) NSC_DROP(140); NSC_DROP(141); }
 __u64 v274 = v272;
 *(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v274 >> 32));
 *(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v274);
@@ -3396,10 +3457,10 @@ __u64 d277 = 0; /* ipv4 checksum */
 __u64 d278 = 0; /* udp checksum */
 __u64 v279 = ((st->m[7] & 0xffffffffULL) & 0xffffffffULL);
 __u32 o280 = st->off[2] & NSC_OM;
-if (o280 + st->len[2] > NSC_LEN) NSC_DROP(84);
+if (o280 + st->len[2] > NSC_LEN) NSC_DROP(142);
 hp2 = (unsigned char *)data + o280;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(84);
+if ((void *)(hp2 + 20) > data_end) { if (o280 + 20 <= NSC_LEN) NSC_DROP(143); NSC_DROP(142); }
 int w281 = 0; __u32 old282 = 0;
 w281 = 1; old282 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
 int w283 = 0; __u32 old284 = 0;
@@ -3452,11 +3513,11 @@ if ((void *)(wp297 + 6) <= data_end) new296 = (__u32)bpf_ntohs(*(__u16 *)(wp297 
 }
 if (w291) d278 += (__u64)old292 + new296;
 __u64 v298 = st->m[26];
-if (!NSC_VALID(4)) NSC_DROP(84); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(142); /* udp */
 __u32 o299 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o299;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(84);
+if ((void *)(hp4 + 8) > data_end) { if (o299 + 8 <= NSC_LEN) NSC_DROP(143); NSC_DROP(142); }
 int w300 = 0; __u32 old301 = 0;
 w300 = 1; old301 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
 *(__u16 *)(hp4 + 2) = bpf_htons((__u16)v298);
@@ -3480,10 +3541,10 @@ __u64 d311 = 0; /* ipv4 checksum */
 __u64 d312 = 0; /* udp checksum */
 __u64 v313 = ((st->m[7] & 0xffffffffULL) & 0xffffffffULL);
 __u32 o314 = st->off[2] & NSC_OM;
-if (o314 + st->len[2] > NSC_LEN) NSC_DROP(85);
+if (o314 + st->len[2] > NSC_LEN) NSC_DROP(144);
 hp2 = (unsigned char *)data + o314;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) NSC_DROP(85);
+if ((void *)(hp2 + 20) > data_end) { if (o314 + 20 <= NSC_LEN) NSC_DROP(145); NSC_DROP(144); }
 int w315 = 0; __u32 old316 = 0;
 w315 = 1; old316 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
 int w317 = 0; __u32 old318 = 0;
@@ -3536,11 +3597,11 @@ if ((void *)(wp331 + 6) <= data_end) new330 = (__u32)bpf_ntohs(*(__u16 *)(wp331 
 }
 if (w325) d312 += (__u64)old326 + new330;
 __u64 v332 = st->m[26];
-if (!NSC_VALID(4)) NSC_DROP(85); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(144); /* udp */
 __u32 o333 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o333;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(85);
+if ((void *)(hp4 + 8) > data_end) { if (o333 + 8 <= NSC_LEN) NSC_DROP(145); NSC_DROP(144); }
 int w334 = 0; __u32 old335 = 0;
 w334 = 1; old335 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
 *(__u16 *)(hp4 + 2) = bpf_htons((__u16)v332);
@@ -3593,11 +3654,11 @@ n177:
 { /* LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit */
 __u64 d353 = 0; /* udp checksum */
 nsc_v128 v354 = nsc_v(st->m[6], st->m[7]);
-if (!NSC_VALID(3)) NSC_DROP(86); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(146); /* ipv6 */
 __u32 o355 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o355;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(86);
+if ((void *)(hp3 + 40) > data_end) { if (o355 + 40 <= NSC_LEN) NSC_DROP(147); NSC_DROP(146); }
 int w356 = 0; __u32 old357 = 0;
 int k358 = 0;
 if (NSC_VALID(4)) k358 = 1;
@@ -3642,11 +3703,11 @@ if ((void *)(wp366 + 18) <= data_end) new365 = (__u32)bpf_ntohs(*(__u16 *)(wp366
 }
 if (w361) d353 += (__u64)old362 + new365;
 __u64 v367 = st->m[26];
-if (!NSC_VALID(4)) NSC_DROP(86); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(146); /* udp */
 __u32 o368 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o368;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(86);
+if ((void *)(hp4 + 8) > data_end) { if (o368 + 8 <= NSC_LEN) NSC_DROP(147); NSC_DROP(146); }
 int w369 = 0; __u32 old370 = 0;
 w369 = 1; old370 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
 *(__u16 *)(hp4 + 2) = bpf_htons((__u16)v367);
@@ -3662,11 +3723,11 @@ n178:
 { /* LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit */
 __u64 d375 = 0; /* udp checksum */
 nsc_v128 v376 = nsc_v(st->m[6], st->m[7]);
-if (!NSC_VALID(3)) NSC_DROP(87); /* ipv6 */
+if (!NSC_VALID(3)) NSC_DROP(148); /* ipv6 */
 __u32 o377 = st->off[3] & NSC_OM;
 hp3 = (unsigned char *)data + o377;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) NSC_DROP(87);
+if ((void *)(hp3 + 40) > data_end) { if (o377 + 40 <= NSC_LEN) NSC_DROP(149); NSC_DROP(148); }
 int w378 = 0; __u32 old379 = 0;
 int k380 = 0;
 if (NSC_VALID(4)) k380 = 1;
@@ -3711,11 +3772,11 @@ if ((void *)(wp388 + 18) <= data_end) new387 = (__u32)bpf_ntohs(*(__u16 *)(wp388
 }
 if (w383) d375 += (__u64)old384 + new387;
 __u64 v389 = st->m[26];
-if (!NSC_VALID(4)) NSC_DROP(87); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(148); /* udp */
 __u32 o390 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o390;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(87);
+if ((void *)(hp4 + 8) > data_end) { if (o390 + 8 <= NSC_LEN) NSC_DROP(149); NSC_DROP(148); }
 int w391 = 0; __u32 old392 = 0;
 w391 = 1; old392 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
 *(__u16 *)(hp4 + 2) = bpf_htons((__u16)v389);
@@ -3756,21 +3817,21 @@ goto n186;
 n185:
 { /* LbCsumKeepZero: set udp.checksum */
 __u64 v402 = 0x0ULL;
-if (!NSC_VALID(4)) NSC_DROP(88); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(150); /* udp */
 __u32 o403 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o403;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(88);
+if ((void *)(hp4 + 8) > data_end) { if (o403 + 8 <= NSC_LEN) NSC_DROP(151); NSC_DROP(150); }
 *(__u16 *)(hp4 + 6) = bpf_htons((__u16)v402);
 goto n188;
 }
 n186:
 { /* LbCsumComputedZero: test udp.checksum == 0 */
-if (!NSC_VALID(4)) NSC_DROP(89); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(152); /* udp */
 __u32 o404 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o404;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(89);
+if ((void *)(hp4 + 8) > data_end) { if (o404 + 8 <= NSC_LEN) NSC_DROP(153); NSC_DROP(152); }
 if ((__u64)bpf_ntohs(*(__u16 *)(hp4 + 6)) == 0x0ULL) {
 goto n187;
 }
@@ -3779,11 +3840,11 @@ NSC_EDGE(53); goto n188;
 n187:
 { /* LbCsumFFFF: set udp.checksum */
 __u64 v405 = 0xffffULL;
-if (!NSC_VALID(4)) NSC_DROP(90); /* udp */
+if (!NSC_VALID(4)) NSC_DROP(154); /* udp */
 __u32 o406 = st->off[4] & NSC_OM;
 hp4 = (unsigned char *)data + o406;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) NSC_DROP(90);
+if ((void *)(hp4 + 8) > data_end) { if (o406 + 8 <= NSC_LEN) NSC_DROP(155); NSC_DROP(154); }
 *(__u16 *)(hp4 + 6) = bpf_htons((__u16)v405);
 NSC_EDGE(54); goto n188;
 }
@@ -3804,7 +3865,7 @@ NSC_SINK(1, XDP_TX);
 /* The program's description for nsc xdp (backends/xdp.Meta). */
 __attribute__((section(".nsc.meta"), used)) static const char nsc_meta[] =
 	"{\"version\":1,\"graph\":\"LB2026@XDP\",\"program\":\"nsc_xdp\",\"counters_map\":\"nsc_counters\",\"lens_map\":\"nsc_"
-	"lens\",\"num_counters\":184,\"num_edges\":90,\"nodes\":[\"RxWire\",\"RxFrames\",\"TxQueue\",\"TxWire\",\"RxCount\",\"P"
+	"lens\",\"num_counters\":249,\"num_edges\":90,\"nodes\":[\"RxWire\",\"RxFrames\",\"TxQueue\",\"TxWire\",\"RxCount\",\"P"
 	"arseEth\",\"ParseEthType\",\"ParseVlan\",\"ParseVlanType\",\"ParseArp\",\"ParseArpCheck\",\"ParseIPv4\",\"ParseIPv"
 	"4Check\",\"ParseIPv4Proto\",\"ParseIPv6\",\"ParseIPv6Check\",\"ParseIPv6Next\",\"ParseIcmp\",\"ParseIcmpType\",\"P"
 	"arseEcho4Code\",\"ParseEcho4\",\"ParseIcmp6\",\"ParseIcmp6Type\",\"ParseEcho6Code\",\"ParseEcho6\",\"ParseUnreac"
@@ -3830,266 +3891,344 @@ __attribute__((section(".nsc.meta"), used)) static const char nsc_meta[] =
 	"\",\"LbKeep\",\"LbIsIPv4\",\"LbKeepIPv4\",\"LbKeepIPv6\",\"LbIPv4Keep\",\"LbIPv4Strip\",\"LbIPv6Keep\",\"LbIPv6Strip"
 	"\",\"LbPopV2\",\"LbPopV2Body\",\"LbPopV3Body\",\"LbPopCommon\",\"LbUdpLen\",\"LbCsumFix\",\"LbCsumKeepZero\",\"LbCsu"
 	"mComputedZero\",\"LbCsumFFFF\",\"LbTxCount\"],\"sinks\":[{\"node\":\"ToHost\",\"verdict\":\"XDP_PASS\"},{\"node\":\"Tx"
-	"Wire\",\"verdict\":\"XDP_TX\"}],\"drops\":[{\"node\":\"ParseIPv4\",\"reason\":\"malformed\"},{\"node\":\"ParseFail\",\"r"
-	"eason\":\"phys_parsefail_counter\"},{\"node\":\"PuntPopNsMac\",\"reason\":\"frame too short for XDP\"},{\"node\":"
-	"\"PuntPopNsOpt\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopNsOpt\",\"reason\":\"malformed\"},{\"no"
-	"de\":\"PuntPopNs\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopNs\",\"reason\":\"malformed\"},{\"node"
-	"\":\"PuntPopUdp\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopUdp\",\"reason\":\"malformed\"},{\"node"
-	"\":\"PuntPopIPv4\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopIPv4\",\"reason\":\"malformed\"},{\"no"
-	"de\":\"PuntPopIPv6\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopIPv6\",\"reason\":\"malformed\"},{\""
-	"node\":\"L2PopVlan\",\"reason\":\"frame too short for XDP\"},{\"node\":\"L2MacDst\",\"reason\":\"malformed\"},{\"nod"
-	"e\":\"L2DstDrop\",\"reason\":\"l2_dst_drop_counter\"},{\"node\":\"L3NotIP\",\"reason\":\"l2_iface_drop_notip_count"
-	"er\"},{\"node\":\"L3SetDaIPv4\",\"reason\":\"malformed\"},{\"node\":\"L3SetDaIPv6\",\"reason\":\"malformed\"},{\"node\""
-	":\"L3SetDaArp\",\"reason\":\"malformed\"},{\"node\":\"L3BadIP\",\"reason\":\"l2_iface_drop_badip_counter\"},{\"node"
-	"\":\"L3Icmp4Type\",\"reason\":\"malformed\"},{\"node\":\"L3Icmp4Unhandled\",\"reason\":\"l3_icmpv4_unhandled\"},{\"n"
-	"ode\":\"L3Unreach4Net\",\"reason\":\"l3_icmpv4_dest_unreach_net\"},{\"node\":\"L3Unreach4Host\",\"reason\":\"l3_ic"
-	"mpv4_dest_unreach_host\"},{\"node\":\"L3Unreach4Port\",\"reason\":\"l3_icmpv4_dest_unreach_port\"},{\"node\":\"L"
-	"3Unreach4FragNeeded\",\"reason\":\"l3_icmpv4_dest_unreach_frag_needed\"},{\"node\":\"L3Unreach4NetUnknown\",\""
-	"reason\":\"l3_icmpv4_dest_unreach_net_unknown\"},{\"node\":\"L3Unreach4HostUnknown\",\"reason\":\"l3_icmpv4_de"
-	"st_unreach_host_unknown\"},{\"node\":\"L3Unreach4HostProhibited\",\"reason\":\"l3_icmpv4_dest_unreach_host_p"
-	"rohibited\"},{\"node\":\"L3Unreach4Other\",\"reason\":\"l3_icmpv4_dest_unreach_other\"},{\"node\":\"L3Icmp6Type\""
-	",\"reason\":\"malformed\"},{\"node\":\"L3Icmp6Unhandled\",\"reason\":\"l3_icmpv6_unhandled\"},{\"node\":\"L3Unreach"
-	"6Net\",\"reason\":\"l3_icmpv6_dest_unreach_net\"},{\"node\":\"L3Unreach6HostProhibited\",\"reason\":\"l3_icmpv6_"
-	"dest_unreach_host_prohibited\"},{\"node\":\"L3Unreach6Host\",\"reason\":\"l3_icmpv6_dest_unreach_host\"},{\"no"
-	"de\":\"L3Unreach6Port\",\"reason\":\"l3_icmpv6_dest_unreach_port\"},{\"node\":\"L3Unreach6Other\",\"reason\":\"l3_"
-	"icmpv6_dest_unreach_other\"},{\"node\":\"ArpForUs\",\"reason\":\"malformed\"},{\"node\":\"Echo4ForUs\",\"reason\":\""
-	"malformed\"},{\"node\":\"Echo4NoMatch\",\"reason\":\"l3_icmpv4_echo_dst_nomatch\"},{\"node\":\"Echo4Reply\",\"reas"
-	"on\":\"malformed\"},{\"node\":\"Echo6Reply\",\"reason\":\"malformed\"},{\"node\":\"NsForUs\",\"reason\":\"malformed\"},"
-	"{\"node\":\"NsNoMatch\",\"reason\":\"l3_ipv6nd_neigh_sol_target_nomatch\"},{\"node\":\"NsUnspecified\",\"reason\":"
-	"\"malformed\"},{\"node\":\"NsToAllNodes\",\"reason\":\"malformed\"},{\"node\":\"NsToSender\",\"reason\":\"malformed\"}"
-	",{\"node\":\"NsSrcMac\",\"reason\":\"malformed\"},{\"node\":\"NsPopMac\",\"reason\":\"frame too short for XDP\"},{\"n"
-	"ode\":\"NsPopMac\",\"reason\":\"malformed\"},{\"node\":\"NsPopOpt\",\"reason\":\"frame too short for XDP\"},{\"node\""
-	":\"NsPopOpt\",\"reason\":\"malformed\"},{\"node\":\"NsPopBody\",\"reason\":\"frame too short for XDP\"},{\"node\":\"N"
-	"sPopBody\",\"reason\":\"malformed\"},{\"node\":\"NsPushNa\",\"reason\":\"malformed\"},{\"node\":\"NsPushOpt\",\"reason"
-	"\":\"malformed\"},{\"node\":\"NsPushMac\",\"reason\":\"malformed\"},{\"node\":\"NsFill\",\"reason\":\"malformed\"},{\"no"
+	"Wire\",\"verdict\":\"XDP_TX\"}],\"drops\":[{\"node\":\"ParseEth\",\"reason\":\"header beyond the XDP head\"},{\"node"
+	"\":\"ParseVlan\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseArp\",\"reason\":\"header beyond the "
+	"XDP head\"},{\"node\":\"ParseIPv4\",\"reason\":\"malformed\"},{\"node\":\"ParseIPv4\",\"reason\":\"header beyond the"
+	" XDP head\"},{\"node\":\"ParseIPv6\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseIcmp\",\"reason\":"
+	"\"header beyond the XDP head\"},{\"node\":\"ParseEcho4\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"P"
+	"arseIcmp6\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseEcho6\",\"reason\":\"header beyond the X"
+	"DP head\"},{\"node\":\"ParseUnreach4\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseUnreach6\",\"re"
+	"ason\":\"header beyond the XDP head\"},{\"node\":\"ParseUnreachUdp\",\"reason\":\"header beyond the XDP head\"}"
+	",{\"node\":\"ParseNs\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseNsOpt\",\"reason\":\"header beyo"
+	"nd the XDP head\"},{\"node\":\"ParseNsMac\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseSlow\",\"r"
+	"eason\":\"header beyond the XDP head\"},{\"node\":\"ParseLacp\",\"reason\":\"header beyond the XDP head\"},{\"no"
+	"de\":\"ParseLldp\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseUdp\",\"reason\":\"header beyond th"
+	"e XDP head\"},{\"node\":\"ParseLb\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ParseLbV2\",\"reason\":\""
+	"header beyond the XDP head\"},{\"node\":\"ParseLbV3\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"Par"
+	"seFail\",\"reason\":\"phys_parsefail_counter\"},{\"node\":\"PuntPopNsMac\",\"reason\":\"frame too short for XDP\""
+	"},{\"node\":\"PuntPopNsOpt\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopNsOpt\",\"reason\":\"header"
+	" beyond the XDP head\"},{\"node\":\"PuntPopNsOpt\",\"reason\":\"malformed\"},{\"node\":\"PuntPopNs\",\"reason\":\"fr"
+	"ame too short for XDP\"},{\"node\":\"PuntPopNs\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"PuntPopN"
+	"s\",\"reason\":\"malformed\"},{\"node\":\"PuntPopUdp\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopUd"
+	"p\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"PuntPopUdp\",\"reason\":\"malformed\"},{\"node\":\"PuntPo"
+	"pIPv4\",\"reason\":\"frame too short for XDP\"},{\"node\":\"PuntPopIPv4\",\"reason\":\"header beyond the XDP hea"
+	"d\"},{\"node\":\"PuntPopIPv4\",\"reason\":\"malformed\"},{\"node\":\"PuntPopIPv6\",\"reason\":\"frame too short for "
+	"XDP\"},{\"node\":\"PuntPopIPv6\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"PuntPopIPv6\",\"reason\":\"m"
+	"alformed\"},{\"node\":\"L2PopVlan\",\"reason\":\"frame too short for XDP\"},{\"node\":\"L2MacDst\",\"reason\":\"head"
+	"er beyond the XDP head\"},{\"node\":\"L2MacDst\",\"reason\":\"malformed\"},{\"node\":\"L2DstDrop\",\"reason\":\"l2_d"
+	"st_drop_counter\"},{\"node\":\"L3NotIP\",\"reason\":\"l2_iface_drop_notip_counter\"},{\"node\":\"L3SetDaIPv4\",\"r"
+	"eason\":\"malformed\"},{\"node\":\"L3SetDaIPv4\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"L3SetDaIPv"
+	"6\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"L3SetDaIPv6\",\"reason\":\"malformed\"},{\"node\":\"L3Set"
+	"DaArp\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"L3SetDaArp\",\"reason\":\"malformed\"},{\"node\":\"L3"
+	"BadIP\",\"reason\":\"l2_iface_drop_badip_counter\"},{\"node\":\"L3Icmp4Type\",\"reason\":\"header beyond the XDP"
+	" head\"},{\"node\":\"L3Icmp4Type\",\"reason\":\"malformed\"},{\"node\":\"L3Icmp4Unhandled\",\"reason\":\"l3_icmpv4_u"
+	"nhandled\"},{\"node\":\"L3Unreach4Net\",\"reason\":\"l3_icmpv4_dest_unreach_net\"},{\"node\":\"L3Unreach4Host\",\""
+	"reason\":\"l3_icmpv4_dest_unreach_host\"},{\"node\":\"L3Unreach4Port\",\"reason\":\"l3_icmpv4_dest_unreach_por"
+	"t\"},{\"node\":\"L3Unreach4FragNeeded\",\"reason\":\"l3_icmpv4_dest_unreach_frag_needed\"},{\"node\":\"L3Unreach"
+	"4NetUnknown\",\"reason\":\"l3_icmpv4_dest_unreach_net_unknown\"},{\"node\":\"L3Unreach4HostUnknown\",\"reason\""
+	":\"l3_icmpv4_dest_unreach_host_unknown\"},{\"node\":\"L3Unreach4HostProhibited\",\"reason\":\"l3_icmpv4_dest_"
+	"unreach_host_prohibited\"},{\"node\":\"L3Unreach4Other\",\"reason\":\"l3_icmpv4_dest_unreach_other\"},{\"node\""
+	":\"L3Icmp6Type\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"L3Icmp6Type\",\"reason\":\"malformed\"},{\""
+	"node\":\"L3Icmp6Unhandled\",\"reason\":\"l3_icmpv6_unhandled\"},{\"node\":\"L3Unreach6Net\",\"reason\":\"l3_icmpv6"
+	"_dest_unreach_net\"},{\"node\":\"L3Unreach6HostProhibited\",\"reason\":\"l3_icmpv6_dest_unreach_host_prohibi"
+	"ted\"},{\"node\":\"L3Unreach6Host\",\"reason\":\"l3_icmpv6_dest_unreach_host\"},{\"node\":\"L3Unreach6Port\",\"rea"
+	"son\":\"l3_icmpv6_dest_unreach_port\"},{\"node\":\"L3Unreach6Other\",\"reason\":\"l3_icmpv6_dest_unreach_other"
+	"\"},{\"node\":\"ArpForUs\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"ArpForUs\",\"reason\":\"malformed\""
+	"},{\"node\":\"Echo4ForUs\",\"reason\":\"malformed\"},{\"node\":\"Echo4ForUs\",\"reason\":\"header beyond the XDP he"
+	"ad\"},{\"node\":\"Echo4NoMatch\",\"reason\":\"l3_icmpv4_echo_dst_nomatch\"},{\"node\":\"Echo4Reply\",\"reason\":\"ma"
+	"lformed\"},{\"node\":\"Echo4Reply\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"Echo6Reply\",\"reason\":"
+	"\"malformed\"},{\"node\":\"Echo6Reply\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"NsForUs\",\"reason\":"
+	"\"malformed\"},{\"node\":\"NsForUs\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"NsNoMatch\",\"reason\":\""
+	"l3_ipv6nd_neigh_sol_target_nomatch\"},{\"node\":\"NsUnspecified\",\"reason\":\"malformed\"},{\"node\":\"NsUnspec"
+	"ified\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"NsToAllNodes\",\"reason\":\"malformed\"},{\"node\":\""
+	"NsToAllNodes\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"NsToSender\",\"reason\":\"malformed\"},{\"no"
+	"de\":\"NsToSender\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"NsSrcMac\",\"reason\":\"header beyond t"
+	"he XDP head\"},{\"node\":\"NsSrcMac\",\"reason\":\"malformed\"},{\"node\":\"NsPopMac\",\"reason\":\"frame too short "
+	"for XDP\"},{\"node\":\"NsPopMac\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"NsPopMac\",\"reason\":\"mal"
+	"formed\"},{\"node\":\"NsPopOpt\",\"reason\":\"frame too short for XDP\"},{\"node\":\"NsPopOpt\",\"reason\":\"header "
+	"beyond the XDP head\"},{\"node\":\"NsPopOpt\",\"reason\":\"malformed\"},{\"node\":\"NsPopBody\",\"reason\":\"frame t"
+	"oo short for XDP\"},{\"node\":\"NsPopBody\",\"reason\":\"malformed\"},{\"node\":\"NsPopBody\",\"reason\":\"header be"
+	"yond the XDP head\"},{\"node\":\"NsPushNa\",\"reason\":\"malformed\"},{\"node\":\"NsPushOpt\",\"reason\":\"malformed"
+	"\"},{\"node\":\"NsPushMac\",\"reason\":\"malformed\"},{\"node\":\"NsFill\",\"reason\":\"header beyond the XDP head\"}"
+	",{\"node\":\"NsFill\",\"reason\":\"malformed\"},{\"node\":\"NsCsum\",\"reason\":\"header beyond the XDP head\"},{\"no"
 	"de\":\"NsCsum\",\"reason\":\"malformed\"},{\"node\":\"LbNotIP\",\"reason\":\"lb_drop_not_ip_pkt_counter\"},{\"node\":"
-	"\"LbSrc4\",\"reason\":\"malformed\"},{\"node\":\"LbSrc6\",\"reason\":\"malformed\"},{\"node\":\"LbBlocked\",\"reason\":\""
-	"lb_drop_blocked_src_pkt_counter\"},{\"node\":\"LbNoHdr\",\"reason\":\"lb_drop_no_udplb_hdr_pkt_counter\"},{\"n"
-	"ode\":\"LbBadVersion\",\"reason\":\"lb_drop_bad_udplb_version_pkt_counter\"},{\"node\":\"LbSelV2\",\"reason\":\"ma"
-	"lformed\"},{\"node\":\"LbSelV3\",\"reason\":\"malformed\"},{\"node\":\"LbTtl\",\"reason\":\"malformed\"},{\"node\":\"LbT"
-	"tlExpired\",\"reason\":\"lb_drop_ttl_expired_pkt_counter\"},{\"node\":\"LbEpochMiss\",\"reason\":\"lb_drop_epoch"
-	"_assign_miss_pkt_counter\"},{\"node\":\"LbCalendarMiss\",\"reason\":\"lb_drop_lb_calendar_miss_pkt_counter\"}"
-	",{\"node\":\"LbMemberMiss\",\"reason\":\"lb_drop_mbr_info_miss_pkt_counter\"},{\"node\":\"LbSoftEvicted\",\"reaso"
-	"n\":\"mbr_drop_soft_evicted_counter\"},{\"node\":\"LbDeregistered\",\"reason\":\"mbr_drop_deregistered_counter"
-	"\"},{\"node\":\"LbCsumZero\",\"reason\":\"malformed\"},{\"node\":\"LbPopV2Body\",\"reason\":\"frame too short for XD"
-	"P\"},{\"node\":\"LbPopV2Body\",\"reason\":\"malformed\"},{\"node\":\"LbPopV3Body\",\"reason\":\"frame too short for "
-	"XDP\"},{\"node\":\"LbPopV3Body\",\"reason\":\"malformed\"},{\"node\":\"LbPopCommon\",\"reason\":\"frame too short fo"
-	"r XDP\"},{\"node\":\"LbPopCommon\",\"reason\":\"malformed\"},{\"node\":\"LbUdpLen\",\"reason\":\"malformed\"},{\"node\""
-	":\"LbEth\",\"reason\":\"malformed\"},{\"node\":\"LbIPv4Keep\",\"reason\":\"malformed\"},{\"node\":\"LbIPv4Strip\",\"rea"
-	"son\":\"malformed\"},{\"node\":\"LbIPv6Keep\",\"reason\":\"malformed\"},{\"node\":\"LbIPv6Strip\",\"reason\":\"malform"
-	"ed\"},{\"node\":\"LbCsumKeepZero\",\"reason\":\"malformed\"},{\"node\":\"LbCsumComputedZero\",\"reason\":\"malformed"
-	"\"},{\"node\":\"LbCsumFFFF\",\"reason\":\"malformed\"}],\"counts\":[\"rx_counter\",\"phys_ieee802_multicast_counte"
-	"r\",\"phys_dot3_slow_lacp_counter\",\"phys_dot3_slow_other_counter\",\"phys_lldp_counter\",\"l2_iface_allow_"
-	"counter\",\"l2_dst_allow_counter\",\"l3_allow_counter\",\"l3_arp_tpa_nomatch\",\"l3_arp_ok\",\"l3_icmpv4_echo_"
-	"ok\",\"l3_icmpv6_echo_ok\",\"l3_ipv6nd_neigh_sol_ok\",\"lb_rx_pkt_counter\",\"lb_rx_v2_counter\",\"lb_rx_v3_co"
-	"unter\",\"mbr_tx_pkt_counter\"],\"count_nodes\":[[4],[50],[53],[54],[56],[75],[78],[88],[113],[115],[119]"
-	",[121],[139],[140],[152],[153],[188]],\"flow\":{\"known\":[{},{},{},{},{},{},{},{},{},{},{},{\"kind\":\"edg"
-	"e\",\"index\":56},{},{\"kind\":\"edge\",\"index\":57},{\"kind\":\"edge\"},{\"kind\":\"edge\",\"index\":1},{\"kind\":\"edge"
-	"\",\"index\":2},{\"kind\":\"edge\",\"index\":58},{},{\"kind\":\"edge\",\"index\":59},{},{\"kind\":\"edge\",\"index\":60},"
-	"{\"kind\":\"drop\"},{},{\"kind\":\"edge\",\"index\":61},{},{\"kind\":\"edge\",\"index\":62},{},{},{\"kind\":\"edge\",\"in"
-	"dex\":63},{},{\"kind\":\"edge\",\"index\":64},{},{\"kind\":\"edge\",\"index\":65},{},{\"kind\":\"edge\",\"index\":3},{\""
-	"kind\":\"edge\",\"index\":66},{},{\"kind\":\"edge\",\"index\":67},{},{},{\"kind\":\"edge\",\"index\":4},{},{\"kind\":\"e"
-	"dge\",\"index\":5},{\"kind\":\"edge\",\"index\":6},{\"kind\":\"edge\",\"index\":68},{},{\"kind\":\"edge\",\"index\":69},{"
-	"},{},{},{\"kind\":\"edge\",\"index\":70},{},{\"kind\":\"edge\",\"index\":71},{\"kind\":\"edge\",\"index\":7},{\"kind\":\""
-	"edge\",\"index\":72},{},{\"kind\":\"edge\",\"index\":73},{},{\"kind\":\"edge\",\"index\":8},{},{\"kind\":\"edge\",\"inde"
-	"x\":74},{\"kind\":\"edge\",\"index\":9},{\"kind\":\"edge\",\"index\":10},{\"kind\":\"edge\",\"index\":11},{\"kind\":\"edge"
-	"\",\"index\":75},{},{\"kind\":\"edge\",\"index\":76},{},{\"kind\":\"edge\",\"index\":77},{\"kind\":\"edge\",\"index\":12}"
-	",{},{},{\"kind\":\"edge\",\"index\":78},{},{\"kind\":\"edge\",\"index\":13},{\"kind\":\"edge\",\"index\":14},{\"kind\":\""
-	"edge\",\"index\":79},{},{\"kind\":\"edge\",\"index\":80},{},{\"kind\":\"edge\",\"index\":15},{\"kind\":\"edge\",\"index\""
-	":16},{\"kind\":\"edge\",\"index\":81},{\"kind\":\"edge\",\"index\":17},{\"kind\":\"edge\",\"index\":82},{},{\"kind\":\"ed"
-	"ge\",\"index\":83},{},{\"kind\":\"edge\",\"index\":18},{},{\"kind\":\"edge\",\"index\":84},{},{\"kind\":\"edge\",\"index"
-	"\":85},{},{},{\"kind\":\"edge\",\"index\":86},{\"kind\":\"edge\",\"index\":19},{\"kind\":\"edge\",\"index\":87},{\"kind\""
-	":\"edge\",\"index\":20},{\"kind\":\"edge\",\"index\":88},{\"kind\":\"drop\",\"index\":1},{},{},{},{},{},{},{},{},{},"
-	"{\"kind\":\"edge\",\"index\":21},{},{\"kind\":\"edge\",\"index\":22},{\"kind\":\"edge\",\"index\":23},{},{},{},{\"kind\""
-	":\"drop\",\"index\":2},{\"kind\":\"edge\",\"index\":24},{},{},{\"kind\":\"drop\",\"index\":3},{\"kind\":\"drop\",\"index\""
-	":4},{\"kind\":\"edge\",\"index\":25},{},{},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{\"kind\":\"ed"
-	"ge\",\"index\":26},{},{},{\"kind\":\"drop\",\"index\":7},{\"kind\":\"drop\",\"index\":8},{\"kind\":\"edge\",\"index\":27}"
-	",{},{},{\"kind\":\"drop\",\"index\":9},{\"kind\":\"drop\",\"index\":10},{\"kind\":\"edge\",\"index\":28},{},{},{\"kind\""
-	":\"drop\",\"index\":11},{\"kind\":\"drop\",\"index\":12},{\"kind\":\"edge\",\"index\":29},{\"kind\":\"sink\"},{},{},{},{"
-	"\"kind\":\"drop\",\"index\":13},{\"kind\":\"edge\",\"index\":30},{},{\"kind\":\"edge\",\"index\":31},{},{\"kind\":\"drop\""
-	",\"index\":14},{},{\"kind\":\"edge\",\"index\":32},{},{\"kind\":\"drop\",\"index\":15},{},{},{},{},{},{},{},{\"kind"
-	"\":\"drop\",\"index\":16},{\"kind\":\"drop\",\"index\":17},{},{\"kind\":\"drop\",\"index\":18},{\"kind\":\"edge\",\"index\""
-	":33},{\"kind\":\"drop\",\"index\":19},{\"kind\":\"edge\",\"index\":34},{},{},{\"kind\":\"drop\",\"index\":20},{},{},{}"
-	",{},{},{},{},{},{},{\"kind\":\"drop\",\"index\":21},{},{},{\"kind\":\"drop\",\"index\":22},{},{},{},{},{},{},{},"
-	"{},{\"kind\":\"drop\",\"index\":23},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"drop\",\"index\":25},{\"kind\":\"drop\",\""
-	"index\":26},{\"kind\":\"drop\",\"index\":27},{\"kind\":\"drop\",\"index\":28},{\"kind\":\"drop\",\"index\":29},{\"kind\":"
-	"\"drop\",\"index\":30},{\"kind\":\"drop\",\"index\":31},{},{},{},{},{\"kind\":\"drop\",\"index\":32},{},{},{},{},{},"
-	"{\"kind\":\"drop\",\"index\":33},{\"kind\":\"drop\",\"index\":34},{\"kind\":\"drop\",\"index\":35},{\"kind\":\"drop\",\"ind"
-	"ex\":36},{\"kind\":\"drop\",\"index\":37},{\"kind\":\"drop\",\"index\":38},{},{},{\"kind\":\"edge\",\"index\":35},{},{}"
-	",{\"kind\":\"drop\",\"index\":39},{},{},{\"kind\":\"drop\",\"index\":40},{\"kind\":\"drop\",\"index\":41},{},{\"kind\":\""
-	"edge\",\"index\":36},{\"kind\":\"drop\",\"index\":42},{},{\"kind\":\"edge\",\"index\":37},{\"kind\":\"drop\",\"index\":43"
-	"},{},{},{\"kind\":\"drop\",\"index\":44},{\"kind\":\"drop\",\"index\":45},{},{},{\"kind\":\"drop\",\"index\":46},{},{\""
-	"kind\":\"drop\",\"index\":47},{},{},{\"kind\":\"edge\",\"index\":38},{\"kind\":\"drop\",\"index\":48},{\"kind\":\"edge\","
-	"\"index\":39},{},{},{},{},{\"kind\":\"drop\",\"index\":49},{\"kind\":\"drop\",\"index\":50},{\"kind\":\"edge\",\"index\""
-	":40},{\"kind\":\"drop\",\"index\":51},{\"kind\":\"drop\",\"index\":52},{\"kind\":\"edge\",\"index\":41},{\"kind\":\"drop\""
-	",\"index\":53},{\"kind\":\"drop\",\"index\":54},{},{\"kind\":\"drop\",\"index\":55},{},{\"kind\":\"drop\",\"index\":56},"
-	"{},{\"kind\":\"drop\",\"index\":57},{},{\"kind\":\"drop\",\"index\":58},{},{\"kind\":\"drop\",\"index\":59},{},{\"kind\""
-	":\"edge\",\"index\":42},{},{},{},{},{},{\"kind\":\"drop\",\"index\":60},{\"kind\":\"drop\",\"index\":61},{},{},{\"kin"
-	"d\":\"drop\",\"index\":62},{\"kind\":\"edge\",\"index\":43},{\"kind\":\"edge\",\"index\":89},{\"kind\":\"drop\",\"index\":6"
-	"3},{},{},{\"kind\":\"drop\",\"index\":64},{},{},{},{},{\"kind\":\"drop\",\"index\":65},{},{},{\"kind\":\"drop\",\"ind"
-	"ex\":66},{},{\"kind\":\"drop\",\"index\":67},{\"kind\":\"edge\",\"index\":44},{\"kind\":\"drop\",\"index\":68},{},{},{\""
-	"kind\":\"drop\",\"index\":69},{},{\"kind\":\"edge\",\"index\":45},{},{\"kind\":\"drop\",\"index\":70},{},{},{},{\"kind"
-	"\":\"drop\",\"index\":71},{},{\"kind\":\"edge\",\"index\":46},{},{},{},{\"kind\":\"drop\",\"index\":72},{\"kind\":\"drop"
-	"\",\"index\":73},{\"kind\":\"drop\",\"index\":74},{},{\"kind\":\"drop\",\"index\":75},{},{},{\"kind\":\"edge\",\"index\":"
-	"47},{},{},{},{},{\"kind\":\"drop\",\"index\":76},{\"kind\":\"drop\",\"index\":77},{},{\"kind\":\"drop\",\"index\":78},"
-	"{\"kind\":\"drop\",\"index\":79},{\"kind\":\"edge\",\"index\":48},{\"kind\":\"drop\",\"index\":80},{\"kind\":\"drop\",\"ind"
-	"ex\":81},{},{\"kind\":\"drop\",\"index\":82},{\"kind\":\"edge\",\"index\":49},{\"kind\":\"drop\",\"index\":83},{},{},{}"
-	",{},{},{\"kind\":\"drop\",\"index\":84},{},{\"kind\":\"drop\",\"index\":85},{\"kind\":\"edge\",\"index\":50},{},{},{\"k"
-	"ind\":\"drop\",\"index\":86},{\"kind\":\"edge\",\"index\":51},{\"kind\":\"drop\",\"index\":87},{\"kind\":\"edge\",\"index\""
-	":52},{},{},{\"kind\":\"drop\",\"index\":88},{},{\"kind\":\"drop\",\"index\":89},{},{\"kind\":\"edge\",\"index\":53},{\""
-	"kind\":\"drop\",\"index\":90},{\"kind\":\"edge\",\"index\":54},{\"kind\":\"edge\",\"index\":55},{},{\"kind\":\"sink\",\"in"
-	"dex\":1},{\"kind\":\"total\"}],\"solve\":[{\"edge\":0,\"plus\":[371],\"minus\":[]},{\"edge\":1,\"plus\":[0],\"minus\":["
-	"]},{\"edge\":369,\"plus\":[370],\"minus\":[]},{\"edge\":2,\"plus\":[1],\"minus\":[]},{\"edge\":12,\"plus\":[14,15,16"
-	",17],\"minus\":[]},{\"edge\":42,\"plus\":[44,45],\"minus\":[]},{\"edge\":52,\"plus\":[54,55],\"minus\":[]},{\"edge\""
-	":60,\"plus\":[62,63],\"minus\":[]},{\"edge\":58,\"plus\":[64,65],\"minus\":[62]},{\"edge\":74,\"plus\":[76,77],\"mi"
-	"nus\":[]},{\"edge\":80,\"plus\":[82,83],\"minus\":[]},{\"edge\":10,\"plus\":[84,85],\"minus\":[]},{\"edge\":94,\"plu"
-	"s\":[97,98],\"minus\":[]},{\"edge\":95,\"plus\":[99,100],\"minus\":[]},{\"edge\":4,\"plus\":[101],\"minus\":[11,13,"
-	"17,19,21,24,26,29,31,33,36,38,45,47,51,53,55,57,61,65,67,69,73,77,79,83,85,87,91,93,96,98,100]},{\"ed"
-	"ge\":109,\"plus\":[111],\"minus\":[]},{\"edge\":112,\"plus\":[114],\"minus\":[]},{\"edge\":116,\"plus\":[118,119],\""
-	"minus\":[]},{\"edge\":120,\"plus\":[122,123,124],\"minus\":[]},{\"edge\":125,\"plus\":[127,128,129],\"minus\":[]}"
-	",{\"edge\":130,\"plus\":[132,133,134],\"minus\":[]},{\"edge\":135,\"plus\":[137,138,139],\"minus\":[]},{\"edge\":1"
-	"40,\"plus\":[142,143,144],\"minus\":[]},{\"edge\":141,\"plus\":[145],\"minus\":[144]},{\"edge\":148,\"plus\":[149,"
-	"150],\"minus\":[]},{\"edge\":157,\"plus\":[158],\"minus\":[]},{\"edge\":165,\"plus\":[166],\"minus\":[]},{\"edge\":1"
-	"62,\"plus\":[169,170],\"minus\":[]},{\"edge\":164,\"plus\":[171,172],\"minus\":[]},{\"edge\":174,\"plus\":[175],\"m"
-	"inus\":[]},{\"edge\":187,\"plus\":[188],\"minus\":[]},{\"edge\":189,\"plus\":[197],\"minus\":[]},{\"edge\":190,\"plu"
-	"s\":[198],\"minus\":[]},{\"edge\":191,\"plus\":[199],\"minus\":[]},{\"edge\":192,\"plus\":[200],\"minus\":[]},{\"edg"
-	"e\":193,\"plus\":[201],\"minus\":[]},{\"edge\":194,\"plus\":[202],\"minus\":[]},{\"edge\":195,\"plus\":[203],\"minus"
-	"\":[]},{\"edge\":196,\"plus\":[204],\"minus\":[]},{\"edge\":209,\"plus\":[210],\"minus\":[]},{\"edge\":211,\"plus\":["
-	"216],\"minus\":[]},{\"edge\":212,\"plus\":[217],\"minus\":[]},{\"edge\":213,\"plus\":[218],\"minus\":[]},{\"edge\":2"
-	"14,\"plus\":[219],\"minus\":[]},{\"edge\":215,\"plus\":[220],\"minus\":[]},{\"edge\":223,\"plus\":[224],\"minus\":[]"
-	"},{\"edge\":229,\"plus\":[230],\"minus\":[]},{\"edge\":232,\"plus\":[233],\"minus\":[]},{\"edge\":235,\"plus\":[236]"
-	",\"minus\":[]},{\"edge\":239,\"plus\":[240],\"minus\":[]},{\"edge\":248,\"plus\":[250,251],\"minus\":[]},{\"edge\":2"
-	"54,\"plus\":[256,257,258],\"minus\":[]},{\"edge\":255,\"plus\":[259,260,261],\"minus\":[258]},{\"edge\":274,\"plu"
-	"s\":[275],\"minus\":[]},{\"edge\":280,\"plus\":[281],\"minus\":[]},{\"edge\":279,\"plus\":[285,286,287],\"minus\":["
-	"]},{\"edge\":284,\"plus\":[288],\"minus\":[287]},{\"edge\":290,\"plus\":[291],\"minus\":[]},{\"edge\":295,\"plus\":["
-	"296],\"minus\":[]},{\"edge\":298,\"plus\":[301,302],\"minus\":[]},{\"edge\":304,\"plus\":[306],\"minus\":[]},{\"edg"
-	"e\":309,\"plus\":[310],\"minus\":[]},{\"edge\":313,\"plus\":[314],\"minus\":[]},{\"edge\":319,\"plus\":[320],\"minus"
-	"\":[]},{\"edge\":317,\"plus\":[321],\"minus\":[]},{\"edge\":318,\"plus\":[322],\"minus\":[]},{\"edge\":325,\"plus\":["
-	"327],\"minus\":[]},{\"edge\":348,\"plus\":[351,352],\"minus\":[]},{\"edge\":353,\"plus\":[355,356],\"minus\":[]},{"
-	"\"edge\":354,\"plus\":[357,358],\"minus\":[]},{\"edge\":331,\"plus\":[335,336,337],\"minus\":[]},{\"edge\":340,\"pl"
-	"us\":[341,342],\"minus\":[]},{\"edge\":364,\"plus\":[366,367],\"minus\":[]},{\"edge\":362,\"plus\":[368],\"minus\":"
-	"[365,367]},{\"edge\":226,\"plus\":[369],\"minus\":[233,236,275,368]},{\"edge\":3,\"plus\":[2],\"minus\":[4]},{\"e"
-	"dge\":7,\"plus\":[12,13],\"minus\":[]},{\"edge\":40,\"plus\":[42,43],\"minus\":[]},{\"edge\":49,\"plus\":[52,53],\"m"
-	"inus\":[]},{\"edge\":56,\"plus\":[58,59],\"minus\":[]},{\"edge\":48,\"plus\":[60,61],\"minus\":[]},{\"edge\":72,\"pl"
-	"us\":[74,75],\"minus\":[]},{\"edge\":78,\"plus\":[80,81],\"minus\":[]},{\"edge\":92,\"plus\":[94,95,96],\"minus\":["
-	"]},{\"edge\":107,\"plus\":[112,113],\"minus\":[]},{\"edge\":136,\"plus\":[140,141],\"minus\":[139]},{\"edge\":146,"
-	"\"plus\":[148],\"minus\":[]},{\"edge\":163,\"plus\":[164,165],\"minus\":[]},{\"edge\":186,\"plus\":[189,190,191,19"
-	"2,193,194,195,196],\"minus\":[]},{\"edge\":206,\"plus\":[211,212,213,214,215],\"minus\":[]},{\"edge\":225,\"plu"
-	"s\":[226],\"minus\":[]},{\"edge\":228,\"plus\":[231,232],\"minus\":[]},{\"edge\":207,\"plus\":[234,235],\"minus\":["
-	"]},{\"edge\":247,\"plus\":[248,249],\"minus\":[]},{\"edge\":252,\"plus\":[254,255],\"minus\":[]},{\"edge\":272,\"pl"
-	"us\":[273,274],\"minus\":[]},{\"edge\":278,\"plus\":[279,280],\"minus\":[]},{\"edge\":294,\"plus\":[298],\"minus\":"
-	"[]},{\"edge\":346,\"plus\":[353,354],\"minus\":[]},{\"edge\":334,\"plus\":[338,339,340],\"minus\":[337]},{\"edge\""
-	":359,\"plus\":[361,362],\"minus\":[]},{\"edge\":360,\"plus\":[363,364,365],\"minus\":[]},{\"edge\":39,\"plus\":[56"
-	",57],\"minus\":[]},{\"edge\":71,\"plus\":[72,73],\"minus\":[]},{\"edge\":9,\"plus\":[78,79],\"minus\":[]},{\"edge\":"
-	"90,\"plus\":[92,93],\"minus\":[]},{\"edge\":131,\"plus\":[135,136],\"minus\":[134]},{\"edge\":161,\"plus\":[162,16"
-	"3],\"minus\":[]},{\"edge\":184,\"plus\":[185,186,187],\"minus\":[]},{\"edge\":222,\"plus\":[225],\"minus\":[]},{\"e"
-	"dge\":183,\"plus\":[227,228,229],\"minus\":[]},{\"edge\":243,\"plus\":[246,247],\"minus\":[]},{\"edge\":270,\"plus"
-	"\":[271,272],\"minus\":[]},{\"edge\":293,\"plus\":[294,295],\"minus\":[]},{\"edge\":330,\"plus\":[332,333,334],\"m"
-	"inus\":[]},{\"edge\":350,\"plus\":[359,360],\"minus\":[352,356,358]},{\"edge\":37,\"plus\":[39,40,41],\"minus\":["
-	"]},{\"edge\":68,\"plus\":[70,71],\"minus\":[]},{\"edge\":88,\"plus\":[90,91],\"minus\":[]},{\"edge\":126,\"plus\":[1"
-	"30,131],\"minus\":[129]},{\"edge\":179,\"plus\":[183,184],\"minus\":[]},{\"edge\":177,\"plus\":[221,222,223],\"mi"
-	"nus\":[]},{\"edge\":268,\"plus\":[269,270],\"minus\":[]},{\"edge\":347,\"plus\":[349,350],\"minus\":[]},{\"edge\":3"
-	"29,\"plus\":[330,331],\"minus\":[]},{\"edge\":27,\"plus\":[37,38],\"minus\":[]},{\"edge\":66,\"plus\":[68,69],\"min"
-	"us\":[]},{\"edge\":86,\"plus\":[88,89],\"minus\":[]},{\"edge\":121,\"plus\":[125,126],\"minus\":[124]},{\"edge\":26"
-	"6,\"plus\":[267,268],\"minus\":[]},{\"edge\":345,\"plus\":[347,348],\"minus\":[]},{\"edge\":50,\"plus\":[66,67],\"m"
-	"inus\":[]},{\"edge\":28,\"plus\":[86,87],\"minus\":[35]},{\"edge\":117,\"plus\":[120,121],\"minus\":[119]},{\"edge"
-	"\":264,\"plus\":[265,266],\"minus\":[]},{\"edge\":344,\"plus\":[345,346],\"minus\":[]},{\"edge\":25,\"plus\":[27,28"
-	",29],\"minus\":[]},{\"edge\":46,\"plus\":[48,49,50,51],\"minus\":[]},{\"edge\":115,\"plus\":[116,117],\"minus\":[]"
-	"},{\"edge\":253,\"plus\":[262,263,264],\"minus\":[261]},{\"edge\":328,\"plus\":[343,344],\"minus\":[342]},{\"edge"
-	"\":326,\"plus\":[328,329],\"minus\":[327]},{\"edge\":23,\"plus\":[25,26],\"minus\":[]},{\"edge\":34,\"plus\":[46,47"
-	"],\"minus\":[]},{\"edge\":110,\"plus\":[115],\"minus\":[111,113,114]},{\"edge\":245,\"plus\":[252,253],\"minus\":["
-	"249,251]},{\"edge\":323,\"plus\":[324,325,326],\"minus\":[]},{\"edge\":5,\"plus\":[22,23,24],\"minus\":[14]},{\"e"
-	"dge\":32,\"plus\":[34,35,36],\"minus\":[]},{\"edge\":108,\"plus\":[110],\"minus\":[]},{\"edge\":242,\"plus\":[244,2"
-	"45],\"minus\":[]},{\"edge\":315,\"plus\":[323],\"minus\":[316]},{\"edge\":30,\"plus\":[32,33],\"minus\":[]},{\"edge"
-	"\":106,\"plus\":[108,109],\"minus\":[]},{\"edge\":238,\"plus\":[241,242,243],\"minus\":[]},{\"edge\":312,\"plus\":["
-	"315,316,317,318,319],\"minus\":[]},{\"edge\":8,\"plus\":[30,31],\"minus\":[16]},{\"edge\":105,\"plus\":[106,107]"
-	",\"minus\":[]},{\"edge\":208,\"plus\":[237,238,239],\"minus\":[]},{\"edge\":311,\"plus\":[312,313],\"minus\":[]},{"
-	"\"edge\":6,\"plus\":[3],\"minus\":[5,7,8,9,10,11]},{\"edge\":18,\"plus\":[6,15],\"minus\":[19]},{\"edge\":20,\"plus"
-	"\":[18],\"minus\":[21]},{\"edge\":102,\"plus\":[20,41,43,44,54,59,63,64,70,75,76,81,82,84,89,97,99],\"minus\""
-	":[]},{\"edge\":103,\"plus\":[105],\"minus\":[]},{\"edge\":181,\"plus\":[205,206,207,208,209],\"minus\":[]},{\"edg"
-	"e\":307,\"plus\":[311],\"minus\":[308]},{\"edge\":104,\"plus\":[102],\"minus\":[103]},{\"edge\":147,\"plus\":[104],"
-	"\"minus\":[146]},{\"edge\":151,\"plus\":[147,150],\"minus\":[152]},{\"edge\":153,\"plus\":[151,152],\"minus\":[]},"
-	"{\"edge\":155,\"plus\":[153],\"minus\":[154,156,157]},{\"edge\":159,\"plus\":[155,156],\"minus\":[]},{\"edge\":160"
-	",\"plus\":[159],\"minus\":[161]},{\"edge\":168,\"plus\":[160],\"minus\":[167]},{\"edge\":173,\"plus\":[168,170,172"
-	"],\"minus\":[174]},{\"edge\":176,\"plus\":[173],\"minus\":[]},{\"edge\":178,\"plus\":[176],\"minus\":[177]},{\"edge"
-	"\":180,\"plus\":[178],\"minus\":[179]},{\"edge\":182,\"plus\":[180],\"minus\":[181]},{\"edge\":276,\"plus\":[182,22"
-	"4],\"minus\":[]},{\"edge\":277,\"plus\":[276],\"minus\":[278]},{\"edge\":283,\"plus\":[277],\"minus\":[282,284]},{"
-	"\"edge\":289,\"plus\":[283,286],\"minus\":[290]},{\"edge\":292,\"plus\":[289],\"minus\":[293]},{\"edge\":297,\"plus"
-	"\":[292],\"minus\":[]},{\"edge\":300,\"plus\":[297],\"minus\":[299]},{\"edge\":305,\"plus\":[300,302],\"minus\":[30"
-	"3,304]}],\"in\":[[371],[0],[226,233,236,275,368],[369],[1],[2],[3],[7],[12],[6,15],[18],[5,14],[23],[2"
-	"5],[8,16],[30],[32],[27],[37],[40],[42],[34],[46],[49],[52],[39],[56],[48],[60],[58,62],[50],[66],[6"
-	"8],[71],[72],[74],[9],[78],[80],[10],[28,35],[86],[88],[90],[92],[94],[95],[4,11,13,17,19,21,24,26,2"
-	"9,31,33,36,38,45,47,51,53,55,57,61,65,67,69,73,77,79,83,85,87,91,93,96,98,100],[20,41,43,44,54,59,63"
-	",64,70,75,76,81,82,84,89,97,99],[102],[103],[105],[106],[108],[109],[107],[112],[110,111,113,114],[1"
-	"15],[116],[117,119],[120],[121,124],[125],[126,129],[130],[131,134],[135],[136,139],[140],[141,144],"
-	"[104],[146],[148],[147,150],[151,152],[153],[157],[155,156],[159],[161],[163],[165],[160],[162],[164"
-	"],[168,170,172],[174],[173],[176],[178],[180],[179],[184],[187],[186],[189],[190],[191],[192],[193],"
-	"[194],[195],[196],[181],[209],[206],[211],[212],[213],[214],[215],[177],[223],[222],[225],[183],[229"
-	"],[228],[232],[207],[235],[208],[239],[238],[242],[243],[247],[248],[245,249,251],[252],[254],[255,2"
-	"58],[253,261],[264],[266],[268],[270],[272],[274],[182,224],[276],[278],[280],[277],[279],[284,287],"
-	"[283,286],[290],[289],[293],[295],[292],[294],[297],[298],[300,302],[304],[305],[309],[307,308],[311"
-	"],[313],[312],[319],[317],[318],[315,316],[328,342],[323],[325],[326,327],[344],[345],[346],[347],[3"
-	"48],[353],[354],[329],[330],[331],[334,337],[340],[350,352,356,358],[359],[360],[364],[362,365,367]]"
-	",\"ends\":[{\"kind\":\"drop\"},{\"kind\":\"drop\",\"index\":1},{\"kind\":\"drop\",\"index\":2},{\"kind\":\"drop\",\"index\":"
-	"3},{\"kind\":\"drop\",\"index\":4},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{\"kind\":\"drop\",\"ind"
-	"ex\":7},{\"kind\":\"drop\",\"index\":8},{\"kind\":\"drop\",\"index\":9},{\"kind\":\"drop\",\"index\":10},{\"kind\":\"drop\""
-	",\"index\":11},{\"kind\":\"drop\",\"index\":12},{\"kind\":\"sink\"},{\"kind\":\"drop\",\"index\":13},{\"kind\":\"drop\",\"i"
-	"ndex\":14},{\"kind\":\"drop\",\"index\":15},{\"kind\":\"drop\",\"index\":16},{\"kind\":\"drop\",\"index\":17},{\"kind\":\""
-	"drop\",\"index\":18},{\"kind\":\"drop\",\"index\":19},{\"kind\":\"drop\",\"index\":20},{\"kind\":\"drop\",\"index\":21},{"
-	"\"kind\":\"drop\",\"index\":22},{\"kind\":\"drop\",\"index\":23},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"drop\",\"inde"
-	"x\":25},{\"kind\":\"drop\",\"index\":26},{\"kind\":\"drop\",\"index\":27},{\"kind\":\"drop\",\"index\":28},{\"kind\":\"dro"
-	"p\",\"index\":29},{\"kind\":\"drop\",\"index\":30},{\"kind\":\"drop\",\"index\":31},{\"kind\":\"drop\",\"index\":32},{\"ki"
-	"nd\":\"drop\",\"index\":33},{\"kind\":\"drop\",\"index\":34},{\"kind\":\"drop\",\"index\":35},{\"kind\":\"drop\",\"index\":"
-	"36},{\"kind\":\"drop\",\"index\":37},{\"kind\":\"drop\",\"index\":38},{\"kind\":\"drop\",\"index\":39},{\"kind\":\"drop\","
-	"\"index\":40},{\"kind\":\"drop\",\"index\":41},{\"kind\":\"drop\",\"index\":42},{\"kind\":\"drop\",\"index\":43},{\"kind\""
-	":\"drop\",\"index\":44},{\"kind\":\"drop\",\"index\":45},{\"kind\":\"drop\",\"index\":46},{\"kind\":\"drop\",\"index\":47}"
-	",{\"kind\":\"drop\",\"index\":48},{\"kind\":\"drop\",\"index\":49},{\"kind\":\"drop\",\"index\":50},{\"kind\":\"drop\",\"in"
-	"dex\":51},{\"kind\":\"drop\",\"index\":52},{\"kind\":\"drop\",\"index\":53},{\"kind\":\"drop\",\"index\":54},{\"kind\":\"d"
-	"rop\",\"index\":55},{\"kind\":\"drop\",\"index\":56},{\"kind\":\"drop\",\"index\":57},{\"kind\":\"drop\",\"index\":58},{\""
-	"kind\":\"drop\",\"index\":59},{\"kind\":\"drop\",\"index\":60},{\"kind\":\"drop\",\"index\":61},{\"kind\":\"drop\",\"index"
-	"\":62},{\"kind\":\"drop\",\"index\":63},{\"kind\":\"drop\",\"index\":64},{\"kind\":\"drop\",\"index\":65},{\"kind\":\"drop"
-	"\",\"index\":66},{\"kind\":\"drop\",\"index\":67},{\"kind\":\"drop\",\"index\":68},{\"kind\":\"drop\",\"index\":69},{\"kin"
-	"d\":\"drop\",\"index\":70},{\"kind\":\"drop\",\"index\":71},{\"kind\":\"drop\",\"index\":72},{\"kind\":\"drop\",\"index\":7"
-	"3},{\"kind\":\"drop\",\"index\":74},{\"kind\":\"drop\",\"index\":75},{\"kind\":\"drop\",\"index\":76},{\"kind\":\"drop\",\""
-	"index\":77},{\"kind\":\"drop\",\"index\":78},{\"kind\":\"drop\",\"index\":79},{\"kind\":\"drop\",\"index\":80},{\"kind\":"
-	"\"drop\",\"index\":81},{\"kind\":\"drop\",\"index\":82},{\"kind\":\"drop\",\"index\":83},{\"kind\":\"drop\",\"index\":84},"
-	"{\"kind\":\"drop\",\"index\":85},{\"kind\":\"drop\",\"index\":86},{\"kind\":\"drop\",\"index\":87},{\"kind\":\"drop\",\"ind"
-	"ex\":88},{\"kind\":\"drop\",\"index\":89},{\"kind\":\"drop\",\"index\":90},{\"kind\":\"sink\",\"index\":1}]},\"tables\":["
-	"{\"index\":0,\"map\":\"nsc_t0\",\"mode\":\"scan\",\"spec\":{\"Name\":\"l2_iface_table\",\"Keys\":[{\"Name\":\"meta.vlan_i"
-	"d\",\"Width\":12,\"Kind\":2}],\"Actions\":[{\"Name\":\"set_l2_iface\",\"Params\":[{\"Name\":\"l2_iface_id\",\"Width\":4"
-	"},{\"Name\":\"l2_iface_uc_mac\",\"Width\":48}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":17,\"Default\":\"miss\",\"D"
-	"efaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":1,\"map\":\"nsc_t1\",\"mode\":\"scan\",\"spec\":{"
-	"\"Name\":\"mac_dst_filter_table\",\"Keys\":[{\"Name\":\"meta.iface\",\"Width\":4,\"Kind\":2},{\"Name\":\"ethernet.dst"
-	"\",\"Width\":48,\"Kind\":0}],\"Actions\":[{\"Name\":\"set_mac_sa\",\"Params\":[{\"Name\":\"mac_sa\",\"Width\":48}]},{\"N"
-	"ame\":\"l2_dst_allow\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":64,\"Default\":\"miss\",\"DefaultPar"
-	"ams\":null,\"Priorities\":false},\"used\":true},{\"index\":2,\"map\":\"nsc_t2\",\"mode\":\"scan\",\"spec\":{\"Name\":\"i"
-	"p_dst_filter_table\",\"Keys\":[{\"Name\":\"meta.iface\",\"Width\":4,\"Kind\":2},{\"Name\":\"ethernet.type\",\"Width\""
-	":16,\"Kind\":0},{\"Name\":\"meta.ip_da\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Name\":\"set_ip_sa\",\"Params\":[{"
-	"\"Name\":\"ip_sa\",\"Width\":128},{\"Name\":\"lb_id\",\"Width\":3}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":64,\"Def"
-	"ault\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":3,\"map\":\"nsc_t3\",\"mode\":"
-	"\"slots\",\"spec\":{\"Name\":\"ipv4_src_filter_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Na"
-	"me\":\"ipv4.src\",\"Width\":32,\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip_src\",\"Params\":[]},{\"Name\":\"miss\",\""
-	"Params\":[]}],\"Size\":256,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"ind"
-	"ex\":4,\"map\":\"nsc_t4\",\"mode\":\"hash\",\"spec\":{\"Name\":\"ipv6_src_filter_table\",\"Keys\":[{\"Name\":\"meta.lb_i"
-	"d\",\"Width\":8,\"Kind\":0},{\"Name\":\"ipv6.src\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip_src\",\""
-	"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":256,\"Default\":\"miss\",\"DefaultParams\":null,\"Prioritie"
-	"s\":false},\"used\":true},{\"index\":5,\"map\":\"nsc_t5\",\"mode\":\"scan\",\"spec\":{\"Name\":\"epoch_assign_table\",\""
-	"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Name\":\"meta.tick\",\"Width\":64,\"Kind\":1}],\"Actions\":"
-	"[{\"Name\":\"do_assign_epoch\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32}]},{\"Name\":\"do_assign_epoch_with_slo"
-	"t_sel_opts\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32},{\"Name\":\"slot_select_bit_cnt\",\"Width\":5},{\"Name\":\""
-	"slot_select_xor\",\"Width\":16}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":1024,\"Default\":\"miss\",\"DefaultPar"
-	"ams\":null,\"Priorities\":true},\"used\":true},{\"index\":6,\"map\":\"nsc_t6\",\"mode\":\"slots\",\"spec\":{\"Name\":\"l"
-	"oad_balance_calendar_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Name\":\"meta.epoch\",\"W"
-	"idth\":32,\"Kind\":0},{\"Name\":\"meta.calendar_slot\",\"Width\":16,\"Kind\":0}],\"Actions\":[{\"Name\":\"do_assign_"
-	"member\",\"Params\":[{\"Name\":\"member_id\",\"Width\":16}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":16384,\"Defau"
-	"lt\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":7,\"map\":\"nsc_t7\",\"mode\":\"s"
-	"lots\",\"spec\":{\"Name\":\"member_info_lookup_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"N"
-	"ame\":\"ethernet.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.member_id\",\"Width\":16,\"Kind\":0}],\"Actions\":["
-	"{\"Name\":\"do_ipv4_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":32"
-	"},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\":\"port_select_bit_cnt\",\"Width\":5},{\"Name\":\"keep_lb_header\",\""
-	"Width\":1}]},{\"Name\":\"do_ipv6_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst"
-	"\",\"Width\":128},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\":\"port_select_bit_cnt\",\"Width\":5},{\"Name\":\"keep"
-	"_lb_header\",\"Width\":1}]},{\"Name\":\"drop_soft_evicted\",\"Params\":[]},{\"Name\":\"drop_deregistered\",\"Param"
-	"s\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":1024,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":f"
-	"alse},\"used\":true}],\"max_frame\":3520}"
+	"\"LbSrc4\",\"reason\":\"malformed\"},{\"node\":\"LbSrc4\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbSr"
+	"c6\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbSrc6\",\"reason\":\"malformed\"},{\"node\":\"LbBlocked"
+	"\",\"reason\":\"lb_drop_blocked_src_pkt_counter\"},{\"node\":\"LbNoHdr\",\"reason\":\"lb_drop_no_udplb_hdr_pkt_c"
+	"ounter\"},{\"node\":\"LbBadVersion\",\"reason\":\"lb_drop_bad_udplb_version_pkt_counter\"},{\"node\":\"LbSelV2\","
+	"\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbSelV2\",\"reason\":\"malformed\"},{\"node\":\"LbSelV3\",\"re"
+	"ason\":\"header beyond the XDP head\"},{\"node\":\"LbSelV3\",\"reason\":\"malformed\"},{\"node\":\"LbTtl\",\"reason\""
+	":\"malformed\"},{\"node\":\"LbTtl\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbTtlExpired\",\"reason\""
+	":\"lb_drop_ttl_expired_pkt_counter\"},{\"node\":\"LbEpochMiss\",\"reason\":\"lb_drop_epoch_assign_miss_pkt_co"
+	"unter\"},{\"node\":\"LbCalendarMiss\",\"reason\":\"lb_drop_lb_calendar_miss_pkt_counter\"},{\"node\":\"LbMemberM"
+	"iss\",\"reason\":\"lb_drop_mbr_info_miss_pkt_counter\"},{\"node\":\"LbSoftEvicted\",\"reason\":\"mbr_drop_soft_e"
+	"victed_counter\"},{\"node\":\"LbDeregistered\",\"reason\":\"mbr_drop_deregistered_counter\"},{\"node\":\"LbCsumZ"
+	"ero\",\"reason\":\"malformed\"},{\"node\":\"LbCsumZero\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbPo"
+	"pV2Body\",\"reason\":\"frame too short for XDP\"},{\"node\":\"LbPopV2Body\",\"reason\":\"header beyond the XDP h"
+	"ead\"},{\"node\":\"LbPopV2Body\",\"reason\":\"malformed\"},{\"node\":\"LbPopV3Body\",\"reason\":\"frame too short fo"
+	"r XDP\"},{\"node\":\"LbPopV3Body\",\"reason\":\"malformed\"},{\"node\":\"LbPopV3Body\",\"reason\":\"header beyond th"
+	"e XDP head\"},{\"node\":\"LbPopCommon\",\"reason\":\"frame too short for XDP\"},{\"node\":\"LbPopCommon\",\"reason"
+	"\":\"header beyond the XDP head\"},{\"node\":\"LbPopCommon\",\"reason\":\"malformed\"},{\"node\":\"LbUdpLen\",\"reas"
+	"on\":\"malformed\"},{\"node\":\"LbUdpLen\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbEth\",\"reason\":"
+	"\"header beyond the XDP head\"},{\"node\":\"LbEth\",\"reason\":\"malformed\"},{\"node\":\"LbIPv4Keep\",\"reason\":\"m"
+	"alformed\"},{\"node\":\"LbIPv4Keep\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbIPv4Strip\",\"reason"
+	"\":\"malformed\"},{\"node\":\"LbIPv4Strip\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbIPv6Keep\",\"re"
+	"ason\":\"malformed\"},{\"node\":\"LbIPv6Keep\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbIPv6Strip\""
+	",\"reason\":\"malformed\"},{\"node\":\"LbIPv6Strip\",\"reason\":\"header beyond the XDP head\"},{\"node\":\"LbCsumK"
+	"eepZero\",\"reason\":\"malformed\"},{\"node\":\"LbCsumKeepZero\",\"reason\":\"header beyond the XDP head\"},{\"nod"
+	"e\":\"LbCsumComputedZero\",\"reason\":\"malformed\"},{\"node\":\"LbCsumComputedZero\",\"reason\":\"header beyond t"
+	"he XDP head\"},{\"node\":\"LbCsumFFFF\",\"reason\":\"malformed\"},{\"node\":\"LbCsumFFFF\",\"reason\":\"header beyon"
+	"d the XDP head\"}],\"counts\":[\"rx_counter\",\"phys_ieee802_multicast_counter\",\"phys_dot3_slow_lacp_count"
+	"er\",\"phys_dot3_slow_other_counter\",\"phys_lldp_counter\",\"l2_iface_allow_counter\",\"l2_dst_allow_counte"
+	"r\",\"l3_allow_counter\",\"l3_arp_tpa_nomatch\",\"l3_arp_ok\",\"l3_icmpv4_echo_ok\",\"l3_icmpv6_echo_ok\",\"l3_i"
+	"pv6nd_neigh_sol_ok\",\"lb_rx_pkt_counter\",\"lb_rx_v2_counter\",\"lb_rx_v3_counter\",\"mbr_tx_pkt_counter\"],"
+	"\"count_nodes\":[[4],[50],[53],[54],[56],[75],[78],[88],[113],[115],[119],[121],[139],[140],[152],[153"
+	"],[188]],\"flow\":{\"known\":[{},{},{},{\"kind\":\"drop\"},{},{},{},{},{},{},{},{},{\"kind\":\"edge\",\"index\":56"
+	"},{\"kind\":\"drop\",\"index\":1},{},{\"kind\":\"edge\",\"index\":57},{\"kind\":\"edge\"},{\"kind\":\"edge\",\"index\":1},"
+	"{\"kind\":\"edge\",\"index\":2},{\"kind\":\"edge\",\"index\":58},{\"kind\":\"drop\",\"index\":2},{},{\"kind\":\"edge\",\"in"
+	"dex\":59},{},{\"kind\":\"edge\",\"index\":60},{\"kind\":\"drop\",\"index\":3},{\"kind\":\"drop\",\"index\":4},{},{\"kind"
+	"\":\"edge\",\"index\":61},{},{\"kind\":\"edge\",\"index\":62},{},{},{\"kind\":\"edge\",\"index\":63},{\"kind\":\"drop\",\""
+	"index\":5},{},{\"kind\":\"edge\",\"index\":64},{},{\"kind\":\"edge\",\"index\":65},{},{\"kind\":\"edge\",\"index\":3},{"
+	"\"kind\":\"edge\",\"index\":66},{\"kind\":\"drop\",\"index\":6},{},{\"kind\":\"edge\",\"index\":67},{},{},{\"kind\":\"edg"
+	"e\",\"index\":4},{},{\"kind\":\"edge\",\"index\":5},{\"kind\":\"drop\",\"index\":7},{\"kind\":\"edge\",\"index\":6},{\"kin"
+	"d\":\"edge\",\"index\":68},{\"kind\":\"drop\",\"index\":8},{},{\"kind\":\"edge\",\"index\":69},{},{},{},{\"kind\":\"edge"
+	"\",\"index\":70},{},{\"kind\":\"edge\",\"index\":71},{\"kind\":\"drop\",\"index\":9},{\"kind\":\"edge\",\"index\":7},{\"ki"
+	"nd\":\"edge\",\"index\":72},{\"kind\":\"drop\",\"index\":10},{},{\"kind\":\"edge\",\"index\":73},{},{\"kind\":\"edge\",\"i"
+	"ndex\":8},{\"kind\":\"drop\",\"index\":11},{},{\"kind\":\"edge\",\"index\":74},{\"kind\":\"edge\",\"index\":9},{\"kind\":"
+	"\"edge\",\"index\":10},{\"kind\":\"drop\",\"index\":12},{\"kind\":\"edge\",\"index\":11},{\"kind\":\"edge\",\"index\":75},"
+	"{},{\"kind\":\"edge\",\"index\":76},{\"kind\":\"drop\",\"index\":13},{},{\"kind\":\"edge\",\"index\":77},{\"kind\":\"edge"
+	"\",\"index\":12},{},{\"kind\":\"drop\",\"index\":14},{},{\"kind\":\"edge\",\"index\":78},{},{\"kind\":\"edge\",\"index\":"
+	"13},{\"kind\":\"drop\",\"index\":15},{\"kind\":\"edge\",\"index\":14},{\"kind\":\"edge\",\"index\":79},{\"kind\":\"drop\","
+	"\"index\":16},{},{\"kind\":\"edge\",\"index\":80},{},{\"kind\":\"edge\",\"index\":15},{\"kind\":\"drop\",\"index\":17},{"
+	"\"kind\":\"edge\",\"index\":16},{\"kind\":\"edge\",\"index\":81},{\"kind\":\"drop\",\"index\":18},{\"kind\":\"edge\",\"inde"
+	"x\":17},{\"kind\":\"edge\",\"index\":82},{\"kind\":\"drop\",\"index\":19},{},{\"kind\":\"edge\",\"index\":83},{},{\"kind"
+	"\":\"edge\",\"index\":18},{\"kind\":\"drop\",\"index\":20},{},{\"kind\":\"edge\",\"index\":84},{},{\"kind\":\"edge\",\"ind"
+	"ex\":85},{},{},{\"kind\":\"edge\",\"index\":86},{\"kind\":\"drop\",\"index\":21},{\"kind\":\"edge\",\"index\":19},{\"kin"
+	"d\":\"edge\",\"index\":87},{\"kind\":\"drop\",\"index\":22},{\"kind\":\"edge\",\"index\":20},{\"kind\":\"edge\",\"index\":8"
+	"8},{\"kind\":\"drop\",\"index\":23},{},{},{},{},{},{},{},{},{},{\"kind\":\"edge\",\"index\":21},{},{\"kind\":\"edge"
+	"\",\"index\":22},{\"kind\":\"edge\",\"index\":23},{},{},{},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"edge\",\"index\":"
+	"24},{},{},{\"kind\":\"drop\",\"index\":25},{\"kind\":\"drop\",\"index\":26},{\"kind\":\"drop\",\"index\":27},{\"kind\":\""
+	"edge\",\"index\":25},{},{},{\"kind\":\"drop\",\"index\":28},{\"kind\":\"drop\",\"index\":29},{\"kind\":\"drop\",\"index\""
+	":30},{\"kind\":\"edge\",\"index\":26},{},{},{\"kind\":\"drop\",\"index\":31},{\"kind\":\"drop\",\"index\":32},{\"kind\":"
+	"\"drop\",\"index\":33},{\"kind\":\"edge\",\"index\":27},{},{},{\"kind\":\"drop\",\"index\":34},{\"kind\":\"drop\",\"index"
+	"\":35},{\"kind\":\"drop\",\"index\":36},{\"kind\":\"edge\",\"index\":28},{},{},{\"kind\":\"drop\",\"index\":37},{\"kind\""
+	":\"drop\",\"index\":38},{\"kind\":\"drop\",\"index\":39},{\"kind\":\"edge\",\"index\":29},{\"kind\":\"sink\"},{},{},{},{"
+	"\"kind\":\"drop\",\"index\":40},{\"kind\":\"edge\",\"index\":30},{},{\"kind\":\"edge\",\"index\":31},{},{\"kind\":\"drop\""
+	",\"index\":41},{\"kind\":\"drop\",\"index\":42},{},{\"kind\":\"edge\",\"index\":32},{},{\"kind\":\"drop\",\"index\":43},"
+	"{},{},{},{},{},{},{},{\"kind\":\"drop\",\"index\":44},{\"kind\":\"drop\",\"index\":45},{\"kind\":\"drop\",\"index\":46"
+	"},{},{\"kind\":\"drop\",\"index\":47},{\"kind\":\"drop\",\"index\":48},{\"kind\":\"edge\",\"index\":33},{\"kind\":\"drop\""
+	",\"index\":49},{\"kind\":\"drop\",\"index\":50},{\"kind\":\"edge\",\"index\":34},{},{},{\"kind\":\"drop\",\"index\":51},"
+	"{},{},{},{},{},{},{},{},{},{\"kind\":\"drop\",\"index\":52},{\"kind\":\"drop\",\"index\":53},{},{},{\"kind\":\"drop"
+	"\",\"index\":54},{},{},{},{},{},{},{},{},{\"kind\":\"drop\",\"index\":55},{\"kind\":\"drop\",\"index\":56},{\"kind\":"
+	"\"drop\",\"index\":57},{\"kind\":\"drop\",\"index\":58},{\"kind\":\"drop\",\"index\":59},{\"kind\":\"drop\",\"index\":60},"
+	"{\"kind\":\"drop\",\"index\":61},{\"kind\":\"drop\",\"index\":62},{\"kind\":\"drop\",\"index\":63},{\"kind\":\"drop\",\"ind"
+	"ex\":64},{},{},{},{},{\"kind\":\"drop\",\"index\":65},{},{},{},{},{},{\"kind\":\"drop\",\"index\":66},{\"kind\":\"dr"
+	"op\",\"index\":67},{\"kind\":\"drop\",\"index\":68},{\"kind\":\"drop\",\"index\":69},{\"kind\":\"drop\",\"index\":70},{\"k"
+	"ind\":\"drop\",\"index\":71},{\"kind\":\"drop\",\"index\":72},{},{},{\"kind\":\"edge\",\"index\":35},{},{},{\"kind\":\"d"
+	"rop\",\"index\":73},{\"kind\":\"drop\",\"index\":74},{},{},{\"kind\":\"drop\",\"index\":75},{\"kind\":\"drop\",\"index\":"
+	"76},{\"kind\":\"drop\",\"index\":77},{},{\"kind\":\"edge\",\"index\":36},{\"kind\":\"drop\",\"index\":78},{\"kind\":\"dro"
+	"p\",\"index\":79},{},{\"kind\":\"edge\",\"index\":37},{\"kind\":\"drop\",\"index\":80},{\"kind\":\"drop\",\"index\":81},{"
+	"},{},{\"kind\":\"drop\",\"index\":82},{\"kind\":\"drop\",\"index\":83},{\"kind\":\"drop\",\"index\":84},{},{},{\"kind\":"
+	"\"drop\",\"index\":85},{\"kind\":\"drop\",\"index\":86},{},{\"kind\":\"drop\",\"index\":87},{\"kind\":\"drop\",\"index\":8"
+	"8},{},{},{\"kind\":\"edge\",\"index\":38},{\"kind\":\"drop\",\"index\":89},{\"kind\":\"drop\",\"index\":90},{\"kind\":\"e"
+	"dge\",\"index\":39},{},{},{},{},{\"kind\":\"drop\",\"index\":91},{\"kind\":\"drop\",\"index\":92},{\"kind\":\"drop\",\"i"
+	"ndex\":93},{\"kind\":\"edge\",\"index\":40},{\"kind\":\"drop\",\"index\":94},{\"kind\":\"drop\",\"index\":95},{\"kind\":\""
+	"drop\",\"index\":96},{\"kind\":\"edge\",\"index\":41},{\"kind\":\"drop\",\"index\":97},{\"kind\":\"drop\",\"index\":98},{"
+	"\"kind\":\"drop\",\"index\":99},{},{\"kind\":\"drop\",\"index\":100},{},{\"kind\":\"drop\",\"index\":101},{},{\"kind\":\""
+	"drop\",\"index\":102},{},{\"kind\":\"drop\",\"index\":103},{\"kind\":\"drop\",\"index\":104},{},{\"kind\":\"drop\",\"ind"
+	"ex\":105},{\"kind\":\"drop\",\"index\":106},{},{\"kind\":\"edge\",\"index\":42},{},{},{},{},{},{\"kind\":\"drop\",\"in"
+	"dex\":107},{\"kind\":\"drop\",\"index\":108},{\"kind\":\"drop\",\"index\":109},{},{},{\"kind\":\"drop\",\"index\":110},"
+	"{\"kind\":\"drop\",\"index\":111},{\"kind\":\"edge\",\"index\":43},{\"kind\":\"edge\",\"index\":89},{\"kind\":\"drop\",\"in"
+	"dex\":112},{},{},{\"kind\":\"drop\",\"index\":113},{},{},{},{},{\"kind\":\"drop\",\"index\":114},{},{},{\"kind\":\"d"
+	"rop\",\"index\":115},{\"kind\":\"drop\",\"index\":116},{},{\"kind\":\"drop\",\"index\":117},{\"kind\":\"drop\",\"index\":"
+	"118},{\"kind\":\"edge\",\"index\":44},{\"kind\":\"drop\",\"index\":119},{\"kind\":\"drop\",\"index\":120},{},{},{\"kind"
+	"\":\"drop\",\"index\":121},{},{\"kind\":\"edge\",\"index\":45},{},{\"kind\":\"drop\",\"index\":122},{},{},{},{\"kind\":"
+	"\"drop\",\"index\":123},{},{\"kind\":\"edge\",\"index\":46},{},{},{},{\"kind\":\"drop\",\"index\":124},{\"kind\":\"drop"
+	"\",\"index\":125},{\"kind\":\"drop\",\"index\":126},{},{\"kind\":\"drop\",\"index\":127},{\"kind\":\"drop\",\"index\":128"
+	"},{},{},{\"kind\":\"edge\",\"index\":47},{},{},{},{},{\"kind\":\"drop\",\"index\":129},{\"kind\":\"drop\",\"index\":13"
+	"0},{\"kind\":\"drop\",\"index\":131},{},{\"kind\":\"drop\",\"index\":132},{\"kind\":\"drop\",\"index\":133},{\"kind\":\"d"
+	"rop\",\"index\":134},{\"kind\":\"edge\",\"index\":48},{\"kind\":\"drop\",\"index\":135},{\"kind\":\"drop\",\"index\":136}"
+	",{\"kind\":\"drop\",\"index\":137},{},{\"kind\":\"drop\",\"index\":138},{\"kind\":\"drop\",\"index\":139},{\"kind\":\"edg"
+	"e\",\"index\":49},{\"kind\":\"drop\",\"index\":140},{\"kind\":\"drop\",\"index\":141},{},{},{},{},{},{\"kind\":\"drop\""
+	",\"index\":142},{\"kind\":\"drop\",\"index\":143},{},{\"kind\":\"drop\",\"index\":144},{\"kind\":\"drop\",\"index\":145}"
+	",{\"kind\":\"edge\",\"index\":50},{},{},{\"kind\":\"drop\",\"index\":146},{\"kind\":\"drop\",\"index\":147},{\"kind\":\"e"
+	"dge\",\"index\":51},{\"kind\":\"drop\",\"index\":148},{\"kind\":\"drop\",\"index\":149},{\"kind\":\"edge\",\"index\":52},"
+	"{},{},{\"kind\":\"drop\",\"index\":150},{\"kind\":\"drop\",\"index\":151},{},{\"kind\":\"drop\",\"index\":152},{\"kind\""
+	":\"drop\",\"index\":153},{},{\"kind\":\"edge\",\"index\":53},{\"kind\":\"drop\",\"index\":154},{\"kind\":\"drop\",\"index"
+	"\":155},{\"kind\":\"edge\",\"index\":54},{\"kind\":\"edge\",\"index\":55},{},{\"kind\":\"sink\",\"index\":1},{\"kind\":\"t"
+	"otal\"}],\"solve\":[{\"edge\":0,\"plus\":[436],\"minus\":[]},{\"edge\":1,\"plus\":[0],\"minus\":[]},{\"edge\":434,\"pl"
+	"us\":[435],\"minus\":[]},{\"edge\":2,\"plus\":[1],\"minus\":[]},{\"edge\":14,\"plus\":[16,17,18,19],\"minus\":[]},{"
+	"\"edge\":48,\"plus\":[50,51,52],\"minus\":[]},{\"edge\":60,\"plus\":[62,63,64],\"minus\":[]},{\"edge\":71,\"plus\":["
+	"73,74],\"minus\":[]},{\"edge\":68,\"plus\":[75,76,77],\"minus\":[73]},{\"edge\":88,\"plus\":[90,91,92],\"minus\":["
+	"]},{\"edge\":96,\"plus\":[98,99,100],\"minus\":[]},{\"edge\":11,\"plus\":[101,102,103],\"minus\":[]},{\"edge\":114"
+	",\"plus\":[117,118,119],\"minus\":[]},{\"edge\":115,\"plus\":[120,121,122],\"minus\":[]},{\"edge\":5,\"plus\":[123"
+	"],\"minus\":[12,15,19,22,24,28,30,33,36,38,41,44,52,55,59,61,64,67,72,77,79,82,87,92,95,100,103,106,11"
+	"1,113,116,119,122]},{\"edge\":131,\"plus\":[133],\"minus\":[]},{\"edge\":134,\"plus\":[136],\"minus\":[]},{\"edge"
+	"\":138,\"plus\":[140,141],\"minus\":[]},{\"edge\":142,\"plus\":[144,145,146,147],\"minus\":[]},{\"edge\":148,\"plu"
+	"s\":[150,151,152,153],\"minus\":[]},{\"edge\":154,\"plus\":[156,157,158,159],\"minus\":[]},{\"edge\":160,\"plus\""
+	":[162,163,164,165],\"minus\":[]},{\"edge\":166,\"plus\":[168,169,170,171],\"minus\":[]},{\"edge\":167,\"plus\":["
+	"172],\"minus\":[171]},{\"edge\":175,\"plus\":[176,177],\"minus\":[]},{\"edge\":185,\"plus\":[186],\"minus\":[]},{\""
+	"edge\":193,\"plus\":[194],\"minus\":[]},{\"edge\":190,\"plus\":[198,199,200],\"minus\":[]},{\"edge\":192,\"plus\":["
+	"201,202,203],\"minus\":[]},{\"edge\":205,\"plus\":[206],\"minus\":[]},{\"edge\":219,\"plus\":[220],\"minus\":[]},{"
+	"\"edge\":221,\"plus\":[229],\"minus\":[]},{\"edge\":222,\"plus\":[230],\"minus\":[]},{\"edge\":223,\"plus\":[231],\"m"
+	"inus\":[]},{\"edge\":224,\"plus\":[232],\"minus\":[]},{\"edge\":225,\"plus\":[233],\"minus\":[]},{\"edge\":226,\"plu"
+	"s\":[234],\"minus\":[]},{\"edge\":227,\"plus\":[235],\"minus\":[]},{\"edge\":228,\"plus\":[236],\"minus\":[]},{\"edg"
+	"e\":242,\"plus\":[243],\"minus\":[]},{\"edge\":244,\"plus\":[249],\"minus\":[]},{\"edge\":245,\"plus\":[250],\"minus"
+	"\":[]},{\"edge\":246,\"plus\":[251],\"minus\":[]},{\"edge\":247,\"plus\":[252],\"minus\":[]},{\"edge\":248,\"plus\":["
+	"253],\"minus\":[]},{\"edge\":257,\"plus\":[258],\"minus\":[]},{\"edge\":264,\"plus\":[265],\"minus\":[]},{\"edge\":2"
+	"68,\"plus\":[269],\"minus\":[]},{\"edge\":272,\"plus\":[273],\"minus\":[]},{\"edge\":277,\"plus\":[278],\"minus\":[]"
+	"},{\"edge\":289,\"plus\":[291,292,293],\"minus\":[]},{\"edge\":296,\"plus\":[298,299,300,301],\"minus\":[]},{\"ed"
+	"ge\":297,\"plus\":[302,303,304,305],\"minus\":[301]},{\"edge\":321,\"plus\":[322],\"minus\":[]},{\"edge\":327,\"pl"
+	"us\":[328],\"minus\":[]},{\"edge\":326,\"plus\":[333,334,335,336],\"minus\":[]},{\"edge\":332,\"plus\":[337],\"min"
+	"us\":[336]},{\"edge\":339,\"plus\":[340],\"minus\":[]},{\"edge\":344,\"plus\":[345],\"minus\":[]},{\"edge\":347,\"pl"
+	"us\":[351,352,353],\"minus\":[]},{\"edge\":356,\"plus\":[358],\"minus\":[]},{\"edge\":361,\"plus\":[362],\"minus\":"
+	"[]},{\"edge\":365,\"plus\":[366],\"minus\":[]},{\"edge\":371,\"plus\":[372],\"minus\":[]},{\"edge\":369,\"plus\":[37"
+	"3],\"minus\":[]},{\"edge\":370,\"plus\":[374],\"minus\":[]},{\"edge\":378,\"plus\":[380],\"minus\":[]},{\"edge\":406"
+	",\"plus\":[410,411,412],\"minus\":[]},{\"edge\":413,\"plus\":[415,416,417],\"minus\":[]},{\"edge\":414,\"plus\":[4"
+	"18,419,420],\"minus\":[]},{\"edge\":384,\"plus\":[389,390,391,392],\"minus\":[]},{\"edge\":396,\"plus\":[397,398"
+	",399],\"minus\":[]},{\"edge\":428,\"plus\":[430,431,432],\"minus\":[]},{\"edge\":425,\"plus\":[433],\"minus\":[429"
+	",432]},{\"edge\":260,\"plus\":[434],\"minus\":[269,273,322,433]},{\"edge\":4,\"plus\":[2],\"minus\":[3,5]},{\"edg"
+	"e\":8,\"plus\":[13,14,15],\"minus\":[]},{\"edge\":46,\"plus\":[48,49],\"minus\":[]},{\"edge\":57,\"plus\":[60,61],\""
+	"minus\":[]},{\"edge\":66,\"plus\":[68,69],\"minus\":[]},{\"edge\":56,\"plus\":[70,71,72],\"minus\":[]},{\"edge\":86"
+	",\"plus\":[88,89],\"minus\":[]},{\"edge\":94,\"plus\":[96,97],\"minus\":[]},{\"edge\":112,\"plus\":[114,115,116],\""
+	"minus\":[]},{\"edge\":129,\"plus\":[134,135],\"minus\":[]},{\"edge\":161,\"plus\":[166,167],\"minus\":[165]},{\"ed"
+	"ge\":173,\"plus\":[175],\"minus\":[]},{\"edge\":191,\"plus\":[192,193],\"minus\":[]},{\"edge\":218,\"plus\":[221,22"
+	"2,223,224,225,226,227,228],\"minus\":[]},{\"edge\":239,\"plus\":[244,245,246,247,248],\"minus\":[]},{\"edge\":"
+	"259,\"plus\":[260],\"minus\":[]},{\"edge\":263,\"plus\":[266,267,268],\"minus\":[]},{\"edge\":240,\"plus\":[270,27"
+	"1,272],\"minus\":[]},{\"edge\":288,\"plus\":[289,290],\"minus\":[]},{\"edge\":294,\"plus\":[296,297],\"minus\":[]}"
+	",{\"edge\":318,\"plus\":[319,320,321],\"minus\":[]},{\"edge\":325,\"plus\":[326,327],\"minus\":[]},{\"edge\":343,\""
+	"plus\":[347],\"minus\":[]},{\"edge\":404,\"plus\":[413,414],\"minus\":[]},{\"edge\":388,\"plus\":[393,394,395,396"
+	"],\"minus\":[392]},{\"edge\":421,\"plus\":[423,424,425],\"minus\":[]},{\"edge\":422,\"plus\":[426,427,428,429],\""
+	"minus\":[]},{\"edge\":45,\"plus\":[65,66,67],\"minus\":[]},{\"edge\":84,\"plus\":[85,86,87],\"minus\":[]},{\"edge\""
+	":10,\"plus\":[93,94,95],\"minus\":[]},{\"edge\":110,\"plus\":[112,113],\"minus\":[]},{\"edge\":155,\"plus\":[160,1"
+	"61],\"minus\":[159]},{\"edge\":189,\"plus\":[190,191],\"minus\":[]},{\"edge\":215,\"plus\":[216,217,218,219],\"mi"
+	"nus\":[]},{\"edge\":256,\"plus\":[259],\"minus\":[]},{\"edge\":214,\"plus\":[261,262,263,264],\"minus\":[]},{\"edg"
+	"e\":282,\"plus\":[286,287,288],\"minus\":[]},{\"edge\":315,\"plus\":[316,317,318],\"minus\":[]},{\"edge\":342,\"pl"
+	"us\":[343,344],\"minus\":[]},{\"edge\":383,\"plus\":[385,386,387,388],\"minus\":[]},{\"edge\":409,\"plus\":[421,4"
+	"22],\"minus\":[412,417,420]},{\"edge\":43,\"plus\":[45,46,47],\"minus\":[]},{\"edge\":81,\"plus\":[83,84],\"minus"
+	"\":[]},{\"edge\":107,\"plus\":[109,110,111],\"minus\":[]},{\"edge\":149,\"plus\":[154,155],\"minus\":[153]},{\"edg"
+	"e\":210,\"plus\":[214,215],\"minus\":[]},{\"edge\":208,\"plus\":[254,255,256,257],\"minus\":[]},{\"edge\":313,\"pl"
+	"us\":[314,315],\"minus\":[]},{\"edge\":405,\"plus\":[407,408,409],\"minus\":[]},{\"edge\":382,\"plus\":[383,384],"
+	"\"minus\":[]},{\"edge\":31,\"plus\":[42,43,44],\"minus\":[]},{\"edge\":78,\"plus\":[80,81,82],\"minus\":[]},{\"edge"
+	"\":105,\"plus\":[107,108],\"minus\":[]},{\"edge\":143,\"plus\":[148,149],\"minus\":[147]},{\"edge\":311,\"plus\":[3"
+	"12,313],\"minus\":[]},{\"edge\":403,\"plus\":[405,406],\"minus\":[]},{\"edge\":58,\"plus\":[78,79],\"minus\":[]},{"
+	"\"edge\":32,\"plus\":[104,105,106],\"minus\":[40]},{\"edge\":139,\"plus\":[142,143],\"minus\":[141]},{\"edge\":309"
+	",\"plus\":[310,311],\"minus\":[]},{\"edge\":402,\"plus\":[403,404],\"minus\":[]},{\"edge\":29,\"plus\":[31,32,33],"
+	"\"minus\":[]},{\"edge\":54,\"plus\":[56,57,58,59],\"minus\":[]},{\"edge\":137,\"plus\":[138,139],\"minus\":[]},{\"e"
+	"dge\":295,\"plus\":[306,307,308,309],\"minus\":[305]},{\"edge\":381,\"plus\":[400,401,402],\"minus\":[399]},{\"e"
+	"dge\":379,\"plus\":[381,382],\"minus\":[380]},{\"edge\":27,\"plus\":[29,30],\"minus\":[]},{\"edge\":39,\"plus\":[53"
+	",54,55],\"minus\":[]},{\"edge\":132,\"plus\":[137],\"minus\":[133,135,136]},{\"edge\":285,\"plus\":[294,295],\"mi"
+	"nus\":[290,293]},{\"edge\":375,\"plus\":[376,377,378,379],\"minus\":[]},{\"edge\":6,\"plus\":[25,26,27,28],\"min"
+	"us\":[16]},{\"edge\":37,\"plus\":[39,40,41],\"minus\":[]},{\"edge\":130,\"plus\":[132],\"minus\":[]},{\"edge\":281,"
+	"\"plus\":[283,284,285],\"minus\":[]},{\"edge\":367,\"plus\":[375],\"minus\":[368]},{\"edge\":35,\"plus\":[37,38],\""
+	"minus\":[]},{\"edge\":128,\"plus\":[130,131],\"minus\":[]},{\"edge\":276,\"plus\":[279,280,281,282],\"minus\":[]}"
+	",{\"edge\":364,\"plus\":[367,368,369,370,371],\"minus\":[]},{\"edge\":9,\"plus\":[34,35,36],\"minus\":[18]},{\"ed"
+	"ge\":127,\"plus\":[128,129],\"minus\":[]},{\"edge\":241,\"plus\":[274,275,276,277],\"minus\":[]},{\"edge\":363,\"p"
+	"lus\":[364,365],\"minus\":[]},{\"edge\":7,\"plus\":[4],\"minus\":[6,8,9,10,11,12]},{\"edge\":21,\"plus\":[7,17],\""
+	"minus\":[20,22]},{\"edge\":23,\"plus\":[21],\"minus\":[24]},{\"edge\":124,\"plus\":[23,47,49,51,63,69,74,76,83,"
+	"89,91,97,99,102,108,118,121],\"minus\":[]},{\"edge\":125,\"plus\":[127],\"minus\":[]},{\"edge\":212,\"plus\":[23"
+	"7,238,239,240,241,242],\"minus\":[]},{\"edge\":359,\"plus\":[363],\"minus\":[360]},{\"edge\":126,\"plus\":[124],"
+	"\"minus\":[125]},{\"edge\":174,\"plus\":[126],\"minus\":[173]},{\"edge\":178,\"plus\":[174,177],\"minus\":[179]},{"
+	"\"edge\":180,\"plus\":[178,179],\"minus\":[]},{\"edge\":183,\"plus\":[180],\"minus\":[181,182,184,185]},{\"edge\":"
+	"187,\"plus\":[183,184],\"minus\":[]},{\"edge\":188,\"plus\":[187],\"minus\":[189]},{\"edge\":197,\"plus\":[188],\"m"
+	"inus\":[195,196]},{\"edge\":204,\"plus\":[197,200,203],\"minus\":[205]},{\"edge\":207,\"plus\":[204],\"minus\":[]"
+	"},{\"edge\":209,\"plus\":[207],\"minus\":[208]},{\"edge\":211,\"plus\":[209],\"minus\":[210]},{\"edge\":213,\"plus\""
+	":[211],\"minus\":[212]},{\"edge\":323,\"plus\":[213,258],\"minus\":[]},{\"edge\":324,\"plus\":[323],\"minus\":[325"
+	"]},{\"edge\":331,\"plus\":[324],\"minus\":[329,330,332]},{\"edge\":338,\"plus\":[331,335],\"minus\":[339]},{\"edg"
+	"e\":341,\"plus\":[338],\"minus\":[342]},{\"edge\":346,\"plus\":[341],\"minus\":[]},{\"edge\":350,\"plus\":[346],\"mi"
+	"nus\":[348,349]},{\"edge\":357,\"plus\":[350,353],\"minus\":[354,355,356]}],\"in\":[[436],[0],[260,269,273,32"
+	"2,433],[434],[1],[2],[4],[8],[14],[7,17],[21],[6,16],[27],[29],[9,18],[35],[37],[31],[43],[46],[48],"
+	"[39],[54],[57],[60],[45],[66],[56],[71],[68,73],[58],[78],[81],[84],[86],[88],[10],[94],[96],[11],[3"
+	"2,40],[105],[107],[110],[112],[114],[115],[5,12,15,19,22,24,28,30,33,36,38,41,44,52,55,59,61,64,67,7"
+	"2,77,79,82,87,92,95,100,103,106,111,113,116,119,122],[23,47,49,51,63,69,74,76,83,89,91,97,99,102,108"
+	",118,121],[124],[125],[127],[128],[130],[131],[129],[134],[132,133,135,136],[137],[138],[139,141],[1"
+	"42],[143,147],[148],[149,153],[154],[155,159],[160],[161,165],[166],[167,171],[126],[173],[175],[174"
+	",177],[178,179],[180],[185],[183,184],[187],[189],[191],[193],[188],[190],[192],[197,200,203],[205],"
+	"[204],[207],[209],[211],[210],[215],[219],[218],[221],[222],[223],[224],[225],[226],[227],[228],[212"
+	"],[242],[239],[244],[245],[246],[247],[248],[208],[257],[256],[259],[214],[264],[263],[268],[240],[2"
+	"72],[241],[277],[276],[281],[282],[288],[289],[285,290,293],[294],[296],[297,301],[295,305],[309],[3"
+	"11],[313],[315],[318],[321],[213,258],[323],[325],[327],[324],[326],[332,336],[331,335],[339],[338],"
+	"[342],[344],[341],[343],[346],[347],[350,353],[356],[357],[361],[359,360],[363],[365],[364],[371],[3"
+	"69],[370],[367,368],[381,399],[375],[378],[379,380],[402],[403],[404],[405],[406],[413],[414],[382],"
+	"[383],[384],[388,392],[396],[409,412,417,420],[421],[422],[428],[425,429,432]],\"ends\":[{\"kind\":\"drop"
+	"\"},{\"kind\":\"drop\",\"index\":1},{\"kind\":\"drop\",\"index\":2},{\"kind\":\"drop\",\"index\":3},{\"kind\":\"drop\",\"ind"
+	"ex\":4},{\"kind\":\"drop\",\"index\":5},{\"kind\":\"drop\",\"index\":6},{\"kind\":\"drop\",\"index\":7},{\"kind\":\"drop\","
+	"\"index\":8},{\"kind\":\"drop\",\"index\":9},{\"kind\":\"drop\",\"index\":10},{\"kind\":\"drop\",\"index\":11},{\"kind\":\""
+	"drop\",\"index\":12},{\"kind\":\"drop\",\"index\":13},{\"kind\":\"drop\",\"index\":14},{\"kind\":\"drop\",\"index\":15},{"
+	"\"kind\":\"drop\",\"index\":16},{\"kind\":\"drop\",\"index\":17},{\"kind\":\"drop\",\"index\":18},{\"kind\":\"drop\",\"inde"
+	"x\":19},{\"kind\":\"drop\",\"index\":20},{\"kind\":\"drop\",\"index\":21},{\"kind\":\"drop\",\"index\":22},{\"kind\":\"dro"
+	"p\",\"index\":23},{\"kind\":\"drop\",\"index\":24},{\"kind\":\"drop\",\"index\":25},{\"kind\":\"drop\",\"index\":26},{\"ki"
+	"nd\":\"drop\",\"index\":27},{\"kind\":\"drop\",\"index\":28},{\"kind\":\"drop\",\"index\":29},{\"kind\":\"drop\",\"index\":"
+	"30},{\"kind\":\"drop\",\"index\":31},{\"kind\":\"drop\",\"index\":32},{\"kind\":\"drop\",\"index\":33},{\"kind\":\"drop\","
+	"\"index\":34},{\"kind\":\"drop\",\"index\":35},{\"kind\":\"drop\",\"index\":36},{\"kind\":\"drop\",\"index\":37},{\"kind\""
+	":\"drop\",\"index\":38},{\"kind\":\"drop\",\"index\":39},{\"kind\":\"sink\"},{\"kind\":\"drop\",\"index\":40},{\"kind\":\"d"
+	"rop\",\"index\":41},{\"kind\":\"drop\",\"index\":42},{\"kind\":\"drop\",\"index\":43},{\"kind\":\"drop\",\"index\":44},{\""
+	"kind\":\"drop\",\"index\":45},{\"kind\":\"drop\",\"index\":46},{\"kind\":\"drop\",\"index\":47},{\"kind\":\"drop\",\"index"
+	"\":48},{\"kind\":\"drop\",\"index\":49},{\"kind\":\"drop\",\"index\":50},{\"kind\":\"drop\",\"index\":51},{\"kind\":\"drop"
+	"\",\"index\":52},{\"kind\":\"drop\",\"index\":53},{\"kind\":\"drop\",\"index\":54},{\"kind\":\"drop\",\"index\":55},{\"kin"
+	"d\":\"drop\",\"index\":56},{\"kind\":\"drop\",\"index\":57},{\"kind\":\"drop\",\"index\":58},{\"kind\":\"drop\",\"index\":5"
+	"9},{\"kind\":\"drop\",\"index\":60},{\"kind\":\"drop\",\"index\":61},{\"kind\":\"drop\",\"index\":62},{\"kind\":\"drop\",\""
+	"index\":63},{\"kind\":\"drop\",\"index\":64},{\"kind\":\"drop\",\"index\":65},{\"kind\":\"drop\",\"index\":66},{\"kind\":"
+	"\"drop\",\"index\":67},{\"kind\":\"drop\",\"index\":68},{\"kind\":\"drop\",\"index\":69},{\"kind\":\"drop\",\"index\":70},"
+	"{\"kind\":\"drop\",\"index\":71},{\"kind\":\"drop\",\"index\":72},{\"kind\":\"drop\",\"index\":73},{\"kind\":\"drop\",\"ind"
+	"ex\":74},{\"kind\":\"drop\",\"index\":75},{\"kind\":\"drop\",\"index\":76},{\"kind\":\"drop\",\"index\":77},{\"kind\":\"dr"
+	"op\",\"index\":78},{\"kind\":\"drop\",\"index\":79},{\"kind\":\"drop\",\"index\":80},{\"kind\":\"drop\",\"index\":81},{\"k"
+	"ind\":\"drop\",\"index\":82},{\"kind\":\"drop\",\"index\":83},{\"kind\":\"drop\",\"index\":84},{\"kind\":\"drop\",\"index\""
+	":85},{\"kind\":\"drop\",\"index\":86},{\"kind\":\"drop\",\"index\":87},{\"kind\":\"drop\",\"index\":88},{\"kind\":\"drop\""
+	",\"index\":89},{\"kind\":\"drop\",\"index\":90},{\"kind\":\"drop\",\"index\":91},{\"kind\":\"drop\",\"index\":92},{\"kind"
+	"\":\"drop\",\"index\":93},{\"kind\":\"drop\",\"index\":94},{\"kind\":\"drop\",\"index\":95},{\"kind\":\"drop\",\"index\":96"
+	"},{\"kind\":\"drop\",\"index\":97},{\"kind\":\"drop\",\"index\":98},{\"kind\":\"drop\",\"index\":99},{\"kind\":\"drop\",\"i"
+	"ndex\":100},{\"kind\":\"drop\",\"index\":101},{\"kind\":\"drop\",\"index\":102},{\"kind\":\"drop\",\"index\":103},{\"kin"
+	"d\":\"drop\",\"index\":104},{\"kind\":\"drop\",\"index\":105},{\"kind\":\"drop\",\"index\":106},{\"kind\":\"drop\",\"index"
+	"\":107},{\"kind\":\"drop\",\"index\":108},{\"kind\":\"drop\",\"index\":109},{\"kind\":\"drop\",\"index\":110},{\"kind\":\""
+	"drop\",\"index\":111},{\"kind\":\"drop\",\"index\":112},{\"kind\":\"drop\",\"index\":113},{\"kind\":\"drop\",\"index\":11"
+	"4},{\"kind\":\"drop\",\"index\":115},{\"kind\":\"drop\",\"index\":116},{\"kind\":\"drop\",\"index\":117},{\"kind\":\"drop"
+	"\",\"index\":118},{\"kind\":\"drop\",\"index\":119},{\"kind\":\"drop\",\"index\":120},{\"kind\":\"drop\",\"index\":121},{"
+	"\"kind\":\"drop\",\"index\":122},{\"kind\":\"drop\",\"index\":123},{\"kind\":\"drop\",\"index\":124},{\"kind\":\"drop\",\"i"
+	"ndex\":125},{\"kind\":\"drop\",\"index\":126},{\"kind\":\"drop\",\"index\":127},{\"kind\":\"drop\",\"index\":128},{\"kin"
+	"d\":\"drop\",\"index\":129},{\"kind\":\"drop\",\"index\":130},{\"kind\":\"drop\",\"index\":131},{\"kind\":\"drop\",\"index"
+	"\":132},{\"kind\":\"drop\",\"index\":133},{\"kind\":\"drop\",\"index\":134},{\"kind\":\"drop\",\"index\":135},{\"kind\":\""
+	"drop\",\"index\":136},{\"kind\":\"drop\",\"index\":137},{\"kind\":\"drop\",\"index\":138},{\"kind\":\"drop\",\"index\":13"
+	"9},{\"kind\":\"drop\",\"index\":140},{\"kind\":\"drop\",\"index\":141},{\"kind\":\"drop\",\"index\":142},{\"kind\":\"drop"
+	"\",\"index\":143},{\"kind\":\"drop\",\"index\":144},{\"kind\":\"drop\",\"index\":145},{\"kind\":\"drop\",\"index\":146},{"
+	"\"kind\":\"drop\",\"index\":147},{\"kind\":\"drop\",\"index\":148},{\"kind\":\"drop\",\"index\":149},{\"kind\":\"drop\",\"i"
+	"ndex\":150},{\"kind\":\"drop\",\"index\":151},{\"kind\":\"drop\",\"index\":152},{\"kind\":\"drop\",\"index\":153},{\"kin"
+	"d\":\"drop\",\"index\":154},{\"kind\":\"drop\",\"index\":155},{\"kind\":\"sink\",\"index\":1}]},\"tables\":[{\"index\":0,"
+	"\"map\":\"nsc_t0\",\"mode\":\"scan\",\"spec\":{\"Name\":\"l2_iface_table\",\"Keys\":[{\"Name\":\"meta.vlan_id\",\"Width\":"
+	"12,\"Kind\":2}],\"Actions\":[{\"Name\":\"set_l2_iface\",\"Params\":[{\"Name\":\"l2_iface_id\",\"Width\":4},{\"Name\":\""
+	"l2_iface_uc_mac\",\"Width\":48}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":17,\"Default\":\"miss\",\"DefaultParam"
+	"s\":null,\"Priorities\":false},\"used\":true},{\"index\":1,\"map\":\"nsc_t1\",\"mode\":\"scan\",\"spec\":{\"Name\":\"mac"
+	"_dst_filter_table\",\"Keys\":[{\"Name\":\"meta.iface\",\"Width\":4,\"Kind\":2},{\"Name\":\"ethernet.dst\",\"Width\":4"
+	"8,\"Kind\":0}],\"Actions\":[{\"Name\":\"set_mac_sa\",\"Params\":[{\"Name\":\"mac_sa\",\"Width\":48}]},{\"Name\":\"l2_ds"
+	"t_allow\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":64,\"Default\":\"miss\",\"DefaultParams\":null,\""
+	"Priorities\":false},\"used\":true},{\"index\":2,\"map\":\"nsc_t2\",\"mode\":\"scan\",\"spec\":{\"Name\":\"ip_dst_filte"
+	"r_table\",\"Keys\":[{\"Name\":\"meta.iface\",\"Width\":4,\"Kind\":2},{\"Name\":\"ethernet.type\",\"Width\":16,\"Kind\":"
+	"0},{\"Name\":\"meta.ip_da\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Name\":\"set_ip_sa\",\"Params\":[{\"Name\":\"ip_"
+	"sa\",\"Width\":128},{\"Name\":\"lb_id\",\"Width\":3}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":64,\"Default\":\"miss"
+	"\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":3,\"map\":\"nsc_t3\",\"mode\":\"slots\",\"sp"
+	"ec\":{\"Name\":\"ipv4_src_filter_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Name\":\"ipv4.s"
+	"rc\",\"Width\":32,\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip_src\",\"Params\":[]},{\"Name\":\"miss\",\"Params\":[]}"
+	"],\"Size\":256,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":4,\"map\""
+	":\"nsc_t4\",\"mode\":\"hash\",\"spec\":{\"Name\":\"ipv6_src_filter_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":"
+	"8,\"Kind\":0},{\"Name\":\"ipv6.src\",\"Width\":128,\"Kind\":0}],\"Actions\":[{\"Name\":\"allow_ip_src\",\"Params\":[]}"
+	",{\"Name\":\"miss\",\"Params\":[]}],\"Size\":256,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\""
+	"used\":true},{\"index\":5,\"map\":\"nsc_t5\",\"mode\":\"scan\",\"spec\":{\"Name\":\"epoch_assign_table\",\"Keys\":[{\"Na"
+	"me\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Name\":\"meta.tick\",\"Width\":64,\"Kind\":1}],\"Actions\":[{\"Name\":\"d"
+	"o_assign_epoch\",\"Params\":[{\"Name\":\"epoch\",\"Width\":32}]},{\"Name\":\"do_assign_epoch_with_slot_sel_opts\""
+	",\"Params\":[{\"Name\":\"epoch\",\"Width\":32},{\"Name\":\"slot_select_bit_cnt\",\"Width\":5},{\"Name\":\"slot_select"
+	"_xor\",\"Width\":16}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":1024,\"Default\":\"miss\",\"DefaultParams\":null,\""
+	"Priorities\":true},\"used\":true},{\"index\":6,\"map\":\"nsc_t6\",\"mode\":\"slots\",\"spec\":{\"Name\":\"load_balance"
+	"_calendar_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Name\":\"meta.epoch\",\"Width\":32,\"K"
+	"ind\":0},{\"Name\":\"meta.calendar_slot\",\"Width\":16,\"Kind\":0}],\"Actions\":[{\"Name\":\"do_assign_member\",\"Pa"
+	"rams\":[{\"Name\":\"member_id\",\"Width\":16}]},{\"Name\":\"miss\",\"Params\":[]}],\"Size\":16384,\"Default\":\"miss\","
+	"\"DefaultParams\":null,\"Priorities\":false},\"used\":true},{\"index\":7,\"map\":\"nsc_t7\",\"mode\":\"slots\",\"spec"
+	"\":{\"Name\":\"member_info_lookup_table\",\"Keys\":[{\"Name\":\"meta.lb_id\",\"Width\":8,\"Kind\":0},{\"Name\":\"ether"
+	"net.type\",\"Width\":16,\"Kind\":0},{\"Name\":\"meta.member_id\",\"Width\":16,\"Kind\":0}],\"Actions\":[{\"Name\":\"do"
+	"_ipv4_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":32},{\"Name\":\""
+	"udp_base\",\"Width\":16},{\"Name\":\"port_select_bit_cnt\",\"Width\":5},{\"Name\":\"keep_lb_header\",\"Width\":1}]}"
+	",{\"Name\":\"do_ipv6_member_rewrite\",\"Params\":[{\"Name\":\"mac_dst\",\"Width\":48},{\"Name\":\"ip_dst\",\"Width\":1"
+	"28},{\"Name\":\"udp_base\",\"Width\":16},{\"Name\":\"port_select_bit_cnt\",\"Width\":5},{\"Name\":\"keep_lb_header\""
+	",\"Width\":1}]},{\"Name\":\"drop_soft_evicted\",\"Params\":[]},{\"Name\":\"drop_deregistered\",\"Params\":[]},{\"Na"
+	"me\":\"miss\",\"Params\":[]}],\"Size\":1024,\"Default\":\"miss\",\"DefaultParams\":null,\"Priorities\":false},\"used"
+	"\":true}],\"max_frame\":16256}"
 ;
