@@ -59,14 +59,13 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 }
 
 type gen struct {
-	g         *dataflow.Graph
-	w         *lower.Walker // the lowered graph, printed through this dialect
-	switchVar string        // the value a switch compares
-	s         *packet.Schema
-	start     *dataflow.Node
-	b         bytes.Buffer // Process's body
-	vars      bytes.Buffer // package-level variables the body uses
-	tmp       int
+	g     *dataflow.Graph
+	w     *lower.Walker // the lowered graph, printed through this dialect
+	s     *packet.Schema
+	start *dataflow.Node
+	b     bytes.Buffer // Process's body
+	vars  bytes.Buffer // package-level variables the body uses
+	tmp   int
 
 	updVar   map[string]string
 	maxKeys  int
@@ -531,21 +530,21 @@ func (c *gen) Undecided(_ *lower.Exit, why, edge string, drop int) {
 
 // A switch compares its value, wide or a word, case by case.
 
-func (c *gen) Switch(n *dataflow.Node) {
-	c.switchVar, _ = lower.Var(c, "v", n.Op.Expr)
+func (c *gen) Switch(sw *lower.Switch) {
+	sw.Var, _ = lower.Var(c, "v", sw.Node.Op.Expr)
 	c.emit("switch {")
 }
 
-func (c *gen) Case(n *dataflow.Node, _ int, v packet.Value) {
-	if flow.IsWide(n.Op.Expr) {
-		c.emit("case %s == %s:", c.switchVar, valueLit(v))
+func (c *gen) Case(sw *lower.Switch, _ int, v packet.Value) {
+	if sw.Wide {
+		c.emit("case %s == %s:", sw.Var, valueLit(v))
 	} else {
-		c.emit("case %s == %#x:", c.switchVar, v.Lo)
+		c.emit("case %s == %#x:", sw.Var, v.Lo)
 	}
 }
 
-func (c *gen) Default(*dataflow.Node)   { c.emit("default:") }
-func (c *gen) EndSwitch(*dataflow.Node) { c.emit("}") }
+func (c *gen) Default(*lower.Switch)   { c.emit("default:") }
+func (c *gen) EndSwitch(*lower.Switch) { c.emit("}") }
 
 // Lookup looks a table's keys up (lower.Lookup).
 func (c *gen) Lookup(n *dataflow.Node, l *lower.Lookup) {

@@ -30,11 +30,13 @@ type Dialect interface {
 	// which all such ends share (edge: the marker of the end's own
 	// counter); why says which O-node ("" for a C-node), for a comment.
 	Undecided(e *Exit, why, edge string, drop int)
-	// A switch: its cases in order (the value and the case's index),
-	// then the default, then the end.
-	Case(n *dataflow.Node, i int, v packet.Value)
-	Default(n *dataflow.Node)
-	EndSwitch(n *dataflow.Node)
+	// A switch: Switch declares its value (sw.Var, through Var), then
+	// come its cases in order (the case's index and value), the default,
+	// the end.
+	Switch(sw *Switch)
+	Case(sw *Switch, i int, v packet.Value)
+	Default(sw *Switch)
+	EndSwitch(sw *Switch)
 	// A lookup's action dispatch, a set, a pop, lowered (Walker.Actions,
 	// LowerSet, LowerPop).
 	ActionSyntax
@@ -47,8 +49,6 @@ type Dialect interface {
 	// Extract returns the condition that the header is there, or fired
 	// when the printer branched itself.
 	Extract(n *dataflow.Node) (cond string, fired bool)
-	// Switch evaluates the switch's expression before its cases.
-	Switch(n *dataflow.Node)
 	// Lookup looks a lowered lookup's keys up and calls Walker.Actions
 	// where the picked action runs.
 	Lookup(n *dataflow.Node, l *Lookup)
@@ -262,14 +262,25 @@ func (w *Walker) Exit(e *Exit) {
 	}
 }
 
+// Switch is a lowered switch: its value, 128 bits or a word, compared
+// with each case's.
+type Switch struct {
+	Node *dataflow.Node
+	Wide bool
+	// Var is the variable holding the value, once Dialect.Switch has
+	// declared it.
+	Var string
+}
+
 // switchOp prints a switch: each case fires its port, the default its.
 func (w *Walker) switchOp(n *dataflow.Node) {
-	w.D.Switch(n)
+	sw := &Switch{Node: n, Wide: flow.IsWide(n.Op.Expr)}
+	w.D.Switch(sw)
 	for i, cs := range n.Op.Cases {
-		w.D.Case(n, i, cs.Value)
+		w.D.Case(sw, i, cs.Value)
 		w.FirePort(n, cs.Port)
 	}
-	w.D.Default(n)
+	w.D.Default(sw)
 	w.FirePort(n, n.Op.Default)
-	w.D.EndSwitch(n)
+	w.D.EndSwitch(sw)
 }

@@ -115,14 +115,13 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 }
 
 type gen struct {
-	g         *dataflow.Graph
-	s         *packet.Schema
-	start     *dataflow.Node
-	b         bytes.Buffer
-	tmp       int
-	w         *lower.Walker // the lowered graph, printed through this dialect
-	switchVar string        // the value a switch compares
-	lim       map[string]int
+	g     *dataflow.Graph
+	s     *packet.Schema
+	start *dataflow.Node
+	b     bytes.Buffer
+	tmp   int
+	w     *lower.Walker // the lowered graph, printed through this dialect
+	lim   map[string]int
 
 	sinks      []xdprun.Sink // the walk's sinks and their verdicts
 	tableUsed  map[int]bool
@@ -394,36 +393,35 @@ func (c *gen) Undecided(_ *lower.Exit, why, edge string, drop int) {
 
 // A switch on a word is a C switch; on a 128-bit value a chain of ifs.
 
-func (c *gen) Switch(n *dataflow.Node) {
-	v, wide := lower.Var(c, "sw", n.Op.Expr)
-	c.switchVar = v
-	if !wide {
-		c.emit("switch (%s) {", v)
+func (c *gen) Switch(sw *lower.Switch) {
+	sw.Var, _ = lower.Var(c, "sw", sw.Node.Op.Expr)
+	if !sw.Wide {
+		c.emit("switch (%s) {", sw.Var)
 	}
 }
 
-func (c *gen) Case(n *dataflow.Node, i int, v packet.Value) {
+func (c *gen) Case(sw *lower.Switch, i int, v packet.Value) {
 	switch {
-	case !flow.IsWide(n.Op.Expr):
+	case !sw.Wide:
 		c.emit("case %s:", ulit(v.Lo))
 	case i == 0:
-		c.emit("if (nsc_veq(%s, %s)) {", c.switchVar, vlit(v))
+		c.emit("if (nsc_veq(%s, %s)) {", sw.Var, vlit(v))
 	default:
-		c.emit("} else if (nsc_veq(%s, %s)) {", c.switchVar, vlit(v))
+		c.emit("} else if (nsc_veq(%s, %s)) {", sw.Var, vlit(v))
 	}
 }
 
-func (c *gen) Default(n *dataflow.Node) {
+func (c *gen) Default(sw *lower.Switch) {
 	switch {
-	case !flow.IsWide(n.Op.Expr):
+	case !sw.Wide:
 		c.emit("default:")
-	case len(n.Op.Cases) > 0:
+	case len(sw.Node.Op.Cases) > 0:
 		c.emit("}")
 	}
 }
 
-func (c *gen) EndSwitch(n *dataflow.Node) {
-	if !flow.IsWide(n.Op.Expr) {
+func (c *gen) EndSwitch(sw *lower.Switch) {
+	if !sw.Wide {
 		c.emit("}")
 	}
 }
