@@ -7,7 +7,8 @@
 // Inside the single-path targets (Go, XDP):
 //
 //	graph --lower.Lower--> Program: blocks (F-node, operation, every
-//	    port's Exit with O-nodes decided) --lower.Walker + Dialect-->
+//	    port's Exit with O-nodes decided) --lower.Walker (operations
+//	    lowered: sets, pops, lookups, conditions, ends) + Dialect-->
 //	    Go | C text, printed once per block; analyses from backends/flow
 //
 // A target (backends/golang, backends/xdp, backends/p4) implements Target:

@@ -7,114 +7,124 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// This file generates `set … update` with the checksum arithmetic
-// unrolled (and the patches that pops, in layout.go, leave pending): each
+// This file prints `set … update` (lowered by lower.LowerSet) with the
+// checksum arithmetic unrolled (and the patches that pops, in layout.go,
+// leave pending): each
 // field change adds its RFC 1624 delta to a sum per checksum, with the
 // byte window fixed at generation time wherever the layout fixes it, and
 // each checksum is patched once at the end of the node.
 // packet.ApplyChecksumDelta documents why that equals the interpreter's
 // patch after every change.
 
-// setAccumulating generates a set with updates.
-func (c *gen) setAccumulating(o *packet.Op) {
-	us := flow.Checksummed(c.s, o)
-	delta := map[int]string{}
-	for _, u := range us {
-		delta[u] = c.newTmp("d")
-		c.emit("var %s uint64 // %s checksum", delta[u], c.s.Headers[u].Name)
+// A summed set (lower.SetSyntax): the windows fixed by the layout lie
+// within the field's header and are the same for every checksum (the
+// field's words, from its header's start), so they are summed once
+// (statics), from the field's old and new values where the window is the
+// field (exact); the others are summed per checksum (wins).
+type setOld struct {
+	b        string // the field's header's bytes
+	wins     []win
+	statics  []int // checksums whose window is the static one
+	oldPart  string
+	exact    bool
+	slo, shi int
+}
+
+type win struct {
+	w               lower.Window
+	ok, lo, hi, old string
+}
+
+func (c *gen) Delta(u int) string {
+	d := c.newTmp("d")
+	c.emit("var %s uint64 // %s checksum", d, c.s.Headers[u].Name)
+	return d
+}
+
+func (c *gen) Eval(a *lower.SetAssign) string {
+	var v string
+	if a.Wide {
+		v = c.Value(a.Src)
+	} else {
+		v = c.low(a.Src)
 	}
-	for _, a := range o.Assign {
-		h := c.s.Headers[a.Dst.Header]
-		if h.Metadata {
-			c.assign(a, nil, nil)
+	if !a.Wide && a.Src.Kind == packet.EConst {
+		v = "uint64(" + v + ")" // an untyped constant would bind as int
+	}
+	val := c.newTmp("v")
+	c.emit("%s := %s", val, v)
+	return val
+}
+
+func (c *gen) Old(a *lower.SetAssign) {
+	fs := a.Field
+	st := setOld{b: c.hdr(a.Dst.Header)}
+	st.slo, st.shi = lower.WordWindow(fs)
+	inHeader := st.shi <= c.s.Headers[a.Dst.Header].FixedBytes() && st.shi-st.slo <= flow.MaxWindow
+	st.exact = fs.Offset%16 == 0 && (fs.Width == 16 || fs.Width == 32 || fs.Width == 64 || fs.Width == 128)
+	for _, lw := range a.Windows {
+		if lw.Kind == lower.WindowStatic && inHeader {
+			st.statics = append(st.statics, lw.U)
 			continue
 		}
-		fs := h.Fields[a.Dst.Field]
-		wide := fs.Width > 64 || (flow.IsWide(a.Src) && !flow.LowPreserving(a.Src))
-		var v string
-		if wide {
-			v = c.Value(a.Src)
+		w := win{lw, c.newTmp("w"), c.newTmp("lo"), c.newTmp("hi"), c.newTmp("o")}
+		c.window(lw, a.Dst, w.ok, w.lo, w.hi)
+		c.emit("var %s uint32", w.old)
+		c.emit("if %s { %s = %s }", w.ok, w.old, c.sum(w.lo, w.hi, windowLen(lw)))
+		st.wins = append(st.wins, w)
+	}
+	if len(st.statics) > 0 {
+		st.oldPart = c.newTmp("os")
+		if st.exact {
+			c.emit("%s := %s", st.oldPart, c.wordsOf(c.readField(a.Dst, fs.Width > 64), fs.Width, fs.Width > 64, true))
 		} else {
-			v = c.low(a.Src)
-		}
-		if !wide && a.Src.Kind == packet.EConst {
-			v = "uint64(" + v + ")" // an untyped constant would bind as int
-		}
-		val := c.newTmp("v")
-		c.emit("%s := %s", val, v)
-		b := c.hdr(a.Dst.Header)
-		type win struct{ ok, lo, hi, old string }
-		var wins []win
-		var wus []int
-		// Windows fixed by the layout are the same for every checksum (the
-		// field's words, from its header's start) and lie within the
-		// header: summed once, from the field's old and new values where
-		// the window is the field.
-		var statics []int
-		flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
-		slo, shi := flo/2*2, (fhi+1)/2*2
-		inHeader := shi <= h.FixedBytes() && shi-slo <= flow.MaxWindow
-		exact := fs.Offset%16 == 0 && (fs.Width == 16 || fs.Width == 32 || fs.Width == 64 || fs.Width == 128)
-		for _, u := range us {
-			if k := c.windowKind(u, a.Dst); k == windowNever || (k == windowStatic && inHeader) {
-				if k == windowStatic {
-					statics = append(statics, u)
-				}
-				continue
-			}
-			w := win{c.newTmp("w"), c.newTmp("lo"), c.newTmp("hi"), c.newTmp("o")}
-			if !c.window(u, a.Dst, w.ok, w.lo, w.hi) {
-				continue
-			}
-			c.emit("var %s uint32", w.old)
-			c.emit("if %s { %s = %s }", w.ok, w.old, c.sum(w.lo, w.hi, c.windowLen(u, a.Dst)))
-			wins = append(wins, w)
-			wus = append(wus, u)
-		}
-		var oldPart string
-		if len(statics) > 0 {
-			oldPart = c.newTmp("os")
-			if exact {
-				c.emit("%s := %s", oldPart, c.wordsOf(c.readField(a.Dst, fs.Width > 64), fs.Width, fs.Width > 64, true))
-			} else {
-				c.emit("%s := %s", oldPart, complements(c.bytesSum(b, slo, shi), strconv.Itoa((shi-slo)/2)))
-			}
-		}
-		c.put(b, fs, val, wide)
-		if len(statics) > 0 {
-			newPart := "uint64(" + c.bytesSum(b, slo, shi) + ")"
-			if exact {
-				newPart = c.wordsOf(val, fs.Width, wide, false)
-			}
-			dl := c.newTmp("dl")
-			c.emit("%s := %s + %s", dl, oldPart, newPart)
-			for _, u := range statics {
-				if c.mustValid(u) {
-					c.emit("%s += %s", delta[u], dl)
-				} else {
-					c.emit("if %s { %s += %s }", c.hValid(u), delta[u], dl)
-				}
-			}
-		}
-		for i, w := range wins {
-			n := c.windowLen(wus[i], a.Dst)
-			words := strconv.Itoa(n / 2)
-			if n == 0 || n > flow.MaxWindow {
-				words = fmt.Sprintf("(%s-%s+1)/2", w.hi, w.lo)
-			}
-			c.emit("if %s { %s += %s + uint64(%s) }", w.ok, delta[wus[i]], complements(w.old, words), c.sum(w.lo, w.hi, n))
+			c.emit("%s := %s", st.oldPart, complements(c.bytesSum(st.b, st.slo, st.shi), strconv.Itoa((st.shi-st.slo)/2)))
 		}
 	}
-	for _, u := range us {
-		if slices.Contains(c.pops.Pending, u) {
-			c.pend(u, delta[u])
-		} else {
-			c.applyDelta(u, delta[u])
+	c.setOld = st
+}
+
+func (c *gen) Store(a *lower.SetAssign, v string) { c.put(c.setOld.b, a.Field, v, a.Wide) }
+
+func (c *gen) Accumulate(a *lower.SetAssign, v string, delta map[int]string) {
+	st := c.setOld
+	if len(st.statics) > 0 {
+		newPart := "uint64(" + c.bytesSum(st.b, st.slo, st.shi) + ")"
+		if st.exact {
+			newPart = c.wordsOf(v, a.Field.Width, a.Wide, false)
 		}
+		dl := c.newTmp("dl")
+		c.emit("%s := %s + %s", dl, st.oldPart, newPart)
+		for _, u := range st.statics {
+			if c.mustValid(u) {
+				c.emit("%s += %s", delta[u], dl)
+			} else {
+				c.emit("if %s { %s += %s }", c.hValid(u), delta[u], dl)
+			}
+		}
+	}
+	for _, w := range st.wins {
+		n := windowLen(w.w)
+		words := strconv.Itoa(n / 2)
+		if n == 0 || n > flow.MaxWindow {
+			words = fmt.Sprintf("(%s-%s+1)/2", w.hi, w.lo)
+		}
+		c.emit("if %s { %s += %s + uint64(%s) }", w.ok, delta[w.w.U], complements(w.old, words), c.sum(w.lo, w.hi, n))
+	}
+}
+
+// Apply patches checksum u now, or leaves the patch pending where pops
+// leave theirs (flow.PopChains).
+func (c *gen) Apply(u int, d string) {
+	if slices.Contains(c.pops.Pending, u) {
+		c.pend(u, d)
+	} else {
+		c.applyDelta(u, d)
 	}
 }
 
@@ -178,7 +188,7 @@ func (c *gen) flushBefore(n *dataflow.Node) bool {
 				continue
 			}
 			for _, u := range o.Update {
-				if c.s.Headers[u].Checksum >= 0 && c.windowKind(u, a.Dst) == windowDynamic {
+				if w, ok := lower.FieldWindow(c.s, c.valid, n, u, a.Dst); ok && w.Kind == lower.WindowDynamic {
 					return true // the window's bytes are read
 				}
 			}
@@ -226,84 +236,39 @@ func (c *gen) assignsPending(as []packet.Assign) bool {
 	return false
 }
 
-// window generates the interpreter's window rule (packet.Packet.window) for
-// checksum u and field f: ok, and the absolute byte range [lo, hi) as
-// variables. It returns false when u's checksum can never cover f. Where
-// the validity analysis knows that f's header cannot lie behind u, only the
-// pseudo-header's window, fixed by the layout, is left.
-func (c *gen) window(u int, f packet.FieldRef, ok, lo, hi string) bool {
-	spec := c.s.Headers[u]
-	fs := c.s.Headers[f.Header].Fields[f.Field]
-	// Byte range of the field in its header, widened to 16-bit words of a
-	// region starting at the header's start (static parity) ...
-	flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
-	slo, shi := flo/2*2, (fhi+1)/2*2
+// window generates the interpreter's window rule (packet.Packet.window)
+// for window w of field f: ok, and the absolute byte range [lo, hi) as
+// variables.
+func (c *gen) window(w lower.Window, f packet.FieldRef, ok, lo, hi string) {
+	u := w.U
 	uValid := c.hValid(u) + " && "
 	if c.mustValid(u) {
 		uValid = ""
 	}
-	static := func(base string) {
-		c.emit("%s, %s := %s+%d, %s+%d", lo, hi, base, slo, base, shi)
-		c.emit("%s := %s%s <= len(data) && %d <= %d", ok, uValid, hi, shi-slo, flow.MaxWindow)
+	if w.Kind == lower.WindowStatic {
+		c.emit("%s, %s := %s+%d, %s+%d", lo, hi, c.hOff(f.Header), w.Lo, c.hOff(f.Header), w.Hi)
+		c.emit("%s := %s%s <= len(data) && %d <= %d", ok, uValid, hi, w.Hi-w.Lo, flow.MaxWindow)
+		return
 	}
-	pseudo := spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f)
-	switch {
-	case f.Header == u:
-		static(c.hOff(u))
-		return true
-	case spec.ChecksumKind == packet.ChecksumHeader, !c.mayValid(u):
-		return false
-	case !c.valid.Behind(c.owner, f.Header, u):
-		if !pseudo {
-			return false
-		}
-		static(c.hOff(f.Header))
-		return true
-	}
-	// ... or of a region starting at u (parity known only at run time),
-	// or the pseudo-header's, which has the IP header's parity.
+	// From u's start (parity known only at run time), or the
+	// pseudo-header's window, which has the IP header's parity.
+	fs := c.s.Headers[f.Header].Fields[f.Field]
 	c.emit("%s, %s, %s := false, 0, 0", ok, lo, hi)
 	c.emit("if %s%s > %s {", uValid, c.hOff(f.Header), c.hOff(u))
 	c.emit("rs := %s", c.hOff(u))
-	c.emit("l, h := %s+%d, %s+%d", c.hOff(f.Header), flo, c.hOff(f.Header), fhi)
+	c.emit("l, h := %s+%d, %s+%d", c.hOff(f.Header), fs.Offset/8, c.hOff(f.Header), (fs.Offset+fs.Width+7)/8)
 	c.emit("%s, %s = rs+(l-rs)/2*2, rs+(h-rs+1)/2*2", lo, hi)
 	c.emit("%s = %s <= len(data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
-	if pseudo {
+	if w.Pseudo {
 		if uValid == "" {
 			c.emit("} else {")
 		} else {
 			c.emit("} else if %s {", c.hValid(u))
 		}
-		c.emit("%s, %s = %s+%d, %s+%d", lo, hi, c.hOff(f.Header), slo, c.hOff(f.Header), shi)
+		c.emit("%s, %s = %s+%d, %s+%d", lo, hi, c.hOff(f.Header), w.Lo, c.hOff(f.Header), w.Hi)
 		c.emit("%s = %s <= len(data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
 	}
 	c.emit("}")
-	return true
-}
-
-// Kinds of checksum windows of a field (window).
-const (
-	windowNever   = iota // the checksum never covers the field
-	windowStatic         // fixed by the layout, from the field's header's start
-	windowDynamic        // depends on where the headers lie
-)
-
-// windowKind classifies checksum u's window of field f as window does.
-func (c *gen) windowKind(u int, f packet.FieldRef) int {
-	spec := c.s.Headers[u]
-	pseudo := spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f)
-	switch {
-	case f.Header == u:
-		return windowStatic
-	case spec.ChecksumKind == packet.ChecksumHeader, !c.mayValid(u):
-		return windowNever
-	case !c.valid.Behind(c.owner, f.Header, u):
-		if pseudo {
-			return windowStatic
-		}
-		return windowNever
-	}
-	return windowDynamic
 }
 
 // wordsOf stands for the 16-bit words of a w-bit value v (uint64, or
@@ -349,15 +314,10 @@ func complements(oldSum, words string) string {
 	return fmt.Sprintf("(uint64(%s)*0xffff - uint64(%s))", words, oldSum)
 }
 
-// windowLen is the length of field f's window in checksum u's region when
-// it is fixed by the layout (the field's header is u itself, or an IP
-// header whose pseudo-header fields u covers and that cannot lie behind
-// u), else 0.
-func (c *gen) windowLen(u int, f packet.FieldRef) int {
-	fs := c.s.Headers[f.Header].Fields[f.Field]
-	flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
-	if f.Header == u || !c.valid.Behind(c.owner, f.Header, u) {
-		return (fhi+1)/2*2 - flo/2*2
+// windowLen is the length of window w when the layout fixes it, else 0.
+func windowLen(w lower.Window) int {
+	if w.Kind == lower.WindowStatic {
+		return w.Hi - w.Lo
 	}
 	return 0
 }

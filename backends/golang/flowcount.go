@@ -9,37 +9,17 @@ import (
 )
 
 // Node runs are counted on a few flow edges (backends/flow, count.go):
-// the generator records the flow graph as it emits code, and runs() solves
-// for every node from the edge, sink and drop counters.
+// the walk records the flow graph as the code is printed (lower/ends.go),
+// and runs() solves for every node from the edge, sink and drop counters.
 
-// jumpEdge records an edge from vertex from to vertex to and returns the
-// marker to emit on it.
-func (c *gen) jumpEdge(from, to int64) string { return c.cnt.Jump(c.owner.ID, from, to) }
-
-// retDrop returns the statement that ends a frame at drop site d, coming
-// from vertex from, and records the end.
-func (c *gen) retDrop(from int64, d int) string {
-	c.cnt.End(c.owner.ID, from, flow.Counter{Kind: flow.CountDrop, Index: d})
-	return fmt.Sprintf("return pl.drop(%d)", d)
-}
-
-// retSink returns the statement that sends a frame out at sink s.
-func (c *gen) retSink(from int64, s int) string {
-	c.cnt.End(c.owner.ID, from, flow.Counter{Kind: flow.CountSink, Index: s})
-	return fmt.Sprintf("return pl.sink(%d, data)", s)
-}
-
-// retUndecided ends a frame undecided: the drop site is shared by every
-// place this happens, so the edge gets a counter of its own.
-func (c *gen) retUndecided(from int64) string {
-	return c.cnt.Shared(c.owner.ID, from) + fmt.Sprintf("return pl.drop(%d)", c.drop(c.start.Name, "undecided"))
-}
+// retDrop is the statement that ends a frame at drop site d.
+func retDrop(d int) string { return fmt.Sprintf("return pl.drop(%d)", d) }
 
 // placeCounters places the edge counters in the live code, none on a step
 // of the hot path where it can be helped, and returns the function that
 // solves for the node runs.
 func (c *gen) placeCounters(code map[*dataflow.Node][]byte, live map[*dataflow.Node]bool, hot []*dataflow.Node) string {
-	plan, err := c.cnt.PlaceGraph(c.g, c.start, live, hot)
+	plan, err := c.w.Edges.PlaceGraph(c.g, c.start, live, hot)
 	if err != nil {
 		panic("go backend: " + err.Error()) // a forest always peels
 	}

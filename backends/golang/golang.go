@@ -50,6 +50,7 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	c.w = lower.NewWalker(prog, c, Name)
 	c.valid = flow.AnalyzeValid(g, c.start, 16) // paths kept apart: fewer checks
 	c.pops = flow.FindPopChains(g, c.s)
+	c.w.Valid, c.w.Pops = c.valid, c.pops
 	c.body()
 	if c.w.Refused != nil {
 		return nil, c.w.Refused.Err()
@@ -58,18 +59,14 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 }
 
 type gen struct {
-	g         *dataflow.Graph
-	w         *lower.Walker // the lowered graph, printed through this dialect
-	switchVar string        // the value a switch compares
-	s         *packet.Schema
-	start     *dataflow.Node
-	b         bytes.Buffer // Process's body
-	vars      bytes.Buffer // package-level variables the body uses
-	tmp       int
+	g     *dataflow.Graph
+	w     *lower.Walker // the lowered graph, printed through this dialect
+	s     *packet.Schema
+	start *dataflow.Node
+	b     bytes.Buffer // Process's body
+	vars  bytes.Buffer // package-level variables the body uses
+	tmp   int
 
-	drops    registry[[2]string] // drop sites: node (or node.port), reason
-	sinks    registry[string]
-	counts   registry[string] // count labels
 	updVar   map[string]string
 	maxKeys  int
 	usesBits bool // math/bits
@@ -77,13 +74,13 @@ type gen struct {
 	// hdrs is a stack of scopes: header index -> variable holding its bytes.
 	hdrs []map[int]string
 
-	cnt      flow.Edges     // the flow graph, for counter placement
 	owner    *dataflow.Node // the F-node being generated
 	counters int            // edge counters placed
 	runsCode string         // the function solving for node runs
 	mal      string         // the node being generated, where malformed packets end
 	valid    *flow.Validity // headers valid where (backends/flow)
 	pops     flow.PopChains // pops that move the frame together
+	setOld   setOld         // what a summed set's Old left for Accumulate
 	prof     Profile        // node runs that pick the hot path
 }
 
@@ -112,28 +109,6 @@ func (c *gen) newTmp(prefix string) string {
 	c.tmp++
 	return fmt.Sprintf("%s%d", prefix, c.tmp)
 }
-
-// registry numbers names in the order they are first seen.
-type registry[K comparable] struct {
-	names []K
-	index map[K]int
-}
-
-func (r *registry[K]) add(k K) int {
-	if i, ok := r.index[k]; ok {
-		return i
-	}
-	if r.index == nil {
-		r.index = map[K]int{}
-	}
-	r.index[k] = len(r.names)
-	r.names = append(r.names, k)
-	return len(r.names) - 1
-}
-
-func (c *gen) drop(node, reason string) int { return c.drops.add([2]string{node, reason}) }
-func (c *gen) sink(node string) int         { return c.sinks.add(node) }
-func (c *gen) count(label string) int       { return c.counts.add(label) }
 
 // update returns the name of a package variable holding a header list.
 func (c *gen) update(hs []int) string {
@@ -334,7 +309,7 @@ func (c *gen) stateDecls() []byte {
 }
 
 func (c *gen) malformed() string {
-	return c.retDrop(c.owner.ID, c.drop(c.mal, "malformed"))
+	return retDrop(c.w.DropEnd(c.owner.ID, c.mal, "malformed"))
 }
 
 // The dialect's operations (lower.Dialect): the Walker fires the ports.
@@ -344,8 +319,6 @@ func (c *gen) Input(n *dataflow.Node) {
 		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ParseFrame(%d)", h)), c.malformed())
 	}
 }
-
-func (c *gen) Count(n *dataflow.Node) { c.count(n.Op.Label) }
 
 func (c *gen) Parse(n *dataflow.Node) string {
 	return c.call(fmt.Sprintf("p.ParseFrame(%d)", n.Op.Header))
@@ -358,12 +331,7 @@ func (c *gen) Extract(n *dataflow.Node) (string, bool) {
 	return c.extract(n.Op.Header), false
 }
 
-func (c *gen) Test(n *dataflow.Node) string { return lower.Cond(c, n.Op.Cond) }
-func (c *gen) Lookup(n *dataflow.Node)      { c.lookup(n) }
-func (c *gen) Pop(n *dataflow.Node)         { c.pop(n.Op) }
-
-func (c *gen) SetSummed(o *packet.Op)               { c.setAccumulating(o) }
-func (c *gen) Assign(a packet.Assign, update []int) { c.assign(a, nil, update) }
+func (c *gen) Assign(a *lower.SetAssign, update []int) { c.assign(a.Assign, update) }
 
 func (c *gen) Push(n *dataflow.Node) {
 	o := n.Op
@@ -548,67 +516,59 @@ func (c *gen) EndIf()         { c.emit("}") }
 
 // The ways out of a block (lower.Walker.Exit).
 
-func (c *gen) Decided(h *lower.Hop) {
-	c.emit("%s// decided %s %s", c.jumpEdge(h.From, h.Node.ID), h.Node.Name, h.Port)
+func (c *gen) Decided(h *lower.Hop, edge string) {
+	c.emit("%s// decided %s %s", edge, h.Node.Name, h.Port)
 }
 
-func (c *gen) Goto(e *lower.Exit) { c.emit("%sgoto n%d", c.jumpEdge(e.From, e.To.ID), e.To.ID) }
+func (c *gen) Goto(e *lower.Exit, edge string) { c.emit("%sgoto n%d", edge, e.To.ID) }
 
-func (c *gen) Sink(e *lower.Exit) {
+func (c *gen) Sink(e *lower.Exit, sink int) {
 	if !e.Own {
 		c.patchPending() // an emit node patched before its operation
 	}
-	c.emit("%s", c.retSink(e.From, c.sink(e.To.Name)))
+	c.emit("return pl.sink(%d, data)", sink)
 }
 
-func (c *gen) Drop(e *lower.Exit) { c.emit("%s", c.retDrop(e.From, c.drop(e.Site, e.Reason))) }
+func (c *gen) Drop(_ *lower.Exit, drop int) { c.emit("%s", retDrop(drop)) }
 
-func (c *gen) Undecided(e *lower.Exit, why string) {
+func (c *gen) Undecided(_ *lower.Exit, why, edge string, drop int) {
 	if why != "" {
 		why = " // " + why
 	}
-	c.emit("%s%s", c.retUndecided(e.From), why)
+	c.emit("%s%s%s", edge, retDrop(drop), why)
 }
 
 // A switch compares its value, wide or a word, case by case.
 
-func (c *gen) Switch(n *dataflow.Node) {
-	c.switchVar, _ = lower.Var(c, "v", n.Op.Expr)
+func (c *gen) Switch(sw *lower.Switch) {
+	sw.Var, _ = lower.Var(c, "v", sw.Node.Op.Expr)
 	c.emit("switch {")
 }
 
-func (c *gen) Case(n *dataflow.Node, _ int, v packet.Value) {
-	if flow.IsWide(n.Op.Expr) {
-		c.emit("case %s == %s:", c.switchVar, valueLit(v))
+func (c *gen) Case(sw *lower.Switch, _ int, v packet.Value) {
+	if sw.Wide {
+		c.emit("case %s == %s:", sw.Var, valueLit(v))
 	} else {
-		c.emit("case %s == %#x:", c.switchVar, v.Lo)
+		c.emit("case %s == %#x:", sw.Var, v.Lo)
 	}
 }
 
-func (c *gen) Default(*dataflow.Node)   { c.emit("default:") }
-func (c *gen) EndSwitch(*dataflow.Node) { c.emit("}") }
+func (c *gen) Default(*lower.Switch)   { c.emit("default:") }
+func (c *gen) EndSwitch(*lower.Switch) { c.emit("}") }
 
-func (c *gen) lookup(n *dataflow.Node) {
-	o := n.Op
-	def := c.s.Tables[o.Table]
-	c.emit("act, params := %d, []packet.Value(%s)", def.Default, c.defaultParams(o.Table))
-	// A key of at most 64 bits is computed in 64 when its low bits follow
-	// from its operands'.
-	narrow := true
-	for i, k := range def.Keys {
-		if def.Spec.Keys[i].Width <= 64 {
-			narrow = narrow && (!flow.IsWide(k) || flow.LowPreserving(k))
-		}
-	}
-	if narrow && (def.Spec.KeyWord() || def.Spec.KeyWords() <= packet.MaxKeyWords) {
-		c.lookupWords(n, def)
+// Lookup looks a table's keys up (lower.Lookup).
+func (c *gen) Lookup(n *dataflow.Node, l *lower.Lookup) {
+	def := l.Def
+	c.emit("act, params := %d, []packet.Value(%s)", def.Default, c.defaultParams(l.Table))
+	if l.Narrow && (def.Spec.KeyWord() || def.Spec.KeyWords() <= packet.MaxKeyWords) {
+		c.lookupWords(n, l)
 		return
 	}
-	c.keys(def)
-	c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", o.Table, len(def.Keys))
+	c.keys(l)
+	c.emit("if e, hit := pl.tables[%d].Lookup(pl.keys[:%d]); hit {", l.Table, len(l.Keys))
 	c.emit("act, params = e.Action, e.Params")
 	c.emit("}")
-	c.actions(n, def)
+	c.w.Actions(n, l)
 }
 
 // lookupWords looks a table's keys up as 64-bit words, a wide key's two
@@ -616,25 +576,25 @@ func (c *gen) lookup(n *dataflow.Node) {
 // generated code can read (packet.Probes: the accessor is small enough for
 // Go to inline even here) and calling the table's word lookup where it has
 // not.
-func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
-	t := n.Op.Table
+func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
+	t, def := l.Table, l.Def
 	var ws []string
 	scannable := def.Spec.NeedsPriority() && len(def.Keys) <= packet.MaxKeyWords
-	for i, k := range def.Keys {
-		w := def.Spec.Keys[i].Width
+	for _, k := range l.Keys {
+		w := k.Width
 		v := c.newTmp("kw")
 		if w <= 64 {
-			c.emit("%s := (%s)%s", v, c.low(k), maskTo(k, w))
+			c.emit("%s := (%s)%s", v, c.low(k.Expr), maskTo(k.Expr, w))
 			ws = append(ws, v)
 			continue
 		}
 		scannable = false
-		c.emit("%s := %s", v, c.Value(k))
+		c.emit("%s := %s", v, c.Value(k.Expr))
 		ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(w-64)), v+".Lo")
 	}
 	// On the hot path, an index's hit runs the action's code where it
 	// hits: no join of every probe's results before the switch.
-	acts := c.capture(func() { c.actions(n, def) })
+	acts := c.capture(func() { c.w.Actions(n, l) })
 	hit := func(slot string) {
 		c.emit("if %s.Entry != 0 {", slot)
 		c.emit("act, params = int(%s.Action), %s.Params", slot, slot)
@@ -651,10 +611,8 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 		// All keys packed in one word: one probe for exact tables and for
 		// priority tables whose entries share their masks.
 		var parts []string
-		shift := 0
 		for i := len(ws) - 1; i >= 0; i-- {
-			parts = append(parts, fmt.Sprintf("%s<<%d", ws[i], shift))
-			shift += def.Spec.Keys[i].Width
+			parts = append(parts, fmt.Sprintf("%s<<%d", ws[i], l.Keys[i].Shift))
 		}
 		if len(parts) == 0 {
 			parts = []string{"uint64(0)"} // a table without keys
@@ -771,13 +729,13 @@ func (c *gen) lookupWords(n *dataflow.Node, def *packet.TableDef) {
 }
 
 // keys evaluates a table's keys into pl.keys.
-func (c *gen) keys(def *packet.TableDef) {
-	c.maxKeys = max(c.maxKeys, len(def.Keys))
-	for i, k := range def.Keys {
-		if flow.IsWide(k) && (def.Spec.Keys[i].Width > 64 || !flow.LowPreserving(k)) {
-			c.emit("pl.keys[%d] = %s", i, c.Value(k))
+func (c *gen) keys(l *lower.Lookup) {
+	c.maxKeys = max(c.maxKeys, len(l.Keys))
+	for i, k := range l.Keys {
+		if k.Wide {
+			c.emit("pl.keys[%d] = %s", i, c.Value(k.Expr))
 		} else {
-			c.emit("pl.keys[%d] = packet.Value{Lo: %s}", i, c.low(k))
+			c.emit("pl.keys[%d] = packet.Value{Lo: %s}", i, c.low(k.Expr))
 		}
 	}
 }
@@ -800,35 +758,33 @@ func (c *gen) defaultParams(t int) string {
 	return dp
 }
 
-// actions runs the action a lookup picked and fires its port.
-func (c *gen) actions(n *dataflow.Node, def *packet.TableDef) {
+// The action dispatch (lower.ActionSyntax): a switch on the action.
+
+func (c *gen) Dispatch(*lower.Lookup) {
 	c.emit("_ = params")
 	c.emit("switch act {")
-	for i, ai := range def.Actions {
-		a := c.s.Actions[ai]
-		if i == len(def.Actions)-1 {
-			c.emit("default: // %s", a.Name)
-		} else {
-			c.emit("case %d: // %s", i, a.Name)
-		}
-		if len(a.Params) > 1 {
-			// Every entry has the action's parameters (Table checks): one
-			// length check instead of one per parameter.
-			c.emit("params := (*[%d]packet.Value)(params)", len(a.Params))
-			c.emit("_ = params")
-		}
-		c.hdrs = append(c.hdrs, map[int]string{})
-		for _, as := range a.Body {
-			c.assign(as, a.Params, nil)
-		}
-		c.hdrs = c.hdrs[:len(c.hdrs)-1]
-		c.w.Fire(n, i)
-	}
-	c.emit("}")
 }
 
-// assign generates one assignment; params are the action's, if any.
-func (c *gen) assign(a packet.Assign, params []packet.Param, update []int) {
+func (c *gen) Action(l *lower.Lookup, i int) {
+	a := l.Actions[i]
+	if i == len(l.Actions)-1 {
+		c.emit("default: // %s", a.Name)
+	} else {
+		c.emit("case %d: // %s", i, a.Name)
+	}
+	if len(a.Params) > 1 {
+		// Every entry has the action's parameters (Table checks): one
+		// length check instead of one per parameter.
+		c.emit("params := (*[%d]packet.Value)(params)", len(a.Params))
+		c.emit("_ = params")
+	}
+}
+
+func (c *gen) EndAction(*lower.Lookup, int) {}
+func (c *gen) EndDispatch(*lower.Lookup)    { c.emit("}") }
+
+// assign generates one assignment, patching the checksums in update.
+func (c *gen) assign(a packet.Assign, update []int) {
 	h := c.s.Headers[a.Dst.Header]
 	fs := h.Fields[a.Dst.Field]
 	wide := flow.IsWide(a.Src) || fs.Width > 64
@@ -999,44 +955,100 @@ func (c *gen) InRange(a string, lo, hi packet.Value, wide bool) string {
 
 func (c *gen) WideNonZero(a string) string { return "!" + a + ".IsZero()" }
 
+// Values (lower.ValueSyntax): a word is a uint64, a wide value a
+// packet.Value.
+
+func (c *gen) Const(v packet.Value, a lower.Arith) string {
+	if a == lower.ArithWide {
+		return valueLit(v)
+	}
+	return fmt.Sprintf("%#x", v.Lo)
+}
+
+func (c *gen) Param(i int, a lower.Arith) string {
+	if a == lower.ArithWide {
+		return fmt.Sprintf("params[%d]", i)
+	}
+	return fmt.Sprintf("params[%d].Lo", i)
+}
+
+func (c *gen) Field(f packet.FieldRef, a lower.Arith) string {
+	switch a {
+	case lower.ArithLow:
+		return c.readField(f, true) + ".Lo"
+	case lower.ArithWide:
+		return c.readField(f, true)
+	}
+	return c.readField(f, false)
+}
+
 // U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
-func (c *gen) U64(e *packet.Expr) string {
-	if e.Boolean() {
-		return "fastpath.B2U(" + lower.Cond(c, e) + ")"
+func (c *gen) U64(e *packet.Expr) string { return lower.Word(c, e) }
+
+func (c *gen) low(e *packet.Expr) string { return lower.Low(c, e) }
+
+// Value generates a packet.Value.
+func (c *gen) Value(e *packet.Expr) string { return lower.Wide(c, e) }
+
+func (c *gen) Len(e *packet.Expr) string {
+	if !c.mustValid(e.Header) {
+		c.emit("if !%s { %s }", c.hValid(e.Header), c.malformed())
 	}
-	switch e.Kind {
-	case packet.EConst:
-		return fmt.Sprintf("%#x", e.Const.Lo)
-	case packet.EParam:
-		return fmt.Sprintf("params[%d].Lo", e.Param)
-	case packet.EField:
-		return c.readField(e.Field, false)
-	case packet.ELen:
-		if !c.mustValid(e.Header) {
-			c.emit("if !%s { %s }", c.hValid(e.Header), c.malformed())
+	return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
+}
+
+func (c *gen) Bool(cond string) string { return "fastpath.B2U(" + cond + ")" }
+
+func (c *gen) PopCount(x string, wide bool) string {
+	if wide {
+		return "uint64(" + x + ".OnesCount())"
+	}
+	return "fastpath.OnesCount(" + x + ")"
+}
+func (c *gen) Widen(word string) string   { return "packet.Value{Lo: " + word + "}" }
+func (c *gen) Not(x string, w int) string { return fmt.Sprintf("(^%s%s)", x, maskSuffix(w)) }
+
+func (c *gen) NotWide(x string, w int) string {
+	return fmt.Sprintf("%s.Not().And(%s)", x, valueLit(packet.Mask(w)))
+}
+
+func (c *gen) Binary(e *packet.Expr, a lower.Arith) string {
+	switch a {
+	case lower.ArithLow:
+		x, y := c.low(e.A), shiftAmount(e, c.low(e.B))
+		op, _, ok := lower.WordOp(e.Kind)
+		if !ok || e.Kind == packet.EShr { // a right shift's low bits need the high ones
+			c.w.Refuse(c.owner, "expression %q: the low bits of operator %d are not supported", e.Text, e.Kind)
+			return "0"
 		}
-		return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
-	case packet.EBitNot:
-		return fmt.Sprintf("(^%s%s)", c.U64(e.A), maskSuffix(e.Width))
-	case packet.EPopCount:
-		return "fastpath.OnesCount(" + c.U64(e.A) + ")"
+		return fmt.Sprintf("((%s %s %s)%s)", x, op, y, maskSuffix(e.Width))
+	case lower.ArithWide:
+		name, cut, ok := lower.WideOp(e.Kind)
+		if !ok {
+			c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
+			return "packet.Value{}"
+		}
+		// packet.Value's method of that name; a shift by at most 128.
+		x, y := c.Value(e.A), c.Value(e.B)
+		if e.Kind == packet.EShl || e.Kind == packet.EShr {
+			y = "uint(min(" + y + ".Lo, 128))"
+		}
+		v := fmt.Sprintf("%s.%s%s(%s)", x, strings.ToUpper(name[:1]), name[1:], y)
+		if cut {
+			v += ".And(" + valueLit(packet.Mask(e.Width)) + ")"
+		}
+		return v
 	}
-	op, ok := binOps[e.Kind]
+	op, cut, ok := lower.WordOp(e.Kind)
 	if !ok {
 		c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
 		return "0"
 	}
 	x := fmt.Sprintf("(%s %s %s)", c.U64(e.A), op, shiftAmount(e, c.U64(e.B)))
-	if e.Kind == packet.EBitAnd || e.Kind == packet.EShr {
-		return x // cannot carry past the width
+	if !cut {
+		return x
 	}
 	return "(" + x + maskSuffix(e.Width) + ")"
-}
-
-// binOps are Go's operators for the binary expression kinds.
-var binOps = map[packet.ExprKind]string{
-	packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*", packet.EBitAnd: "&",
-	packet.EBitOr: "|", packet.EBitXor: "^", packet.EShl: "<<", packet.EShr: ">>",
 }
 
 // i64 is e in signed 64-bit arithmetic, for an expression flow.SmallRange
@@ -1048,33 +1060,8 @@ func (c *gen) i64(e *packet.Expr) string {
 	case packet.EField:
 		return "int64(" + c.readField(e.Field, false) + ")"
 	}
-	return fmt.Sprintf("(%s %s %s)", c.i64(e.A), binOps[e.Kind], c.i64(e.B)) // +, - or *
-}
-
-func (c *gen) low(e *packet.Expr) string {
-	if !flow.IsWide(e) {
-		return c.U64(e)
-	}
-	mask := maskSuffix(e.Width)
-	switch e.Kind {
-	case packet.EConst:
-		return fmt.Sprintf("%#x", e.Const.Lo)
-	case packet.EParam:
-		return fmt.Sprintf("params[%d].Lo", e.Param)
-	case packet.EField:
-		return c.readField(e.Field, true) + ".Lo"
-	case packet.EBitNot:
-		return fmt.Sprintf("(^%s%s)", c.low(e.A), mask)
-	case packet.EPopCount:
-		return "uint64(" + c.Value(e.A) + ".OnesCount())"
-	}
-	a, b := c.low(e.A), shiftAmount(e, c.low(e.B))
-	op, ok := binOps[e.Kind]
-	if !ok || e.Kind == packet.EShr { // a right shift's low bits need the high ones
-		c.w.Refuse(c.owner, "expression %q: the low bits of operator %d are not supported", e.Text, e.Kind)
-		return "0"
-	}
-	return fmt.Sprintf("((%s %s %s)%s)", a, op, b, mask)
+	op, _, _ := lower.WordOp(e.Kind) // +, - or *
+	return fmt.Sprintf("(%s %s %s)", c.i64(e.A), op, c.i64(e.B))
 }
 
 // shiftAmount is b, the right operand of e, said to be below 64 when e is
@@ -1086,44 +1073,6 @@ func shiftAmount(e *packet.Expr, b string) string {
 		return "(" + b + " & 63)"
 	}
 	return b
-}
-
-// Value generates a packet.Value.
-func (c *gen) Value(e *packet.Expr) string {
-	if !flow.IsWide(e) {
-		return "packet.Value{Lo: " + c.U64(e) + "}"
-	}
-	switch e.Kind {
-	case packet.EConst:
-		return valueLit(e.Const)
-	case packet.EParam:
-		return fmt.Sprintf("params[%d]", e.Param)
-	case packet.EField:
-		return c.readField(e.Field, true)
-	case packet.EBitNot:
-		return fmt.Sprintf("%s.Not().And(%s)", c.Value(e.A), valueLit(packet.Mask(e.Width)))
-	case packet.EPopCount:
-		return "packet.Value{Lo: uint64(" + c.Value(e.A) + ".OnesCount())}"
-	}
-	f, ok := wideOps[e.Kind]
-	if !ok {
-		c.w.Refuse(c.owner, "expression %q: operator %d is not supported", e.Text, e.Kind)
-		return "packet.Value{}"
-	}
-	return fmt.Sprintf(f, c.Value(e.A), c.Value(e.B), valueLit(packet.Mask(e.Width)))
-}
-
-// wideOps print the 128-bit operators: %[1]s and %[2]s are the operands,
-// %[3]s the mask of the result's width (results are cut to it).
-var wideOps = map[packet.ExprKind]string{
-	packet.EAdd:    "%[1]s.Add(%[2]s).And(%[3]s)",
-	packet.ESub:    "%[1]s.Sub(%[2]s).And(%[3]s)",
-	packet.EMul:    "%[1]s.Mul(%[2]s).And(%[3]s)",
-	packet.EBitAnd: "%[1]s.And(%[2]s)",
-	packet.EBitOr:  "%[1]s.Or(%[2]s).And(%[3]s)",
-	packet.EBitXor: "%[1]s.Xor(%[2]s).And(%[3]s)",
-	packet.EShl:    "%[1]s.Shl(uint(min(%[2]s.Lo, 128))).And(%[3]s)",
-	packet.EShr:    "%[1]s.Shr(uint(min(%[2]s.Lo, 128)))",
 }
 
 // readField reads a field as uint64 or, if wide, as packet.Value.
@@ -1228,14 +1177,14 @@ func (c *gen) names(w *bytes.Buffer) {
 		fmt.Fprintf(w, "%q, ", n.Name)
 	}
 	w.WriteString("}\n\n// SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).\n")
-	fmt.Fprintf(w, "var SinkNames = [%d]string{", len(c.sinks.names))
-	for _, s := range c.sinks.names {
+	fmt.Fprintf(w, "var SinkNames = [%d]string{", len(c.w.Sinks.List))
+	for _, s := range c.w.Sinks.List {
 		fmt.Fprintf(w, "%q, ", s)
 	}
 	w.WriteString("}\n\n// DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).\n")
-	fmt.Fprintf(w, "var DropSites = [%d]fastpath.DropSite{", len(c.drops.names))
-	for _, d := range c.drops.names {
-		fmt.Fprintf(w, "{Node: %q, Reason: %q},\n", d[0], d[1])
+	fmt.Fprintf(w, "var DropSites = [%d]fastpath.DropSite{", len(c.w.Drops.List))
+	for _, d := range c.w.Drops.List {
+		fmt.Fprintf(w, "{Node: %q, Reason: %q},\n", d.Node, d.Reason)
 	}
 	w.WriteString("}\n\n// CountLabels name the count operations' counters (Pipeline.Counted).\n")
 	defer func() {
@@ -1244,7 +1193,7 @@ func (c *gen) names(w *bytes.Buffer) {
 		for _, n := range c.g.Nodes {
 			k := 0
 			if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpCount {
-				if i, ok := c.counts.index[n.Op.Label]; ok { // labels of live nodes only
+				if i, ok := c.w.Counts.Index(n.Op.Label); ok { // labels of live nodes only
 					k = i + 1
 				}
 			}
@@ -1252,8 +1201,8 @@ func (c *gen) names(w *bytes.Buffer) {
 		}
 		w.WriteString("}\n\n")
 	}()
-	fmt.Fprintf(w, "var CountLabels = [%d]string{", len(c.counts.names))
-	for _, s := range c.counts.names {
+	fmt.Fprintf(w, "var CountLabels = [%d]string{", len(c.w.Counts.List))
+	for _, s := range c.w.Counts.List {
 		fmt.Fprintf(w, "%q, ", s)
 	}
 	w.WriteString("}\n\n")

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
-	"slices"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
-	"github.com/dragonet-go/nsc/packet"
 )
 
 // This file generates the operations that change where headers lie in the
@@ -110,107 +109,98 @@ func (c *gen) extract(h int) string {
 	return ok
 }
 
-// pop generates `pop H [update …]` inline, as packet.Packet.Pop does it:
-// the header's bytes are taken out of the checksums in update (one sum,
+// A pop (lower.PopSyntax) runs inline, as packet.Packet.Pop does: the
+// header's bytes are taken out of the checksums in update (one sum,
 // unrolled for a fixed-size header), the shorter side of the frame moves
 // over them, and only the offsets of headers that may lie behind H
 // (flow.Validity) are adjusted.
-func (c *gen) pop(o *packet.Op) {
-	h := o.Header
-	spec := c.s.Headers[h]
-	if spec.Metadata {
-		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Pop(%d)", h)), c.malformed())
-		return
-	}
-	defers, receives := c.pops.Defers[c.owner], c.pops.Receives[c.owner]
-	if receives {
+
+func (c *gen) PopMeta(p *lower.Pop) {
+	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Pop(%d)", p.H)), c.malformed())
+}
+
+func (c *gen) PopStart(p *lower.Pop) {
+	if p.Receives {
 		// A pop just before left its bytes in place (pendOff, pendN):
 		// unless this header ends where they begin, move them now.
-		c.emit("if pendN != 0 && !(%s && %s+%s == pendOff) {", c.hValid(h), c.hOff(h), c.hLen(h))
+		c.emit("if pendN != 0 && !(%s && %s+%s == pendOff) {", c.hValid(p.H), c.hOff(p.H), c.hLen(p.H))
 		c.move("pendOff", "pendN")
 		c.emit("pendN = 0")
 		c.emit("}")
 	}
-	if slices.Contains(c.pops.Pending, h) {
+	if p.OwnPending {
 		c.patchPending() // this header's bytes are summed below
 	}
-	off, n := c.newTmp("po"), c.newTmp("pn")
-	if !c.mustValid(h) {
-		c.emit("if !%s { %s }", c.hValid(h), c.malformed())
+}
+
+func (c *gen) PopRange(p *lower.Pop) (off, n string) {
+	off, n = c.newTmp("po"), c.newTmp("pn")
+	if !c.mustValid(p.H) {
+		c.emit("if !%s { %s }", c.hValid(p.H), c.malformed())
 	}
-	fixed := -1
-	if !spec.Fields[len(spec.Fields)-1].Variable() {
-		fixed = spec.FixedBytes()
-	}
-	c.emit("%s, %s := %s, %s // %s", off, n, c.hOff(h), c.hLen(h), spec.Name)
+	c.emit("%s, %s := %s, %s // %s", off, n, c.hOff(p.H), c.hLen(p.H), c.s.Headers[p.H].Name)
 	c.emit("if %s+%s > len(data) { %s }", off, n, c.malformed()) // a valid header's offset is not negative
-	for _, u := range o.Update {
-		us := c.s.Headers[u]
-		if us.Metadata || us.ChecksumKind == packet.ChecksumHeader || us.Checksum < 0 || !c.mayValid(u) {
-			continue
-		}
-		if fixed%2 != 0 && fixed >= 0 {
-			continue // an odd length is never taken out (packet.Packet.popUpdating)
-		}
-		cond := fmt.Sprintf("%s > %s && (%s-%s)%%2 == 0", off, c.hOff(u), off, c.hOff(u))
-		if !c.mustValid(u) {
-			cond = c.hValid(u) + " && " + cond
-		}
-		if fixed < 0 {
-			cond += fmt.Sprintf(" && %s%%2 == 0", n)
-		}
-		c.emit("if %s {", cond)
-		d := c.newTmp("d")
-		if fixed >= 0 && fixed <= 64 {
-			// packet.PopDelta, the words' complements, taken 64, 32
-			// and 16 bits at a time (wordsOf).
-			pw := c.newTmp("pw")
-			c.emit("%s := data[%s : %s+%d]", pw, off, off, fixed)
-			terms := []string{"uint64(0)"} // a header of no bytes
-			for k, w := 0, 0; k < fixed; k += w {
-				w = min(8, 1<<(bits.Len(uint(fixed-k))-1)) // the widest load that fits
-				terms = append(terms, c.wordsOf(beLoad(pw, k, w), 8*w, false, true))
-			}
-			if len(terms) > 1 {
-				terms = terms[1:]
-			}
-			c.emit("%s := %s", d, strings.Join(terms, " + "))
-		} else {
-			c.emit("%s := packet.PopDelta(data[%s : %s+%s])", d, off, off, n)
-		}
-		if slices.Contains(c.pops.Pending, u) {
-			c.pend(u, d) // patched later (flow.PopChains)
-		} else {
-			c.applyDelta(u, d)
-		}
-		c.emit("}")
+	return off, n
+}
+
+func (c *gen) TakeOut(p *lower.Pop, pu lower.PopUpdate, off, n string) {
+	u := pu.U
+	cond := fmt.Sprintf("%s > %s && (%s-%s)%%2 == 0", off, c.hOff(u), off, c.hOff(u))
+	if !c.mustValid(u) {
+		cond = c.hValid(u) + " && " + cond
 	}
-	switch {
-	case defers:
-		// The next node pops too: it moves these bytes with its own.
-		c.emit("pendOff = %s", off)
-		if receives {
-			c.emit("pendN += %s", n)
-		} else {
-			c.emit("pendN = %s", n)
-		}
-	case receives:
-		c.emit("pendN += %s", n)
-		c.move(off, "pendN")
-		c.emit("pendN = 0")
-	default:
-		c.move(off, n)
+	if p.Fixed < 0 {
+		cond += fmt.Sprintf(" && %s%%2 == 0", n)
 	}
-	c.emit("%s", c.hClear(h))
-	for i, hs := range c.s.Headers {
-		if hs.Metadata || i == h || !c.mayValid(i) || !c.valid.Behind(c.owner, i, h) {
-			continue
+	c.emit("if %s {", cond)
+	d := c.newTmp("d")
+	if fixed := p.Fixed; fixed >= 0 && fixed <= 64 {
+		// packet.PopDelta, the words' complements, taken 64, 32
+		// and 16 bits at a time (wordsOf).
+		pw := c.newTmp("pw")
+		c.emit("%s := data[%s : %s+%d]", pw, off, off, fixed)
+		terms := []string{"uint64(0)"} // a header of no bytes
+		for k, w := 0, 0; k < fixed; k += w {
+			w = min(8, 1<<(bits.Len(uint(fixed-k))-1)) // the widest load that fits
+			terms = append(terms, c.wordsOf(beLoad(pw, k, w), 8*w, false, true))
 		}
+		if len(terms) > 1 {
+			terms = terms[1:]
+		}
+		c.emit("%s := %s", d, strings.Join(terms, " + "))
+	} else {
+		c.emit("%s := packet.PopDelta(data[%s : %s+%s])", d, off, off, n)
+	}
+	if pu.Pending {
+		c.pend(u, d) // patched later (flow.PopChains)
+	} else {
+		c.applyDelta(u, d)
+	}
+	c.emit("}")
+}
+
+// Hold: the next node pops too and moves these bytes with its own.
+func (c *gen) Hold(p *lower.Pop, off, n string) {
+	c.emit("pendOff = %s", off)
+	c.emit("pendN %s %s", p.HoldOp(), n)
+}
+
+func (c *gen) MoveHeld(_ *lower.Pop, off, n string) {
+	c.emit("pendN += %s", n)
+	c.move(off, "pendN")
+	c.emit("pendN = 0")
+}
+
+func (c *gen) Move(_ *lower.Pop, off, n string) { c.move(off, n) }
+
+func (c *gen) PopOffsets(p *lower.Pop, off, n string) {
+	c.emit("%s", c.hClear(p.H))
+	for _, i := range p.Behind {
 		valid := c.hValid(i) + " && "
 		if c.mustValid(i) {
 			valid = ""
 		}
-		c.emit("if %s%s > %s { %s -= %s } // %s", valid, c.hOff(i), off, c.hOff(i), n, hs.Name)
+		c.emit("if %s%s > %s { %s -= %s } // %s", valid, c.hOff(i), off, c.hOff(i), n, c.s.Headers[i].Name)
 	}
 	c.emit("if cur > %s { cur = max(%s, cur-%s) }", off, off, n)
 	// The frame moved: header slices taken before are stale.

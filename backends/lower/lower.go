@@ -8,12 +8,19 @@
 // on the operation, fires ports, records the jumps that make a block live,
 // and refuses, identically for every target, what no dialect prints.
 //
-// Conditions are lowered here too (Cond: short-circuits resolved, wide or
-// word arithmetic chosen), printed through a target's CondSyntax. The
-// other operations stay as the model states them (packet.Op: field
-// writes, lookups with their actions, checksums, header pushes and pops)
-// for the printers (docs/lowering.md); the analyses the printers share —
-// header validity, pop chains, counter placement — are in backends/flow.
+// Below the operation the walker lowers what every target does alike,
+// and the dialect prints each part in its syntax: conditions (Cond:
+// short-circuits resolved, wide or word arithmetic chosen), sets with
+// their checksum windows and deltas (LowerSet, SetSyntax), pops with the
+// bytes a pop holds for the next and the patches it leaves pending
+// (LowerPop, PopSyntax), lookups' keys and action dispatch (LowerLookup,
+// Actions), expression values (Word, Low, Wide over a ValueSyntax; the
+// binary operators' table, WordOp and WideOp), and the ends: drop sites,
+// sinks and count labels numbered, flow edges recorded for the counters
+// (ends.go). The operations left (parse, extract, push, checksum verify
+// and compute, place, the RoCE ones) each printer still prints whole
+// (docs/lowering.md). The analyses — header validity, pop chains, counter
+// placement — are in backends/flow.
 package lower
 
 import (

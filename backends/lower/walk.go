@@ -9,45 +9,50 @@ import (
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// Dialect prints a lowered program's parts in one target's language. An
+// Dialect prints a lowered program's parts in one target's language:
+// the instructions lower decides (conditions and values, exits, sets,
+// pops, a lookup's keys and action dispatch) and, whole, the operations
+// not yet lowered further (Input to Place below; docs/lowering.md). An
 // operation's printer that picks a port itself calls Walker.Fire; a
 // printer that returns a condition leaves the branch to the Walker.
 type Dialect interface {
-	// If opens a block run when cond holds; EndIf closes it.
-	If(cond string)
-	EndIf()
+	// Conditions and values, and the If, EndIf, PushScope and PopScope
+	// blocks use.
+	ValueSyntax
 	// The ways out (Exit): an O-node decided on the way, the jump to the
-	// next F-node, a sink, a drop, an undecided end.
-	Decided(h *Hop)
-	Goto(e *Exit)
-	Sink(e *Exit)
-	Drop(e *Exit)
-	// Undecided ends a frame no O-node could decide; why says which
-	// ("" for a C-node), for a comment.
-	Undecided(e *Exit, why string)
-	// A switch: its cases in order (the value and the case's index),
-	// then the default, then the end.
-	Case(n *dataflow.Node, i int, v packet.Value)
-	Default(n *dataflow.Node)
-	EndSwitch(n *dataflow.Node)
+	// next F-node (each with the marker of its flow edge, for its
+	// counter), a sink and a drop (with their numbers), an undecided end.
+	Decided(h *Hop, edge string)
+	Goto(e *Exit, edge string)
+	Sink(e *Exit, sink int)
+	Drop(e *Exit, drop int)
+	// Undecided ends a frame no O-node could decide at drop site drop,
+	// which all such ends share (edge: the marker of the end's own
+	// counter); why says which O-node ("" for a C-node), for a comment.
+	Undecided(e *Exit, why, edge string, drop int)
+	// A switch: Switch declares its value (sw.Var, through Var), then
+	// come its cases in order (the case's index and value), the default,
+	// the end.
+	Switch(sw *Switch)
+	Case(sw *Switch, i int, v packet.Value)
+	Default(sw *Switch)
+	EndSwitch(sw *Switch)
+	// A lookup's action dispatch, a set, a pop, lowered (Walker.Actions,
+	// LowerSet, LowerPop).
+	ActionSyntax
+	SetSyntax
+	PopSyntax
 
+	// The operations printed whole.
 	Input(n *dataflow.Node) // parse the frame if the input says so
-	Count(n *dataflow.Node)
 	Parse(n *dataflow.Node) (cond string)
 	// Extract returns the condition that the header is there, or fired
 	// when the printer branched itself.
 	Extract(n *dataflow.Node) (cond string, fired bool)
-	Test(n *dataflow.Node) (cond string)
-	// Switch evaluates the switch's expression before its cases.
-	Switch(n *dataflow.Node)
-	Lookup(n *dataflow.Node)
-	// A set: its assignments one by one (Assign, each patching the
-	// checksums it updates), or, where no assignment reads or writes a
-	// checksum it updates, with the patches summed (SetSummed).
-	Assign(a packet.Assign, update []int)
-	SetSummed(o *packet.Op)
+	// Lookup looks a lowered lookup's keys up and calls Walker.Actions
+	// where the picked action runs.
+	Lookup(n *dataflow.Node, l *Lookup)
 	Push(n *dataflow.Node)
-	Pop(n *dataflow.Node)
 	Verify(n *dataflow.Node) (cond string)
 	Compute(n *dataflow.Node)
 	// Place places a segment in keyed state and fires the port the state
@@ -74,6 +79,18 @@ type Walker struct {
 	// Refused are the refusals so far: the walker's and the dialect's
 	// (Refuse).
 	Refused backends.Refusals
+	// Valid is the validity analysis the printer runs with: which
+	// headers may be valid, and in which order, where a block runs
+	// (none: any may, in any order).
+	Valid *flow.Validity
+	// Pops are the pops that move the frame together.
+	Pops flow.PopChains
+	// The numbered drop sites, sinks and count labels, and the flow
+	// edges of the printed code (ends.go).
+	Drops  Names[DropSite]
+	Sinks  Names[string]
+	Counts Names[string]
+	Edges  flow.Edges
 
 	cur   *Block
 	jumps map[*dataflow.Node][]*dataflow.Node
@@ -81,7 +98,7 @@ type Walker struct {
 
 // NewWalker returns a walker printing p through d for target.
 func NewWalker(p *Program, d Dialect, target string) *Walker {
-	return &Walker{P: p, D: d, Target: target, jumps: map[*dataflow.Node][]*dataflow.Node{}}
+	return &Walker{P: p, D: d, Target: target, Valid: &flow.Validity{}, jumps: map[*dataflow.Node][]*dataflow.Node{}}
 }
 
 // Refuse refuses node n (nil: the graph) once: what a node's code does
@@ -133,7 +150,7 @@ func (w *Walker) Node(b *Block) {
 	case packet.OpNop, packet.OpContext:
 		w.Fire(n, 0)
 	case packet.OpCount:
-		d.Count(n) // counted as the node's runs
+		w.Counts.Add(n.Op.Label) // counted as the node's runs
 		w.Fire(n, 0)
 	case packet.OpParse:
 		w.Branch(n, d.Parse(n))
@@ -142,25 +159,19 @@ func (w *Walker) Node(b *Block) {
 			w.Branch(n, cond)
 		}
 	case packet.OpTest:
-		w.Branch(n, d.Test(n))
+		w.Branch(n, Cond(d, n.Op.Cond))
 	case packet.OpSwitch:
 		w.switchOp(n)
 	case packet.OpLookup:
-		d.Lookup(n)
+		w.lookup(n)
 	case packet.OpSet:
-		if o := n.Op; flow.CanSumUpdates(w.P.Graph.Schema, o) {
-			d.SetSummed(o)
-		} else {
-			for _, a := range o.Assign {
-				d.Assign(a, o.Update)
-			}
-		}
+		w.set(n)
 		w.Fire(n, 0)
 	case packet.OpPush:
 		d.Push(n)
 		w.Fire(n, 0)
 	case packet.OpPop:
-		d.Pop(n)
+		w.pop(n)
 		w.Fire(n, 0)
 	case packet.OpChecksumVerify:
 		w.Branch(n, d.Verify(n))
@@ -228,35 +239,48 @@ func (w *Walker) FirePort(n *dataflow.Node, port string) {
 	w.Fire(n, slices.Index(n.Op.Ports(w.P.Graph.Schema), port))
 }
 
-// Exit prints the way out along e.
+// Exit prints the way out along e, recording its flow edges.
 func (w *Walker) Exit(e *Exit) {
 	for i := range e.Hops {
-		w.D.Decided(&e.Hops[i])
+		h := &e.Hops[i]
+		w.D.Decided(h, w.Edges.Jump(w.owner(), h.From, h.Node.ID))
 	}
 	switch e.Kind {
 	case Goto:
-		w.D.Goto(e)
+		w.D.Goto(e, w.Edges.Jump(w.owner(), e.From, e.To.ID))
 	case Sink:
-		w.D.Sink(e)
+		w.D.Sink(e, w.sinkEnd(e.From, e.To))
 	case Drop:
-		w.D.Drop(e)
+		w.D.Drop(e, w.DropEnd(e.From, e.Site, e.Reason))
 	case Undecided:
 		why := ""
 		if e.Site != "" {
 			why = e.Site + " cannot decide on one operand"
 		}
-		w.D.Undecided(e, why)
+		edge := w.Edges.Shared(w.owner(), e.From)
+		w.D.Undecided(e, why, edge, w.Drops.Add(DropSite{w.P.Start.Name, "undecided"}))
 	}
+}
+
+// Switch is a lowered switch: its value, 128 bits or a word, compared
+// with each case's.
+type Switch struct {
+	Node *dataflow.Node
+	Wide bool
+	// Var is the variable holding the value, once Dialect.Switch has
+	// declared it.
+	Var string
 }
 
 // switchOp prints a switch: each case fires its port, the default its.
 func (w *Walker) switchOp(n *dataflow.Node) {
-	w.D.Switch(n)
+	sw := &Switch{Node: n, Wide: flow.IsWide(n.Op.Expr)}
+	w.D.Switch(sw)
 	for i, cs := range n.Op.Cases {
-		w.D.Case(n, i, cs.Value)
+		w.D.Case(sw, i, cs.Value)
 		w.FirePort(n, cs.Port)
 	}
-	w.D.Default(n)
+	w.D.Default(sw)
 	w.FirePort(n, n.Op.Default)
-	w.D.EndSwitch(n)
+	w.D.EndSwitch(sw)
 }

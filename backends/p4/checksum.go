@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -105,10 +106,7 @@ func (c *gen) between(l layout, a, b int) int {
 // window is the byte range, in field f's own header, of the words a
 // checksum patch of f reads.
 func (c *gen) window(f packet.FieldRef) (lo, hi int, err error) {
-	fs := c.s.FieldSpec(f)
-	lo = fs.Offset / 8 &^ 1
-	hi = (fs.Offset + fs.Width + 7) / 8
-	hi += hi & 1
+	lo, hi = lower.WordWindow(*c.s.FieldSpec(f))
 	if hi > c.s.Headers[f.Header].FixedBytes() {
 		return 0, 0, fmt.Errorf("the checksum word of %s reaches past the end of %s", c.s.FieldName(f), c.s.Headers[f.Header].Name)
 	}

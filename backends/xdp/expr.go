@@ -71,78 +71,24 @@ func (c *gen) InRange(a string, lo, hi packet.Value, wide bool) string {
 
 func (c *gen) WideNonZero(a string) string { return "!nsc_vzero(" + a + ")" }
 
-// U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
-func (c *gen) U64(e *packet.Expr) string {
-	if e == nil {
-		return c.Bad(e)
+// Values (lower.ValueSyntax): a word is a __u64, a wide value an
+// nsc_v128.
+
+func (c *gen) Const(v packet.Value, a lower.Arith) string {
+	if a == lower.ArithWide {
+		return vlit(v)
 	}
-	if e.Boolean() {
-		return "(__u64)(" + lower.Cond(c, e) + ")"
-	}
-	switch e.Kind {
-	case packet.EConst:
-		return ulit(e.Const.Lo)
-	case packet.EParam:
-		return c.param(e.Param, false, true)
-	case packet.EField:
-		return c.readField(e.Field, false)
-	case packet.ELen:
-		if e.Header < 0 || e.Header >= len(c.s.Headers) {
-			return c.Bad(e)
-		}
-		c.emit("if (!%s) %s", c.isValid(e.Header), c.malformed())
-		return fmt.Sprintf("(__u64)((__s64)NSC_LEN - (__s64)st->off[%d])", e.Header)
-	case packet.EBitNot:
-		return fmt.Sprintf("(~%s%s)", c.U64(e.A), maskSuffix(e.Width))
-	case packet.EPopCount:
-		return c.popcount(e)
-	}
-	if e.A == nil || e.B == nil {
-		return c.Bad(nil)
-	}
-	a := c.U64(e.A)
-	b := c.U64(e.B)
-	switch e.Kind {
-	case packet.EAdd:
-		return fmt.Sprintf("((%s + %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.ESub:
-		return fmt.Sprintf("((%s - %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EMul:
-		return fmt.Sprintf("((%s * %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EBitAnd:
-		return fmt.Sprintf("(%s & %s)", a, b)
-	case packet.EBitOr:
-		return fmt.Sprintf("((%s | %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EBitXor:
-		return fmt.Sprintf("((%s ^ %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EShl:
-		return fmt.Sprintf("(nsc_shl64(%s, %s)%s)", a, b, maskSuffix(e.Width))
-	case packet.EShr:
-		return fmt.Sprintf("nsc_shr64(%s, %s)", a, b)
-	}
-	return c.Bad(e)
+	return ulit(v.Lo)
 }
 
-// popcount counts the 1 bits of e's operand; BPF has no instruction for
-// it, and clang expands the builtin into shifts and masks. The 128-bit
-// operand is a statement expression so that it is evaluated once.
-func (c *gen) popcount(e *packet.Expr) string {
-	if e.A == nil {
-		return c.Bad(nil)
-	}
-	if !flow.IsWide(e.A) {
-		return "(__u64)__builtin_popcountll(" + c.U64(e.A) + ")"
-	}
-	return "({ nsc_v128 nsc_pc = " + c.Value(e.A) + "; (__u64)(__builtin_popcountll(nsc_pc.hi) + __builtin_popcountll(nsc_pc.lo)); })"
-}
-
-// param is the current action's parameter i: its low word, or (wide) the
+// Param is the current action's parameter i: its low word, or (wide) the
 // whole value.
-func (c *gen) param(i int, wide, low bool) string {
+func (c *gen) Param(i int, a lower.Arith) string {
 	if c.entry == "" || i < 0 || i >= len(c.paramOff) {
 		c.fail("parameter %d outside an action", i)
 		return "0"
 	}
+	wide := a == lower.ArithWide
 	off := c.paramOff[i]
 	if c.paramWide[i] {
 		if wide {
@@ -156,83 +102,101 @@ func (c *gen) param(i int, wide, low bool) string {
 	return fmt.Sprintf("%s->p[%d]", c.entry, off)
 }
 
-// low generates the low 64 bits of a value (for a lowPreserving e).
-func (c *gen) low(e *packet.Expr) string {
-	if e == nil {
+func (c *gen) Field(f packet.FieldRef, a lower.Arith) string {
+	return c.readField(f, a == lower.ArithWide)
+}
+
+// U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
+func (c *gen) U64(e *packet.Expr) string { return lower.Word(c, e) }
+
+// low generates the low 64 bits of a value.
+func (c *gen) low(e *packet.Expr) string { return lower.Low(c, e) }
+
+// Value generates an nsc_v128.
+func (c *gen) Value(e *packet.Expr) string { return lower.Wide(c, e) }
+
+func (c *gen) Len(e *packet.Expr) string {
+	if e.Header < 0 || e.Header >= len(c.s.Headers) {
 		return c.Bad(e)
 	}
-	if !flow.IsWide(e) {
-		return c.U64(e)
+	c.emit("if (!%s) %s", c.isValid(e.Header), c.malformed())
+	return fmt.Sprintf("(__u64)((__s64)NSC_LEN - (__s64)st->off[%d])", e.Header)
+}
+
+func (c *gen) Bool(cond string) string { return "(__u64)(" + cond + ")" }
+
+// PopCount: BPF has no instruction for it, and clang expands the builtin
+// into shifts and masks. A 128-bit operand is a statement expression, so
+// that it is evaluated once.
+func (c *gen) PopCount(x string, wide bool) string {
+	if wide {
+		return "({ nsc_v128 nsc_pc = " + x + "; (__u64)(__builtin_popcountll(nsc_pc.hi) + __builtin_popcountll(nsc_pc.lo)); })"
 	}
-	mask := maskSuffix(e.Width)
+	return "(__u64)__builtin_popcountll(" + x + ")"
+}
+func (c *gen) Widen(word string) string   { return "nsc_v(0, " + word + ")" }
+func (c *gen) Not(x string, w int) string { return fmt.Sprintf("(~%s%s)", x, maskSuffix(w)) }
+
+func (c *gen) NotWide(x string, w int) string {
+	return fmt.Sprintf("nsc_vand(nsc_vnot(%s), %s)", x, vlit(packet.Mask(w)))
+}
+
+func (c *gen) Binary(e *packet.Expr, a lower.Arith) string {
+	if a == lower.ArithLow {
+		return c.lowBinary(e)
+	}
+	if e.A == nil || e.B == nil {
+		return c.Bad(nil)
+	}
+	if a == lower.ArithWide {
+		name, cut, ok := lower.WideOp(e.Kind)
+		if !ok {
+			return c.Bad(e)
+		}
+		// The runtime's nsc_v<name>; shifts by a value, nsc_v<name>v.
+		if e.Kind == packet.EShl || e.Kind == packet.EShr {
+			name += "v"
+		}
+		x := fmt.Sprintf("nsc_v%s(%s, %s)", name, c.Value(e.A), c.Value(e.B))
+		if cut {
+			x = fmt.Sprintf("nsc_vand(%s, %s)", x, vlit(packet.Mask(e.Width)))
+		}
+		return x
+	}
+	x, y := c.U64(e.A), c.U64(e.B)
+	op, cut, ok := lower.WordOp(e.Kind)
+	if !ok {
+		return c.Bad(e)
+	}
+	// A shift by 64 or more is the interpreter's (nsc_shl64, nsc_shr64).
+	v := fmt.Sprintf("(%s %s %s)", x, op, y)
 	switch e.Kind {
-	case packet.EConst:
-		return ulit(e.Const.Lo)
-	case packet.EParam:
-		return c.param(e.Param, false, true)
-	case packet.EField:
-		return c.readField(e.Field, false)
-	case packet.EBitNot:
-		return fmt.Sprintf("(~%s%s)", c.low(e.A), mask)
-	case packet.EPopCount:
-		return c.popcount(e)
+	case packet.EShl:
+		v = fmt.Sprintf("nsc_shl64(%s, %s)", x, y)
+	case packet.EShr:
+		v = fmt.Sprintf("nsc_shr64(%s, %s)", x, y)
 	}
+	if !cut {
+		return v
+	}
+	return "(" + v + maskSuffix(e.Width) + ")"
+}
+
+// lowBinary is the low 64 bits of a binary operator's value: from its
+// operands' low bits where they follow from them (flow.LowPreserving),
+// else the 128-bit value's.
+func (c *gen) lowBinary(e *packet.Expr) string {
+	mask := maskSuffix(e.Width)
 	if !flow.LowPreserving(e) || e.A == nil || e.B == nil {
 		return c.Value(e) + ".lo"
 	}
 	if e.Kind == packet.EShl {
 		return fmt.Sprintf("(nsc_shl64(%s, %s)%s)", c.low(e.A), c.U64(e.B), mask)
 	}
-	a, b := c.low(e.A), c.low(e.B)
-	op := map[packet.ExprKind]string{packet.EAdd: "+", packet.ESub: "-", packet.EMul: "*", packet.EBitAnd: "&", packet.EBitOr: "|", packet.EBitXor: "^"}[e.Kind]
-	if op == "" {
+	x, y := c.low(e.A), c.low(e.B)
+	op, _, ok := lower.WordOp(e.Kind)
+	if !ok || e.Kind == packet.EShr {
 		return c.Bad(e)
 	}
-	return fmt.Sprintf("((%s %s %s)%s)", a, op, b, mask)
-}
-
-// Value generates an nsc_v128.
-func (c *gen) Value(e *packet.Expr) string {
-	if e == nil {
-		return c.Bad(e)
-	}
-	if !flow.IsWide(e) {
-		return "nsc_v(0, " + c.U64(e) + ")"
-	}
-	switch e.Kind {
-	case packet.EConst:
-		return vlit(e.Const)
-	case packet.EParam:
-		return c.param(e.Param, true, false)
-	case packet.EField:
-		return c.readField(e.Field, true)
-	case packet.EBitNot:
-		return fmt.Sprintf("nsc_vand(nsc_vnot(%s), %s)", c.Value(e.A), vlit(packet.Mask(e.Width)))
-	case packet.EPopCount:
-		return "nsc_v(0, " + c.popcount(e) + ")"
-	}
-	if e.Boolean() {
-		return "nsc_v(0, (__u64)(" + lower.Cond(c, e) + "))"
-	}
-	if e.A == nil || e.B == nil {
-		return c.Bad(nil)
-	}
-	f, ok := wideOps[e.Kind]
-	if !ok {
-		return c.Bad(e)
-	}
-	return fmt.Sprintf(f, c.Value(e.A), c.Value(e.B), vlit(packet.Mask(e.Width)))
-}
-
-// wideOps print the 128-bit operators: %[1]s and %[2]s are the operands,
-// %[3]s the mask of the result's width (results are cut to it).
-var wideOps = map[packet.ExprKind]string{
-	packet.EAdd:    "nsc_vand(nsc_vadd(%[1]s, %[2]s), %[3]s)",
-	packet.ESub:    "nsc_vand(nsc_vsub(%[1]s, %[2]s), %[3]s)",
-	packet.EMul:    "nsc_vand(nsc_vmul(%[1]s, %[2]s), %[3]s)",
-	packet.EBitAnd: "nsc_vand(%[1]s, %[2]s)",
-	packet.EBitOr:  "nsc_vand(nsc_vor(%[1]s, %[2]s), %[3]s)",
-	packet.EBitXor: "nsc_vand(nsc_vxor(%[1]s, %[2]s), %[3]s)",
-	packet.EShl:    "nsc_vand(nsc_vshlv(%[1]s, %[2]s), %[3]s)",
-	packet.EShr:    "nsc_vshrv(%[1]s, %[2]s)",
+	return fmt.Sprintf("((%s %s %s)%s)", x, op, y, mask)
 }

@@ -335,10 +335,10 @@ func (c *gen) file(opt Options) (*Program, error) {
 		// verifier cannot know, so every path must be safe.
 		fmt.Fprintf(&w, "\tunsigned char *hp%d = cnt->spare; /* %s */\n", h, cComment(c.s.Headers[h].Name))
 	}
-	if len(c.defers) > 0 {
+	if len(c.w.Pops.Defers) > 0 {
 		w.WriteString("\t__u32 pend_off = 0, pend_n = 0; /* bytes a pop left for the next pop to move */\n")
 	}
-	for _, u := range c.pendPatchList {
+	for _, u := range c.w.Pops.Pending {
 		fmt.Fprintf(&w, "\t__u64 pend_d%d = 0; int pend_k%d = 0; /* %s checksum: a patch left for after a pop's move */\n", u, u, cComment(c.s.Headers[u].Name))
 	}
 	// A frame longer than MaxFrame goes to the kernel.
@@ -391,12 +391,12 @@ func cString(b []byte) string {
 // meta is the program's description.
 func (c *gen) meta() *xdprun.Meta {
 	m := &xdprun.Meta{Version: xdprun.MetaVersion, Graph: c.g.Name, Program: FuncName, Counters: "nsc_counters", Lens: "nsc_lens", MaxFrame: MaxFrame,
-		NumEdges: c.edgeCounters, Flow: c.flow, Sinks: c.sinks, Counts: c.counts}
+		NumEdges: c.edgeCounters, Flow: c.flow, Sinks: c.sinks, Counts: c.w.Counts.List}
 	for _, n := range c.g.Nodes {
 		m.Nodes = append(m.Nodes, n.Name)
 	}
-	for _, d := range c.drops {
-		m.Drops = append(m.Drops, xdprun.Drop{Node: d[0], Reason: d[1]})
+	for _, d := range c.w.Drops.List {
+		m.Drops = append(m.Drops, xdprun.Drop{Node: d.Node, Reason: d.Reason})
 	}
 	if m.Sinks == nil {
 		m.Sinks = []xdprun.Sink{}
@@ -413,7 +413,7 @@ func (c *gen) meta() *xdprun.Meta {
 	}
 	for _, n := range c.g.Nodes {
 		if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpCount {
-			if i, ok := c.countIdx[n.Op.Label]; ok {
+			if i, ok := c.w.Counts.Index(n.Op.Label); ok {
 				m.CountNodes[i] = append(m.CountNodes[i], int(n.ID))
 			}
 		}

@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
+	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/packet"
 )
 
 // This file generates the operations that move bytes or keep checksums:
-// extract and parse, set … update (the Go backend's arithmetic, see
-// backends/golang/checksum.go and packet.ApplyChecksumDelta), push and pop
-// (bpf_xdp_adjust_head, the bytes in front moved by a bounded copy),
+// extract and parse, set … update (lowered by lower.LowerSet, the
+// arithmetic packet.ApplyChecksumDelta's), push and pop (lower.LowerPop;
+// bpf_xdp_adjust_head, the bytes in front moved by a bounded copy),
 // checksum verify and compute (a bounded loop over the covered bytes).
 
 // extract generates `extract H` as a condition; the header's state is set
@@ -156,10 +157,10 @@ func (c *gen) parseFrom(h int, seen []int, r, done string, depth int) {
 
 // A window is the 16-bit aligned byte range around a field that a
 // checksum's incremental update sums before and after the write
-// (packet.Packet.window). Relative to the field's header its place is
-// fixed by the layout, except for a field behind the checksummed header,
-// where it depends on the parity of their distance: variant 1 or 2,
-// chosen at run time.
+// (lower.Window). Relative to the field's header its place is fixed by
+// the layout, except for a field behind the checksummed header, where it
+// depends on the parity of their distance: variant 1 or 2, chosen at run
+// time.
 type window struct {
 	u        int
 	fh       int
@@ -169,68 +170,86 @@ type window struct {
 	possible [3]bool
 }
 
-// prepare evaluates an assignment's value and, for each checksum in us
-// that may cover the field, its window's old sum.
-func (c *gen) prepare(a packet.Assign, us []int) (wins []window, val string, wide bool) {
-	h := c.s.Headers[a.Dst.Header]
-	fs := h.Fields[a.Dst.Field]
-	if fs.Variable() {
-		c.fail("assignment to %s.%s, a variable-length field", h.Name, fs.Name)
-		return nil, "0", false
-	}
-	wide = fs.Width > 64 || (flow.IsWide(a.Src) && !flow.LowPreserving(a.Src))
-	val = c.newTmp("v")
-	if wide {
+// A set's parts (lower.SetSyntax): the windows' old sums before the
+// write, their new sums after it.
+
+func (c *gen) Delta(u int) string {
+	d := c.newTmp("d")
+	c.emit("__u64 %s = 0; /* %s checksum */", d, c.s.Headers[u].Name)
+	return d
+}
+
+func (c *gen) Eval(a *lower.SetAssign) string {
+	val := c.newTmp("v")
+	if a.Wide {
 		c.emit("nsc_v128 %s = %s;", val, c.Value(a.Src))
 	} else {
 		c.emit("__u64 %s = %s;", val, c.low(a.Src))
 	}
-	b := c.hdr(a.Dst.Header)
-	for _, u := range us {
-		if w, ok := c.window(u, a.Dst, b); ok {
-			wins = append(wins, w)
-		}
-	}
-	return wins, val, wide
+	return val
 }
 
-// window generates the old sum of checksum u's window around field f
-// (whose header is at pointer b); false when u's checksum never covers f.
-func (c *gen) window(u int, f packet.FieldRef, b string) (window, bool) {
-	spec := c.s.Headers[u]
-	fs := c.s.Headers[f.Header].Fields[f.Field]
-	w := window{u: u, fh: f.Header}
-	if f.Header == u && f.Field == spec.Checksum {
-		return w, false
+func (c *gen) Old(a *lower.SetAssign) {
+	b := c.hdr(a.Dst.Header)
+	c.wins = c.wins[:0]
+	for _, lw := range a.Windows {
+		c.wins = append(c.wins, c.window(lw, a.Dst, b))
 	}
-	flo, fhi := fs.Offset/8, (fs.Offset+fs.Width+7)/8
-	w.lo[1], w.hi[1] = flo/2*2, (fhi+1)/2*2
-	w.lo[2], w.hi[2] = (flo+1)/2*2-1, (fhi+2)/2*2-1
-	for v := 1; v <= 2; v++ {
-		w.possible[v] = w.hi[v]-w.lo[v] <= flow.MaxWindow
+}
+
+func (c *gen) Store(a *lower.SetAssign, v string) { c.put(c.hdr(a.Dst.Header), a.Field, v, a.Wide) }
+
+func (c *gen) Accumulate(a *lower.SetAssign, v string, delta map[int]string) {
+	b := c.hdr(a.Dst.Header)
+	for _, w := range c.wins {
+		nw := c.winNew(b, w, a.Field, v, a.Wide)
+		c.emit("if (%s) %s += (__u64)%s + %s;", w.ok, delta[w.u], w.old, nw)
 	}
-	switch {
-	case f.Header == u && !w.possible[1], !w.possible[1] && !w.possible[2]:
-		return w, false // the interpreter patches no window that wide
-	case f.Header != u && spec.ChecksumKind == packet.ChecksumHeader:
-		return w, false
+}
+
+func (c *gen) Apply(u int, d string) { c.applyDelta(u, d) }
+
+// Assign prints an assignment of a set whose patches are not summed:
+// packet.Packet.SetUpdating where it updates checksums (the windows' old
+// sums, the field set, each checksum patched in turn).
+func (c *gen) Assign(a *lower.SetAssign, update []int) {
+	if len(update) == 0 || a.Meta {
+		c.assign(a.Assign)
+		return
 	}
+	v := c.Eval(a)
+	c.Old(a)
+	c.Store(a, v)
+	b := c.hdr(a.Dst.Header)
+	for _, w := range c.wins {
+		nw := c.winNew(b, w, a.Field, v, a.Wide)
+		d := c.newTmp("d")
+		c.emit("if (%s) {", w.ok)
+		c.emit("__u64 %s = (__u64)%s + %s;", d, w.old, nw)
+		c.applyDelta(w.u, d)
+		c.emit("}")
+	}
+}
+
+// window generates the old sum of window lw around field f (whose header
+// is at pointer b).
+func (c *gen) window(lw lower.Window, f packet.FieldRef, b string) window {
+	u := lw.U
+	w := window{u: u, fh: f.Header, lo: [3]int{0, lw.Lo, lw.OddLo}, hi: [3]int{0, lw.Hi, lw.OddHi}, possible: [3]bool{false, lw.Fits, lw.OddFits}}
 	w.ok, w.old = c.newTmp("w"), c.newTmp("old")
 	c.emit("int %s = 0; __u32 %s = 0;", w.ok, w.old)
 	if f.Header == u {
 		c.winOld(b, w, 1)
-		return w, true
+		return w
 	}
 	w.kind = c.newTmp("k")
 	c.emit("int %s = 0;", w.kind)
-	pseudo := spec.ChecksumKind == packet.ChecksumL4 && c.s.PseudoHeaderField(f)
-	switch {
-	case c.mayBehind(f.Header, u):
+	if lw.Kind == lower.WindowDynamic {
 		c.emit("if (%s && st->off[%d] > st->off[%d]) %s = ((st->off[%d] - st->off[%d]) & 1) ? 2 : 1;", c.isValid(u), f.Header, u, w.kind, f.Header, u)
-		if pseudo {
+		if lw.Pseudo {
 			c.emit("else if (%s) %s = 1;", c.isValid(u), w.kind)
 		}
-	case pseudo:
+	} else {
 		// The field's header cannot lie behind u (flow/valid.go): only the
 		// pseudo-header's window applies.
 		c.emit("if (%s) %s = 1;", c.isValid(u), w.kind)
@@ -243,7 +262,7 @@ func (c *gen) window(u int, f packet.FieldRef, b string) (window, bool) {
 		c.winOld(b, w, v)
 		c.emit("}")
 	}
-	return w, true
+	return w
 }
 
 // winOld sums the complements of variant v of window w's words into w.old
@@ -316,60 +335,6 @@ func sumAt(p string, lo, hi int) string {
 	return "(__u32)" + strings.Join(terms, " + (__u32)")
 }
 
-// setAccumulating generates a set with updates: per checksum one sum of
-// the fields' deltas, applied once at the end (packet.ApplyChecksumDelta).
-func (c *gen) setAccumulating(o *packet.Op) {
-	us := flow.Checksummed(c.s, o)
-	delta := map[int]string{}
-	for _, u := range us {
-		delta[u] = c.newTmp("d")
-		c.emit("__u64 %s = 0; /* %s checksum */", delta[u], c.s.Headers[u].Name)
-	}
-	for _, a := range o.Assign {
-		h := c.s.Headers[a.Dst.Header]
-		if h.Metadata {
-			c.assign(a, nil)
-			continue
-		}
-		wins, val, wide := c.prepare(a, us)
-		b := c.hdr(a.Dst.Header)
-		c.put(b, h.Fields[a.Dst.Field], val, wide)
-		for _, w := range wins {
-			nw := c.winNew(b, w, h.Fields[a.Dst.Field], val, wide)
-			c.emit("if (%s) %s += (__u64)%s + %s;", w.ok, delta[w.u], w.old, nw)
-		}
-	}
-	for _, u := range us {
-		c.applyDelta(u, delta[u])
-	}
-}
-
-// setUpdating is packet.Packet.SetUpdating for one assignment: the
-// windows' old sums, the field set, each checksum patched in turn.
-func (c *gen) setUpdating(a packet.Assign, update []int) {
-	var us []int
-	for _, u := range update {
-		if c.s.Headers[u].Checksum >= 0 {
-			us = append(us, u)
-		}
-	}
-	h := c.s.Headers[a.Dst.Header]
-	wins, val, wide := c.prepare(a, us)
-	if len(wins) > flow.MaxWindows {
-		wins = wins[:flow.MaxWindows] // the interpreter patches at most 4
-	}
-	b := c.hdr(a.Dst.Header)
-	c.put(b, h.Fields[a.Dst.Field], val, wide)
-	for _, w := range wins {
-		nw := c.winNew(b, w, h.Fields[a.Dst.Field], val, wide)
-		d := c.newTmp("d")
-		c.emit("if (%s) {", w.ok)
-		c.emit("__u64 %s = (__u64)%s + %s;", d, w.old, nw)
-		c.applyDelta(w.u, d)
-		c.emit("}")
-	}
-}
-
 // applyDelta patches header u's checksum with the sum in variable d (not
 // malformed when u's bytes are gone: packet.Packet.patch skips them).
 func (c *gen) applyDelta(u int, d string) {
@@ -395,102 +360,105 @@ func (c *gen) applyDelta(u int, d string) {
 	c.emit("}")
 }
 
-// offsetsAfterPop updates the header states as packet.Packet.Pop does.
-func (c *gen) offsetsAfterPop(h int, off, n string) {
-	c.emit("NSC_CLRV(%d);", h)
-	for i, spec := range c.s.Headers {
-		if spec.Metadata || i == h || !c.mayValid(i) || !c.mayBehind(i, h) {
-			continue
-		}
-		c.emit("if (%s && st->off[%d] > %s) st->off[%d] -= %s;", c.isValid(i), i, off, i, n)
-	}
-	c.emit("if (st->cursor > %s) st->cursor = st->cursor - %s > %s ? st->cursor - %s : %s;", off, off, n, n, off)
-}
-
-// pop generates `pop H [update …]`: the bytes in front of H move forward
-// over it and the frame's head follows (the result is packet.Packet.Pop's
+// A pop (lower.PopSyntax): the bytes in front of H move forward over it
+// and the frame's head follows (the result is packet.Packet.Pop's
 // whichever side it moves).
-func (c *gen) pop(o *packet.Op) {
-	h := o.Header
-	spec := c.s.Headers[h]
-	if spec.Metadata {
-		c.emit("%s /* pop of metadata */", c.malformed())
-		return
-	}
+
+func (c *gen) PopMeta(*lower.Pop) { c.emit("%s /* pop of metadata */", c.malformed()) }
+
+func (c *gen) PopStart(p *lower.Pop) {
+	h := p.H
 	c.usesMove = true
-	defers, receives := c.defers[c.node], c.receives[c.node]
-	short := c.dropStmt(c.node.ID, c.mal, "frame too short for XDP")
-	if receives {
+	c.popShort = c.dropStmt(c.node.ID, c.mal, "frame too short for XDP")
+	if p.Receives {
 		// A pop just before left its bytes in place (pend_off, pend_n):
 		// unless this header ends where that one began, move them now.
 		c.emit("if (pend_n && !(%s && (__u32)st->off[%d] + st->len[%d] == pend_off)) {", c.isValid(h), h, h)
-		c.move("pend_off", "pend_n", short)
+		c.move("pend_off", "pend_n", c.popShort)
 		c.emit("pend_n = 0;")
 		c.patchPending()
 		c.emit("}")
-		if c.pendPatch[h] {
+		if p.OwnPending {
 			// This header's checksum may wait for a patch: its bytes are
 			// summed below.
 			c.patchPending()
 		}
 	}
-	off, n := c.newTmp("po"), c.newTmp("pn")
-	fixed := spec.FixedBytes()
-	b := ""
-	if !variable(spec) {
-		b = c.hdr(h) // valid and inside the frame, else malformed
-		c.emit("__u32 %s = st->off[%d], %s = %d;", off, h, n, fixed)
+}
+
+func (c *gen) PopRange(p *lower.Pop) (off, n string) {
+	h := p.H
+	off, n = c.newTmp("po"), c.newTmp("pn")
+	c.popHdr = ""
+	if p.Fixed >= 0 {
+		c.popHdr = c.hdr(h) // valid and inside the frame, else malformed
+		c.emit("__u32 %s = st->off[%d], %s = %d;", off, h, n, p.Fixed)
+		return off, n
+	}
+	c.emit("if (!%s) %s /* %s */", c.isValid(h), c.malformed(), c.s.Headers[h].Name)
+	c.emit("__u32 %s = st->off[%d], %s = st->len[%d];", off, h, n, h)
+	c.emit("if (%s + %s > NSC_LEN) %s", off, n, c.malformed())
+	return off, n
+}
+
+func (c *gen) TakeOut(p *lower.Pop, pu lower.PopUpdate, off, n string) {
+	u := pu.U
+	d := c.newTmp("d")
+	c.emit("if (%s && %s > st->off[%d] && %s %% 2 == 0 && (%s - st->off[%d]) %% 2 == 0) {", c.isValid(u), off, u, n, off, u)
+	if c.popHdr != "" && p.Fixed <= 64 {
+		c.emit("__u64 %s = %d - (__u64)(%s);", d, p.Fixed/2*0xffff, sumAt(c.popHdr, 0, p.Fixed))
 	} else {
-		c.emit("if (!%s) %s /* %s */", c.isValid(h), c.malformed(), spec.Name)
-		c.emit("__u32 %s = st->off[%d], %s = st->len[%d];", off, h, n, h)
-		c.emit("if (%s + %s > NSC_LEN) %s", off, n, c.malformed())
+		c.usesPopSum = true
+		c.emit("__u64 %s = nsc_popdelta(ctx, %s, %s);", d, off, n)
 	}
-	for _, u := range o.Update {
-		us := c.s.Headers[u]
-		if us.ChecksumKind == packet.ChecksumHeader || us.Checksum < 0 {
-			continue
-		}
-		d := c.newTmp("d")
-		c.emit("if (%s && %s > st->off[%d] && %s %% 2 == 0 && (%s - st->off[%d]) %% 2 == 0) {", c.isValid(u), off, u, n, off, u)
-		if b != "" && fixed <= 64 {
-			c.emit("__u64 %s = %d - (__u64)(%s);", d, fixed/2*0xffff, sumAt(b, 0, fixed))
-		} else {
-			c.usesPopSum = true
-			c.emit("__u64 %s = nsc_popdelta(ctx, %s, %s);", d, off, n)
-		}
-		if c.pendPatch[u] {
-			// Patched after the move (see patchPending).
-			c.emit("if (%s && (__u32)st->off[%d] + st->len[%d] <= NSC_LEN) { pend_d%d += %s; pend_k%d = 1; }", c.isValid(u), u, u, u, d, u)
-		} else {
-			c.applyDelta(u, d)
-		}
-		c.emit("}")
+	if pu.Pending {
+		// Patched after the move (see patchPending).
+		c.emit("if (%s && (__u32)st->off[%d] + st->len[%d] <= NSC_LEN) { pend_d%d += %s; pend_k%d = 1; }", c.isValid(u), u, u, u, d, u)
+	} else {
+		c.applyDelta(u, d)
 	}
-	pend := "0"
-	if receives {
-		pend = "pend_n"
+	c.emit("}")
+}
+
+// Hold: the next node pops too; the bytes stay, it moves both at once.
+func (c *gen) Hold(p *lower.Pop, off, n string) {
+	c.popRoom(p, n)
+	c.emit("pend_off = %s;", off)
+	c.emit("pend_n %s %s;", p.HoldOp(), n)
+}
+
+func (c *gen) MoveHeld(p *lower.Pop, off, n string) {
+	c.popRoom(p, n)
+	c.emit("pend_n += %s;", n)
+	c.move(off, "pend_n", c.popShort)
+	c.emit("pend_n = 0;")
+	c.patchPending()
+}
+
+func (c *gen) Move(p *lower.Pop, off, n string) {
+	c.popRoom(p, n)
+	c.move(off, n, c.popShort)
+	c.patchPending()
+}
+
+// popRoom ends a frame that would be shorter than an Ethernet header
+// once the bytes held and these are gone.
+func (c *gen) popRoom(p *lower.Pop, n string) {
+	held := "0"
+	if p.Receives {
+		held = "pend_n"
 	}
-	c.emit("if (NSC_LEN - %s - %s < 14) %s", pend, n, short)
-	switch {
-	case defers:
-		// The next node pops too: leave the bytes, it moves both at once.
-		c.emit("pend_off = %s;", off)
-		if receives {
-			c.emit("pend_n += %s;", n)
-		} else {
-			c.emit("pend_n = %s;", n)
-		}
-	case receives:
-		c.emit("pend_n += %s;", n)
-		c.move(off, "pend_n", short)
-		c.emit("pend_n = 0;")
-		c.patchPending()
-	default:
-		c.move(off, n, short)
-		c.patchPending()
-	}
+	c.emit("if (NSC_LEN - %s - %s < 14) %s", held, n, c.popShort)
+}
+
+// PopOffsets updates the header states as packet.Packet.Pop does.
+func (c *gen) PopOffsets(p *lower.Pop, off, n string) {
 	c.forget()
-	c.offsetsAfterPop(h, off, n)
+	c.emit("NSC_CLRV(%d);", p.H)
+	for _, i := range p.Behind {
+		c.emit("if (%s && st->off[%d] > %s) st->off[%d] -= %s;", c.isValid(i), i, off, i, n)
+	}
+	c.emit("if (st->cursor > %s) st->cursor = st->cursor - %s > %s ? st->cursor - %s : %s;", off, off, n, n, off)
 }
 
 // patchPending applies the checksum patches pops have left for after the
@@ -501,7 +469,7 @@ func (c *gen) pop(o *packet.Op) {
 // + b) is ~fold(a + b)); patching after the move leaves the move no bytes
 // just stored to load.
 func (c *gen) patchPending() {
-	for _, u := range c.pendPatchList {
+	for _, u := range c.w.Pops.Pending {
 		fs := c.s.Headers[u].Fields[c.s.Headers[u].Checksum]
 		p := c.newTmp("cb")
 		c.emit("if (pend_k%d) {", u)

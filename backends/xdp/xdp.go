@@ -76,13 +76,12 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 		return nil, err
 	}
 	newGen := func() *gen {
-		c := &gen{g: g, s: g.Schema, start: prog.Start, dropIdx: map[[2]string]int{}, sinkIdx: map[string]int{}, countIdx: map[string]int{},
-			tableUsed: map[int]bool{}, lim: map[string]int{}, topHdr: map[*dataflow.Node]hset{}, hpUsed: map[int]bool{}}
+		c := &gen{g: g, s: g.Schema, start: prog.Start, tableUsed: map[int]bool{}, lim: map[string]int{}, topHdr: map[*dataflow.Node]hset{}, hpUsed: map[int]bool{}}
 		maps.Copy(c.lim, opt.Limits)
 		c.w = lower.NewWalker(prog, c, Name)
 		c.layoutMeta()
 		c.analyzeValid()
-		c.popChains()
+		c.w.Valid, c.w.Pops = c.valid, flow.FindPopChains(g, c.s)
 		return c
 	}
 	// BPF bounds every table resource, so the PRG must say how far.
@@ -116,21 +115,15 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 }
 
 type gen struct {
-	g         *dataflow.Graph
-	s         *packet.Schema
-	start     *dataflow.Node
-	b         bytes.Buffer
-	tmp       int
-	w         *lower.Walker // the lowered graph, printed through this dialect
-	switchVar string        // the value a switch compares
-	lim       map[string]int
+	g     *dataflow.Graph
+	s     *packet.Schema
+	start *dataflow.Node
+	b     bytes.Buffer
+	tmp   int
+	w     *lower.Walker // the lowered graph, printed through this dialect
+	lim   map[string]int
 
-	drops      [][2]string
-	dropIdx    map[[2]string]int
-	sinks      []xdprun.Sink
-	sinkIdx    map[string]int
-	counts     []string
-	countIdx   map[string]int
+	sinks      []xdprun.Sink // the walk's sinks and their verdicts
 	tableUsed  map[int]bool
 	tableNode  map[int]*dataflow.Node
 	metaSlot   []int // per metadata field slot (MetaBase+field): first word
@@ -149,23 +142,22 @@ type gen struct {
 	topHdr map[*dataflow.Node]hset // pointers a node leaves checked
 	hpUsed map[int]bool
 	moved  bool // the node moved the frame: pointers are stale
-	// Pops followed by a pop leave their bytes for it to move with its
-	// own (defers); the pops after them take them over (receives).
-	defers, receives map[*dataflow.Node]bool
-	// The checksums pops patch after their move (not optional ones: see
-	// patchPending), and the same sorted.
-	pendPatch     map[int]bool
-	pendPatchList []int
 
-	edges        flow.Edges // the flow graph (flowcount.go)
 	edgeCounters int
 	flow         *flow.Flow
 
 	// hdrs is a stack of scopes: header index -> variable holding a
 	// pointer to its bytes (bounds checked for its fixed part).
 	hdrs [][]hdrVar
-	node *dataflow.Node // being generated
-	mal  string         // where malformed packets end
+	wins []window // a set's windows, from Old to Accumulate
+	// A lookup's table layout and entry pointer, for its dispatch.
+	layout      xdprun.Layout
+	lookupEntry string
+	// A pop's drop when the frame would be too short, and its header's
+	// pointer where it has a fixed length, from PopStart on.
+	popShort, popHdr string
+	node             *dataflow.Node // being generated
+	mal              string         // where malformed packets end
 	// params are the C expressions of the current action's parameters:
 	// the entry pointer and the word offsets.
 	entry     string
@@ -191,39 +183,17 @@ func (c *gen) newTmp(prefix string) string {
 	return fmt.Sprintf("%s%d", prefix, c.tmp)
 }
 
-func (c *gen) drop(node, reason string) int {
-	k := [2]string{node, reason}
-	if i, ok := c.dropIdx[k]; ok {
-		return i
-	}
-	c.dropIdx[k] = len(c.drops)
-	c.drops = append(c.drops, k)
-	return len(c.drops) - 1
-}
-
-func (c *gen) count(label string) int {
-	if i, ok := c.countIdx[label]; ok {
-		return i
-	}
-	c.countIdx[label] = len(c.counts)
-	c.counts = append(c.counts, label)
-	return len(c.counts) - 1
-}
-
-// sinkStmt is the statement that sends the frame out at sink node n.
-func (c *gen) sinkStmt(n *dataflow.Node) string {
-	i, ok := c.sinkIdx[n.Name]
-	if !ok {
+// sinkStmt is the statement that sends the frame out at sink node n,
+// the walk's sink i.
+func (c *gen) sinkStmt(n *dataflow.Node, i int) string {
+	if i == len(c.sinks) {
 		v := verdict(n)
 		if v == "" {
 			c.fail("sink %s: the XDP hook has no output for it (frames leave by an emit, XDP_TX, or by a steer or an emit marked [host], XDP_PASS)", n.Name)
 			v = "XDP_ABORTED"
 		}
-		i = len(c.sinks)
-		c.sinkIdx[n.Name] = i
 		c.sinks = append(c.sinks, xdprun.Sink{Node: n.Name, Verdict: v})
 	}
-	c.endEdge(n.ID, flow.Counter{Kind: flow.CountSink, Index: i})
 	return fmt.Sprintf("NSC_SINK(%d, %s);", i, c.sinks[i].Verdict)
 }
 
@@ -244,19 +214,11 @@ func verdict(n *dataflow.Node) string {
 // dropStmt is the statement that ends a frame at drop site (node,
 // reason), coming from vertex from of the flow graph.
 func (c *gen) dropStmt(from int64, node, reason string) string {
-	d := c.drop(node, reason)
-	c.endEdge(from, flow.Counter{Kind: flow.CountDrop, Index: d})
-	return fmt.Sprintf("NSC_DROP(%d);", d)
+	return fmt.Sprintf("NSC_DROP(%d);", c.w.DropEnd(from, node, reason))
 }
 
 func (c *gen) malformed() string {
 	return c.dropStmt(c.node.ID, c.mal, "malformed")
-}
-
-// undecided ends a frame undecided at the start node's site, which every
-// such end shares: the end gets a counter of its own.
-func (c *gen) undecided(from int64) string {
-	return c.forcedEnd(from) + fmt.Sprintf("NSC_DROP(%d);", c.drop(c.start.Name, "undecided"))
 }
 
 // layoutMeta assigns metadata fields their words in the state.
@@ -379,23 +341,15 @@ func (c *gen) Input(n *dataflow.Node) {
 	}
 }
 
-func (c *gen) Count(n *dataflow.Node)                  { c.count(n.Op.Label) } // the node's runs (xdprun.Meta.CountNodes)
 func (c *gen) Parse(n *dataflow.Node) string           { return c.parseFrame(n.Op.Header) }
 func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.Header), false }
-func (c *gen) Test(n *dataflow.Node) string            { return lower.Cond(c, n.Op.Cond) }
-func (c *gen) Lookup(n *dataflow.Node)                 { c.lookup(n) }
 func (c *gen) Push(n *dataflow.Node)                   { c.push(n.Op) }
-func (c *gen) Pop(n *dataflow.Node)                    { c.pop(n.Op) }
 func (c *gen) Verify(n *dataflow.Node) string          { return c.verify(n.Op.Header) }
 func (c *gen) Compute(n *dataflow.Node)                { c.compute(n.Op.Header) }
 
 func (c *gen) Place(n *dataflow.Node) {
 	c.fail("place %s: keyed state (event buffers the data path creates) is not generated for this target", c.s.States[n.Op.State].Name)
 }
-
-func (c *gen) SetSummed(o *packet.Op) { c.setAccumulating(o) }
-
-func (c *gen) Assign(a packet.Assign, update []int) { c.assign(a, update) }
 
 func (c *gen) If(cond string) { c.emit("if %s {", paren(cond)) }
 func (c *gen) EndIf()         { c.emit("}") }
@@ -422,53 +376,52 @@ func paren(cond string) string {
 
 // The ways out of a block (lower.Walker.Exit).
 
-func (c *gen) Decided(h *lower.Hop) {
-	c.emit("%s/* decided %s %s */", c.jumpEdge(h.From, h.Node.ID), h.Node.Name, h.Port)
+func (c *gen) Decided(h *lower.Hop, edge string) {
+	c.emit("%s/* decided %s %s */", edge, h.Node.Name, h.Port)
 }
 
-func (c *gen) Goto(e *lower.Exit) { c.emit("%sgoto n%d;", c.jumpEdge(e.From, e.To.ID), e.To.ID) }
-func (c *gen) Sink(e *lower.Exit) { c.emit("%s", c.sinkStmt(e.To)) }
-func (c *gen) Drop(e *lower.Exit) { c.emit("%s", c.dropStmt(e.From, e.Site, e.Reason)) }
+func (c *gen) Goto(e *lower.Exit, edge string) { c.emit("%sgoto n%d;", edge, e.To.ID) }
+func (c *gen) Sink(e *lower.Exit, sink int)    { c.emit("%s", c.sinkStmt(e.To, sink)) }
+func (c *gen) Drop(_ *lower.Exit, drop int)    { c.emit("NSC_DROP(%d);", drop) }
 
-func (c *gen) Undecided(e *lower.Exit, why string) {
+func (c *gen) Undecided(_ *lower.Exit, why, edge string, drop int) {
 	if why != "" {
 		why = " /* " + why + " */"
 	}
-	c.emit("%s%s", c.undecided(e.From), why)
+	c.emit("%sNSC_DROP(%d);%s", edge, drop, why)
 }
 
 // A switch on a word is a C switch; on a 128-bit value a chain of ifs.
 
-func (c *gen) Switch(n *dataflow.Node) {
-	v, wide := lower.Var(c, "sw", n.Op.Expr)
-	c.switchVar = v
-	if !wide {
-		c.emit("switch (%s) {", v)
+func (c *gen) Switch(sw *lower.Switch) {
+	sw.Var, _ = lower.Var(c, "sw", sw.Node.Op.Expr)
+	if !sw.Wide {
+		c.emit("switch (%s) {", sw.Var)
 	}
 }
 
-func (c *gen) Case(n *dataflow.Node, i int, v packet.Value) {
+func (c *gen) Case(sw *lower.Switch, i int, v packet.Value) {
 	switch {
-	case !flow.IsWide(n.Op.Expr):
+	case !sw.Wide:
 		c.emit("case %s:", ulit(v.Lo))
 	case i == 0:
-		c.emit("if (nsc_veq(%s, %s)) {", c.switchVar, vlit(v))
+		c.emit("if (nsc_veq(%s, %s)) {", sw.Var, vlit(v))
 	default:
-		c.emit("} else if (nsc_veq(%s, %s)) {", c.switchVar, vlit(v))
+		c.emit("} else if (nsc_veq(%s, %s)) {", sw.Var, vlit(v))
 	}
 }
 
-func (c *gen) Default(n *dataflow.Node) {
+func (c *gen) Default(sw *lower.Switch) {
 	switch {
-	case !flow.IsWide(n.Op.Expr):
+	case !sw.Wide:
 		c.emit("default:")
-	case len(n.Op.Cases) > 0:
+	case len(sw.Node.Op.Cases) > 0:
 		c.emit("}")
 	}
 }
 
-func (c *gen) EndSwitch(n *dataflow.Node) {
-	if !flow.IsWide(n.Op.Expr) {
+func (c *gen) EndSwitch(sw *lower.Switch) {
+	if !sw.Wide {
 		c.emit("}")
 	}
 }
@@ -533,16 +486,6 @@ func variable(h *packet.HeaderSpec) bool {
 	return len(h.Fields) > 0 && h.Fields[len(h.Fields)-1].Variable()
 }
 
-// popChains finds the pops that move the frame together (flow.PopChains).
-func (c *gen) popChains() {
-	pc := flow.FindPopChains(c.g, c.s)
-	c.defers, c.receives = pc.Defers, pc.Receives
-	c.pendPatch, c.pendPatchList = map[int]bool{}, pc.Pending
-	for _, u := range pc.Pending {
-		c.pendPatch[u] = true
-	}
-}
-
 // isValid is a C condition: header h is valid (a constant where the
 // analysis knows).
 func (c *gen) isValid(h int) string {
@@ -568,32 +511,24 @@ func (c *gen) forget() {
 	}
 }
 
-// lookup generates a table lookup, its action and the jump.
-func (c *gen) lookup(n *dataflow.Node) {
-	o := n.Op
-	t := o.Table
-	def := c.s.Tables[t]
+// Lookup generates a table lookup (lower.Lookup) in the table's BPF map
+// or maps (xdprun.Layout), its action and the jump.
+func (c *gen) Lookup(n *dataflow.Node, lk *lower.Lookup) {
+	t, def := lk.Table, lk.Def
 	spec := def.Spec
 	c.tableUsed[t] = true
 	if c.tableNode[t] == nil {
 		c.tableNode[t] = n
-	}
-	if len(def.Keys) != len(spec.Keys) {
-		c.fail("table %s: %d key expressions for %d keys", spec.Name, len(def.Keys), len(spec.Keys))
-		return
 	}
 	l := xdprun.LayoutOf(spec)
 	e := c.newTmp("e")
 	switch l.Mode {
 	case xdprun.ModeSlots:
 		var parts []string
-		shift := 0
-		for j := len(def.Keys) - 1; j >= 0; j-- {
-			width := spec.Keys[j].Width
+		for j := len(lk.Keys) - 1; j >= 0; j-- {
 			v := c.newTmp("kv")
-			c.keyWords(def.Keys[j], width, v, "", 1)
-			parts = append(parts, fmt.Sprintf("(%s << %d)", v, shift))
-			shift += width
+			c.keyWords(lk.Keys[j], v, "", 1)
+			parts = append(parts, fmt.Sprintf("(%s << %d)", v, lk.Keys[j].Shift))
 		}
 		k := c.newTmp("k")
 		c.emit("__u64 %s = %s;", k, strings.Join(parts, " | "))
@@ -613,8 +548,8 @@ func (c *gen) lookup(n *dataflow.Node) {
 		c.emit("struct nsc_t%d_key %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
 		w := 0 // keys that fit a word together are xdprun.ModeSlots
-		for j, kx := range def.Keys {
-			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
+		for j, kx := range lk.Keys {
+			c.keyWords(kx, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
 			w += l.Words[j]
 		}
 		c.emit("const struct nsc_t%d_val *%s = bpf_map_lookup_elem(&nsc_t%d, &%s);", t, e, t, k)
@@ -655,8 +590,8 @@ func (c *gen) lookup(n *dataflow.Node) {
 		c.emit("struct nsc_t%d_keys %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
 		w := 0
-		for j, kx := range def.Keys {
-			c.keyWords(kx, spec.Keys[j].Width, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
+		for j, kx := range lk.Keys {
+			c.keyWords(kx, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
 			w += l.Words[j]
 		}
 		ent := c.newTmp("x")
@@ -664,12 +599,14 @@ func (c *gen) lookup(n *dataflow.Node) {
 		c.emit("const struct nsc_t%d_val *%s = &nsc_t%d_def;", t, e, t)
 		c.emit("if (%s) %s = (const struct nsc_t%d_val *)&%s->action;", ent, e, t, ent)
 	}
-	c.actions(n, def, l, e)
+	c.layout, c.lookupEntry = l, e
+	c.w.Actions(n, lk)
 }
 
-// keyWords evaluates key expression kx, cut to width, into one or two
-// words (hi, lo named; kw says how many).
-func (c *gen) keyWords(kx *packet.Expr, width int, w0, w1 string, kw int) {
+// keyWords evaluates key k, cut to its width, into one or two words (hi,
+// lo named; kw says how many).
+func (c *gen) keyWords(k lower.LookupKey, w0, w1 string, kw int) {
+	kx, width := k.Expr, k.Width
 	if kw == 2 {
 		v := c.newTmp("kv")
 		c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.Value(kx), vlit(packet.Mask(width)))
@@ -681,7 +618,7 @@ func (c *gen) keyWords(kx *packet.Expr, width int, w0, w1 string, kw int) {
 	if w1 == "" {
 		decl = "__u64 " // a new variable
 	}
-	if flow.IsWide(kx) && !flow.LowPreserving(kx) {
+	if k.Wide {
 		c.emit("%s%s = nsc_vand(%s, %s).lo;", decl, w0, c.Value(kx), vlit(packet.Mask(width)))
 		return
 	}
@@ -697,59 +634,49 @@ func (c *gen) registerScan(t int) {
 	c.scanTables = append(c.scanTables, t)
 }
 
-// actions runs the action a lookup picked (entry pointer e) and fires its
-// port.
-func (c *gen) actions(n *dataflow.Node, def *packet.TableDef, l xdprun.Layout, e string) {
-	c.emit("switch (%s->action) {", e)
-	for i, ai := range def.Actions {
-		if ai < 0 || ai >= len(c.s.Actions) {
-			c.fail("table %s: action %d does not exist", def.Spec.Name, ai)
-			return
-		}
-		a := c.s.Actions[ai]
-		if i == len(def.Actions)-1 {
-			c.emit("default: /* %s */ {", cComment(a.Name))
-		} else {
-			c.emit("case %d: /* %s */ {", i, cComment(a.Name))
-		}
-		c.entry = e
-		c.paramOff = nil
-		c.paramWide = nil
-		for pi, p := range a.Params {
-			off := 0
-			if i < len(l.ParamOff) && pi < len(l.ParamOff[i]) {
-				off = l.ParamOff[i][pi]
-			}
-			c.paramOff = append(c.paramOff, off)
-			c.paramWide = append(c.paramWide, p.Width > 64)
-		}
-		c.PushScope()
-		for _, as := range a.Body {
-			c.assign(as, nil)
-		}
-		c.PopScope()
-		c.entry = ""
-		c.w.Fire(n, i)
-		c.emit("}")
+// The action dispatch (lower.ActionSyntax): a switch on the entry's
+// action, the parameters read from the entry (c.lookupEntry) at the
+// layout's offsets.
+
+func (c *gen) Dispatch(*lower.Lookup) { c.emit("switch (%s->action) {", c.lookupEntry) }
+
+func (c *gen) Action(lk *lower.Lookup, i int) {
+	a := lk.Actions[i]
+	if i == len(lk.Actions)-1 {
+		c.emit("default: /* %s */ {", cComment(a.Name))
+	} else {
+		c.emit("case %d: /* %s */ {", i, cComment(a.Name))
 	}
+	l := c.layout
+	c.entry = c.lookupEntry
+	c.paramOff = nil
+	c.paramWide = nil
+	for pi, p := range a.Params {
+		off := 0
+		if i < len(l.ParamOff) && pi < len(l.ParamOff[i]) {
+			off = l.ParamOff[i][pi]
+		}
+		c.paramOff = append(c.paramOff, off)
+		c.paramWide = append(c.paramWide, p.Width > 64)
+	}
+}
+
+func (c *gen) EndAction(*lower.Lookup, int) {
+	c.entry = ""
 	c.emit("}")
 }
 
-// assign generates one assignment, patching the checksums in update.
-func (c *gen) assign(a packet.Assign, update []int) {
+func (c *gen) EndDispatch(*lower.Lookup) { c.emit("}") }
+
+// assign generates one assignment.
+func (c *gen) assign(a packet.Assign) {
 	h := c.s.Headers[a.Dst.Header]
 	fs := h.Fields[a.Dst.Field]
-	if fs.Variable() {
-		c.fail("assignment to %s.%s, a variable-length field", h.Name, fs.Name)
-		return
-	}
 	wide := flow.IsWide(a.Src) || fs.Width > 64
 	if wide && fs.Width <= 64 && flow.LowPreserving(a.Src) {
 		wide = false // the destination keeps only low bits
 	}
 	switch {
-	case len(update) > 0 && !h.Metadata:
-		c.setUpdating(a, update)
 	case h.Metadata:
 		slot := c.metaSlot[h.MetaBase+a.Dst.Field]
 		if fs.Width > 64 {

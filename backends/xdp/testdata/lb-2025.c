@@ -1740,102 +1740,30 @@ n55:
 { /* Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type */
 __u64 d71 = 0; /* icmp checksum */
 __u64 v72 = ((__u64)bpf_ntohs(*(__u16 *)(hp0 + 6)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 8)));
-int w73 = 0; __u32 old74 = 0;
-int k75 = 0;
-if (k75 == 1) {
-w73 = 1; old74 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 4)));
-}
-if (k75 == 2) {
-unsigned char *wp76 = (unsigned char *)data + (((__u32)st->off[0] - 1) & NSC_OM);
-NSC_HIDE(wp76);
-if ((void *)(wp76 + 8) <= data_end) { w73 = 1; old74 = 262140 - ((__u32)bpf_ntohs(*(__u16 *)(wp76 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp76 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp76 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp76 + 6))); }
-}
-__u64 v77 = v72;
-*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v77 >> 32));
-*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v77);
-__u32 new78 = 0;
-if (k75 == 1) {
-new78 = (__u32)((v72 >> 32) & 0xffff) + (__u32)((v72 >> 16) & 0xffff) + (__u32)((v72 >> 0) & 0xffff);
-}
-if (k75 == 2) {
-unsigned char *wp79 = (unsigned char *)data + (((__u32)st->off[0] - 1) & NSC_OM);
-NSC_HIDE(wp79);
-if ((void *)(wp79 + 8) <= data_end) new78 = (__u32)bpf_ntohs(*(__u16 *)(wp79 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp79 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp79 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp79 + 6));
-}
-if (w73) d71 += (__u64)old74 + new78;
-__u64 v80 = st->m[2];
-int w81 = 0; __u32 old82 = 0;
-int k83 = 0;
-if (k83 == 1) {
-w81 = 1; old82 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 10)));
-}
-if (k83 == 2) {
-w81 = 1; old82 = 262140 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 5)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 11)));
-}
-__u64 v84 = v80;
-*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v84 >> 32));
-*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v84);
-__u32 new85 = 0;
-if (k83 == 1) {
-new85 = (__u32)((v80 >> 32) & 0xffff) + (__u32)((v80 >> 16) & 0xffff) + (__u32)((v80 >> 0) & 0xffff);
-}
-if (k83 == 2) {
-new85 = (__u32)bpf_ntohs(*(__u16 *)(hp0 + 5)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 11));
-}
-if (w81) d71 += (__u64)old82 + new85;
+__u64 v73 = v72;
+*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v73 >> 32));
+*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v73);
+__u64 v74 = st->m[2];
+__u64 v75 = v74;
+*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v75 >> 32));
+*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v75);
 if (!NSC_VALID(2)) NSC_DROP(27); /* ipv4 */
-__u32 o87 = st->off[2] & NSC_OM;
-if (o87 + st->len[2] > NSC_LEN) NSC_DROP(27);
-hp2 = (unsigned char *)data + o87;
+__u32 o77 = st->off[2] & NSC_OM;
+if (o77 + st->len[2] > NSC_LEN) NSC_DROP(27);
+hp2 = (unsigned char *)data + o77;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) { if (o87 + 20 <= NSC_LEN) NSC_DROP(28); NSC_DROP(27); }
-__u64 v86 = (__u64)bpf_ntohl(*(__u32 *)(hp2 + 12));
-int w88 = 0; __u32 old89 = 0;
-int k90 = 0;
-if (k90 == 1) {
-w88 = 1; old89 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
-}
-if (k90 == 2) {
-unsigned char *wp91 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp91);
-if ((void *)(wp91 + 6) <= data_end) { w88 = 1; old89 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(wp91 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp91 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp91 + 4))); }
-}
-*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v86);
-__u32 new92 = 0;
-if (k90 == 1) {
-new92 = (__u32)((v86 >> 16) & 0xffff) + (__u32)((v86 >> 0) & 0xffff);
-}
-if (k90 == 2) {
-unsigned char *wp93 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp93);
-if ((void *)(wp93 + 6) <= data_end) new92 = (__u32)bpf_ntohs(*(__u16 *)(wp93 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp93 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp93 + 4));
-}
-if (w88) d71 += (__u64)old89 + new92;
-__u64 v94 = ((st->m[4] & 0xffffffffULL) & 0xffffffffULL);
-int w95 = 0; __u32 old96 = 0;
-int k97 = 0;
-if (k97 == 1) {
-w95 = 1; old96 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
-}
-if (k97 == 2) {
-w95 = 1; old96 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15)));
-}
-*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v94);
-__u32 new98 = 0;
-if (k97 == 1) {
-new98 = (__u32)((v94 >> 16) & 0xffff) + (__u32)((v94 >> 0) & 0xffff);
-}
-if (k97 == 2) {
-new98 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15));
-}
-if (w95) d71 += (__u64)old96 + new98;
-__u64 v99 = 0x0ULL;
-int w100 = 0; __u32 old101 = 0;
-w100 = 1; old101 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp6 + 0)));
-hp6[0] = (__u8)v99;
-__u32 new102 = 0;
-new102 = (__u32)bpf_ntohs(*(__u16 *)(hp6 + 0));
-if (w100) d71 += (__u64)old101 + new102;
+if ((void *)(hp2 + 20) > data_end) { if (o77 + 20 <= NSC_LEN) NSC_DROP(28); NSC_DROP(27); }
+__u64 v76 = (__u64)bpf_ntohl(*(__u32 *)(hp2 + 12));
+*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v76);
+__u64 v78 = ((st->m[4] & 0xffffffffULL) & 0xffffffffULL);
+*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v78);
+__u64 v79 = 0x0ULL;
+int w80 = 0; __u32 old81 = 0;
+w80 = 1; old81 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp6 + 0)));
+hp6[0] = (__u8)v79;
+__u32 new82 = 0;
+new82 = (__u32)bpf_ntohs(*(__u16 *)(hp6 + 0));
+if (w80) d71 += (__u64)old81 + new82;
 *(__u16 *)(hp6 + 2) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp6 + 2)), d71, 0));
 goto n56;
 }
@@ -1845,108 +1773,72 @@ NSC_EDGE(12); goto n111;
 }
 n57:
 { /* Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type */
-__u64 d105 = 0; /* icmpv6 checksum */
-__u64 v106 = ((__u64)bpf_ntohs(*(__u16 *)(hp0 + 6)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 8)));
-int w107 = 0; __u32 old108 = 0;
-int k109 = 0;
-if (k109 == 1) {
-w107 = 1; old108 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 4)));
-}
-if (k109 == 2) {
-unsigned char *wp110 = (unsigned char *)data + (((__u32)st->off[0] - 1) & NSC_OM);
-NSC_HIDE(wp110);
-if ((void *)(wp110 + 8) <= data_end) { w107 = 1; old108 = 262140 - ((__u32)bpf_ntohs(*(__u16 *)(wp110 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp110 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp110 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp110 + 6))); }
-}
-__u64 v111 = v106;
-*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v111 >> 32));
-*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v111);
-__u32 new112 = 0;
-if (k109 == 1) {
-new112 = (__u32)((v106 >> 32) & 0xffff) + (__u32)((v106 >> 16) & 0xffff) + (__u32)((v106 >> 0) & 0xffff);
-}
-if (k109 == 2) {
-unsigned char *wp113 = (unsigned char *)data + (((__u32)st->off[0] - 1) & NSC_OM);
-NSC_HIDE(wp113);
-if ((void *)(wp113 + 8) <= data_end) new112 = (__u32)bpf_ntohs(*(__u16 *)(wp113 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp113 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp113 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp113 + 6));
-}
-if (w107) d105 += (__u64)old108 + new112;
-__u64 v114 = st->m[2];
-int w115 = 0; __u32 old116 = 0;
-int k117 = 0;
-if (k117 == 1) {
-w115 = 1; old116 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 10)));
-}
-if (k117 == 2) {
-w115 = 1; old116 = 262140 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 5)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 11)));
-}
-__u64 v118 = v114;
-*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v118 >> 32));
-*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v118);
-__u32 new119 = 0;
-if (k117 == 1) {
-new119 = (__u32)((v114 >> 32) & 0xffff) + (__u32)((v114 >> 16) & 0xffff) + (__u32)((v114 >> 0) & 0xffff);
-}
-if (k117 == 2) {
-new119 = (__u32)bpf_ntohs(*(__u16 *)(hp0 + 5)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 11));
-}
-if (w115) d105 += (__u64)old116 + new119;
+__u64 d85 = 0; /* icmpv6 checksum */
+__u64 v86 = ((__u64)bpf_ntohs(*(__u16 *)(hp0 + 6)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 8)));
+__u64 v87 = v86;
+*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v87 >> 32));
+*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v87);
+__u64 v88 = st->m[2];
+__u64 v89 = v88;
+*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v89 >> 32));
+*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v89);
 if (!NSC_VALID(3)) NSC_DROP(29); /* ipv6 */
-__u32 o121 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o121;
+__u32 o91 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o91;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o121 + 40 <= NSC_LEN) NSC_DROP(30); NSC_DROP(29); }
-nsc_v128 v120 = nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16)));
-int w122 = 0; __u32 old123 = 0;
-int k124 = 0;
-if (1) k124 = 1;
-if (k124 == 1) {
-w122 = 1; old123 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
+if ((void *)(hp3 + 40) > data_end) { if (o91 + 40 <= NSC_LEN) NSC_DROP(30); NSC_DROP(29); }
+nsc_v128 v90 = nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16)));
+int w92 = 0; __u32 old93 = 0;
+int k94 = 0;
+if (1) k94 = 1;
+if (k94 == 1) {
+w92 = 1; old93 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
 }
-if (k124 == 2) {
-unsigned char *wp125 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp125);
-if ((void *)(wp125 + 18) <= data_end) { w122 = 1; old123 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp125 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp125 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp125 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp125 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp125 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp125 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp125 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp125 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp125 + 16))); }
+if (k94 == 2) {
+unsigned char *wp95 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp95);
+if ((void *)(wp95 + 18) <= data_end) { w92 = 1; old93 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp95 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp95 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp95 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp95 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp95 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp95 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp95 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp95 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp95 + 16))); }
 }
-*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v120.hi);
-*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v120.lo);
-__u32 new126 = 0;
-if (k124 == 1) {
-new126 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
+*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v90.hi);
+*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v90.lo);
+__u32 new96 = 0;
+if (k94 == 1) {
+new96 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
 }
-if (k124 == 2) {
-unsigned char *wp127 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp127);
-if ((void *)(wp127 + 18) <= data_end) new126 = (__u32)bpf_ntohs(*(__u16 *)(wp127 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp127 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp127 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp127 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp127 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp127 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp127 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp127 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp127 + 16));
+if (k94 == 2) {
+unsigned char *wp97 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp97);
+if ((void *)(wp97 + 18) <= data_end) new96 = (__u32)bpf_ntohs(*(__u16 *)(wp97 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp97 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp97 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp97 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp97 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp97 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp97 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp97 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp97 + 16));
 }
-if (w122) d105 += (__u64)old123 + new126;
-nsc_v128 v128 = nsc_v(st->m[3], st->m[4]);
-int w129 = 0; __u32 old130 = 0;
-int k131 = 0;
-if (1) k131 = 1;
-if (k131 == 1) {
-w129 = 1; old130 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
+if (w92) d85 += (__u64)old93 + new96;
+nsc_v128 v98 = nsc_v(st->m[3], st->m[4]);
+int w99 = 0; __u32 old100 = 0;
+int k101 = 0;
+if (1) k101 = 1;
+if (k101 == 1) {
+w99 = 1; old100 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
 }
-if (k131 == 2) {
-w129 = 1; old130 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
+if (k101 == 2) {
+w99 = 1; old100 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
 }
-*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v128.hi);
-*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v128.lo);
-__u32 new132 = 0;
-if (k131 == 1) {
-new132 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
+*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v98.hi);
+*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v98.lo);
+__u32 new102 = 0;
+if (k101 == 1) {
+new102 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
 }
-if (k131 == 2) {
-new132 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
+if (k101 == 2) {
+new102 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
 }
-if (w129) d105 += (__u64)old130 + new132;
-__u64 v133 = 0x81ULL;
-int w134 = 0; __u32 old135 = 0;
-w134 = 1; old135 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp7 + 0)));
-hp7[0] = (__u8)v133;
-__u32 new136 = 0;
-new136 = (__u32)bpf_ntohs(*(__u16 *)(hp7 + 0));
-if (w134) d105 += (__u64)old135 + new136;
-*(__u16 *)(hp7 + 2) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp7 + 2)), d105, 0));
+if (w99) d85 += (__u64)old100 + new102;
+__u64 v103 = 0x81ULL;
+int w104 = 0; __u32 old105 = 0;
+w104 = 1; old105 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp7 + 0)));
+hp7[0] = (__u8)v103;
+__u32 new106 = 0;
+new106 = (__u32)bpf_ntohs(*(__u16 *)(hp7 + 0));
+if (w104) d85 += (__u64)old105 + new106;
+*(__u16 *)(hp7 + 2) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp7 + 2)), d85, 0));
 goto n58;
 }
 n58:
@@ -1967,10 +1859,10 @@ NSC_DROP(31);
 n61:
 { /* NsUnspecified: test ipv6.src == 0 */
 if (!NSC_VALID(3)) NSC_DROP(32); /* ipv6 */
-__u32 o139 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o139;
+__u32 o109 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o109;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o139 + 40 <= NSC_LEN) NSC_DROP(33); NSC_DROP(32); }
+if ((void *)(hp3 + 40) > data_end) { if (o109 + 40 <= NSC_LEN) NSC_DROP(33); NSC_DROP(32); }
 if (nsc_veq(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0, 0x0ULL))) {
 goto n62;
 }
@@ -1978,27 +1870,27 @@ goto n63;
 }
 n62:
 { /* NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target */
-nsc_v128 v140 = nsc_vand(nsc_v(0xff02000000000000ULL, 0x1ULL), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-st->m[25] = v140.hi; st->m[26] = v140.lo;
+nsc_v128 v110 = nsc_vand(nsc_v(0xff02000000000000ULL, 0x1ULL), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+st->m[25] = v110.hi; st->m[26] = v110.lo;
 st->m[27] = (0x333300000001ULL) & 0xffffffffffffULL;
 st->m[28] = (0x0ULL) & 0x1ULL;
-nsc_v128 v141 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-st->m[29] = v141.hi; st->m[30] = v141.lo;
+nsc_v128 v111 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+st->m[29] = v111.hi; st->m[30] = v111.lo;
 goto n66;
 }
 n63:
 { /* NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target */
 if (!NSC_VALID(3)) NSC_DROP(34); /* ipv6 */
-__u32 o143 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o143;
+__u32 o113 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o113;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o143 + 40 <= NSC_LEN) NSC_DROP(35); NSC_DROP(34); }
-nsc_v128 v142 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-st->m[25] = v142.hi; st->m[26] = v142.lo;
+if ((void *)(hp3 + 40) > data_end) { if (o113 + 40 <= NSC_LEN) NSC_DROP(35); NSC_DROP(34); }
+nsc_v128 v112 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+st->m[25] = v112.hi; st->m[26] = v112.lo;
 st->m[27] = (((__u64)bpf_ntohs(*(__u16 *)(hp0 + 6)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 8)))) & 0xffffffffffffULL;
 st->m[28] = (0x1ULL) & 0x1ULL;
-nsc_v128 v144 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-st->m[29] = v144.hi; st->m[30] = v144.lo;
+nsc_v128 v114 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+st->m[29] = v114.hi; st->m[30] = v114.lo;
 goto n64;
 }
 n64:
@@ -2029,12 +1921,12 @@ goto n69;
 }
 n68:
 { /* NsPopMac: pop nd_mac */
-__u32 po145 = st->off[14], pn146 = 6;
-if (NSC_LEN - 0 - pn146 < 14) NSC_DROP(36);
-pend_off = po145;
-pend_n = pn146;
+__u32 po115 = st->off[14], pn116 = 6;
+if (NSC_LEN - 0 - pn116 < 14) NSC_DROP(36);
+pend_off = po115;
+pend_n = pn116;
 NSC_CLRV(14);
-if (st->cursor > po145) st->cursor = st->cursor - po145 > pn146 ? st->cursor - pn146 : po145;
+if (st->cursor > po115) st->cursor = st->cursor - po115 > pn116 ? st->cursor - pn116 : po115;
 NSC_EDGE(16); goto n69;
 }
 n69:
@@ -2046,22 +1938,22 @@ if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
-unsigned char *cb147 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
-NSC_HIDE(cb147);
-if ((void *)(cb147 + 2) <= data_end) *(__u16 *)cb147 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb147), pend_d4, 0));
+unsigned char *cb117 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
+NSC_HIDE(cb117);
+if ((void *)(cb117 + 2) <= data_end) *(__u16 *)cb117 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb117), pend_d4, 0));
 pend_d4 = 0; pend_k4 = 0;
 }
 }
-__u32 o150 = st->off[13] & NSC_OM;
-hp13 = (unsigned char *)data + o150;
+__u32 o120 = st->off[13] & NSC_OM;
+hp13 = (unsigned char *)data + o120;
 NSC_HIDE(hp13);
-if ((void *)(hp13 + 2) > data_end) { if (o150 + 2 <= NSC_LEN) NSC_DROP(38); NSC_DROP(39); }
-__u32 po148 = st->off[13], pn149 = 2;
-if (NSC_LEN - pend_n - pn149 < 14) NSC_DROP(37);
-pend_off = po148;
-pend_n += pn149;
+if ((void *)(hp13 + 2) > data_end) { if (o120 + 2 <= NSC_LEN) NSC_DROP(38); NSC_DROP(39); }
+__u32 po118 = st->off[13], pn119 = 2;
+if (NSC_LEN - pend_n - pn119 < 14) NSC_DROP(37);
+pend_off = po118;
+pend_n += pn119;
 NSC_CLRV(13);
-if (st->cursor > po148) st->cursor = st->cursor - po148 > pn149 ? st->cursor - pn149 : po148;
+if (st->cursor > po118) st->cursor = st->cursor - po118 > pn119 ? st->cursor - pn119 : po118;
 NSC_EDGE(17); goto n70;
 }
 n70:
@@ -2073,203 +1965,203 @@ if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
-unsigned char *cb151 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
-NSC_HIDE(cb151);
-if ((void *)(cb151 + 2) <= data_end) *(__u16 *)cb151 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb151), pend_d4, 0));
+unsigned char *cb121 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
+NSC_HIDE(cb121);
+if ((void *)(cb121 + 2) <= data_end) *(__u16 *)cb121 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb121), pend_d4, 0));
 pend_d4 = 0; pend_k4 = 0;
 }
 }
-__u32 o154 = st->off[12] & NSC_OM;
-hp12 = (unsigned char *)data + o154;
+__u32 o124 = st->off[12] & NSC_OM;
+hp12 = (unsigned char *)data + o124;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) { if (o154 + 20 <= NSC_LEN) NSC_DROP(41); NSC_DROP(42); }
-__u32 po152 = st->off[12], pn153 = 20;
-if (NSC_LEN - pend_n - pn153 < 14) NSC_DROP(40);
-pend_n += pn153;
-if (po152 <= 64) {
-if (nsc_fwd64(data, data_end, po152, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po152, pend_n)) NSC_DROP(40);
+if ((void *)(hp12 + 20) > data_end) { if (o124 + 20 <= NSC_LEN) NSC_DROP(41); NSC_DROP(42); }
+__u32 po122 = st->off[12], pn123 = 20;
+if (NSC_LEN - pend_n - pn123 < 14) NSC_DROP(40);
+pend_n += pn123;
+if (po122 <= 64) {
+if (nsc_fwd64(data, data_end, po122, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
+} else if (nsc_pop_move(ctx, po122, pend_n)) NSC_DROP(40);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
-unsigned char *cb155 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
-NSC_HIDE(cb155);
-if ((void *)(cb155 + 2) <= data_end) *(__u16 *)cb155 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb155), pend_d4, 0));
+unsigned char *cb125 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
+NSC_HIDE(cb125);
+if ((void *)(cb125 + 2) <= data_end) *(__u16 *)cb125 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb125), pend_d4, 0));
 pend_d4 = 0; pend_k4 = 0;
 }
 NSC_CLRV(12);
-if (NSC_VALID(14) && st->off[14] > po152) st->off[14] -= pn153;
-if (st->cursor > po152) st->cursor = st->cursor - po152 > pn153 ? st->cursor - pn153 : po152;
+if (NSC_VALID(14) && st->off[14] > po122) st->off[14] -= pn123;
+if (st->cursor > po122) st->cursor = st->cursor - po122 > pn123 ? st->cursor - pn123 : po122;
 goto n71;
 }
 n71:
 { /* NsPushNa: push nd_na after icmpv6 */
 if (!NSC_VALID(7)) NSC_DROP(43);
-__u32 pu156 = (__u32)st->off[7] + st->len[7];
-if (0 || pu156 > NSC_LEN) NSC_DROP(43);
-if (pu156 <= 64) {
+__u32 pu126 = (__u32)st->off[7] + st->len[7];
+if (0 || pu126 > NSC_LEN) NSC_DROP(43);
+if (pu126 <= 64) {
 if (bpf_xdp_adjust_head(ctx, -20)) NSC_DROP(43);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
-if (nsc_back64(data, data_end, pu156, 20)) return XDP_ABORTED;
-unsigned char *z157 = (unsigned char *)data + (pu156 & 63);
-NSC_HIDE(z157);
-if ((void *)(z157 + 20) > data_end) return XDP_ABORTED;
-__builtin_memset(z157, 0, 20);
-} else if (nsc_push_move(ctx, pu156, 20)) NSC_DROP(43);
+if (nsc_back64(data, data_end, pu126, 20)) return XDP_ABORTED;
+unsigned char *z127 = (unsigned char *)data + (pu126 & 63);
+NSC_HIDE(z127);
+if ((void *)(z127 + 20) > data_end) return XDP_ABORTED;
+__builtin_memset(z127, 0, 20);
+} else if (nsc_push_move(ctx, pu126, 20)) NSC_DROP(43);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 20;
-if (1 && st->off[0] >= pu156) st->off[0] += 20;
-if (NSC_VALID(2) && st->off[2] >= pu156) st->off[2] += 20;
-if (NSC_VALID(3) && st->off[3] >= pu156) st->off[3] += 20;
-if (NSC_VALID(4) && st->off[4] >= pu156) st->off[4] += 20;
-if (NSC_VALID(7) && st->off[7] >= pu156) st->off[7] += 20;
-if (NSC_VALID(8) && st->off[8] >= pu156) st->off[8] += 20;
-if (NSC_VALID(9) && st->off[9] >= pu156) st->off[9] += 20;
-if (NSC_VALID(10) && st->off[10] >= pu156) st->off[10] += 20;
-if (NSC_VALID(11) && st->off[11] >= pu156) st->off[11] += 20;
-if (NSC_VALID(14) && st->off[14] >= pu156) st->off[14] += 20;
-if (st->cursor >= pu156) st->cursor += 20;
-st->off[15] = pu156; st->len[15] = 20; NSC_SETV(15);
+if (1 && st->off[0] >= pu126) st->off[0] += 20;
+if (NSC_VALID(2) && st->off[2] >= pu126) st->off[2] += 20;
+if (NSC_VALID(3) && st->off[3] >= pu126) st->off[3] += 20;
+if (NSC_VALID(4) && st->off[4] >= pu126) st->off[4] += 20;
+if (NSC_VALID(7) && st->off[7] >= pu126) st->off[7] += 20;
+if (NSC_VALID(8) && st->off[8] >= pu126) st->off[8] += 20;
+if (NSC_VALID(9) && st->off[9] >= pu126) st->off[9] += 20;
+if (NSC_VALID(10) && st->off[10] >= pu126) st->off[10] += 20;
+if (NSC_VALID(11) && st->off[11] >= pu126) st->off[11] += 20;
+if (NSC_VALID(14) && st->off[14] >= pu126) st->off[14] += 20;
+if (st->cursor >= pu126) st->cursor += 20;
+st->off[15] = pu126; st->len[15] = 20; NSC_SETV(15);
 goto n72;
 }
 n72:
 { /* NsPushOpt: push nd_na_opt after nd_na */
 if (!1) NSC_DROP(44);
-__u32 pu158 = (__u32)st->off[15] + st->len[15];
-if (0 || pu158 > NSC_LEN) NSC_DROP(44);
-if (pu158 <= 64) {
+__u32 pu128 = (__u32)st->off[15] + st->len[15];
+if (0 || pu128 > NSC_LEN) NSC_DROP(44);
+if (pu128 <= 64) {
 if (bpf_xdp_adjust_head(ctx, -2)) NSC_DROP(44);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
-if (nsc_back64(data, data_end, pu158, 2)) return XDP_ABORTED;
-unsigned char *z159 = (unsigned char *)data + (pu158 & 63);
-NSC_HIDE(z159);
-if ((void *)(z159 + 2) > data_end) return XDP_ABORTED;
-__builtin_memset(z159, 0, 2);
-} else if (nsc_push_move(ctx, pu158, 2)) NSC_DROP(44);
+if (nsc_back64(data, data_end, pu128, 2)) return XDP_ABORTED;
+unsigned char *z129 = (unsigned char *)data + (pu128 & 63);
+NSC_HIDE(z129);
+if ((void *)(z129 + 2) > data_end) return XDP_ABORTED;
+__builtin_memset(z129, 0, 2);
+} else if (nsc_push_move(ctx, pu128, 2)) NSC_DROP(44);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 2;
-if (1 && st->off[0] >= pu158) st->off[0] += 2;
-if (NSC_VALID(2) && st->off[2] >= pu158) st->off[2] += 2;
-if (NSC_VALID(3) && st->off[3] >= pu158) st->off[3] += 2;
-if (NSC_VALID(4) && st->off[4] >= pu158) st->off[4] += 2;
-if (NSC_VALID(7) && st->off[7] >= pu158) st->off[7] += 2;
-if (NSC_VALID(8) && st->off[8] >= pu158) st->off[8] += 2;
-if (NSC_VALID(9) && st->off[9] >= pu158) st->off[9] += 2;
-if (NSC_VALID(10) && st->off[10] >= pu158) st->off[10] += 2;
-if (NSC_VALID(11) && st->off[11] >= pu158) st->off[11] += 2;
-if (NSC_VALID(14) && st->off[14] >= pu158) st->off[14] += 2;
-if (1 && st->off[15] >= pu158) st->off[15] += 2;
-if (st->cursor >= pu158) st->cursor += 2;
-st->off[16] = pu158; st->len[16] = 2; NSC_SETV(16);
+if (1 && st->off[0] >= pu128) st->off[0] += 2;
+if (NSC_VALID(2) && st->off[2] >= pu128) st->off[2] += 2;
+if (NSC_VALID(3) && st->off[3] >= pu128) st->off[3] += 2;
+if (NSC_VALID(4) && st->off[4] >= pu128) st->off[4] += 2;
+if (NSC_VALID(7) && st->off[7] >= pu128) st->off[7] += 2;
+if (NSC_VALID(8) && st->off[8] >= pu128) st->off[8] += 2;
+if (NSC_VALID(9) && st->off[9] >= pu128) st->off[9] += 2;
+if (NSC_VALID(10) && st->off[10] >= pu128) st->off[10] += 2;
+if (NSC_VALID(11) && st->off[11] >= pu128) st->off[11] += 2;
+if (NSC_VALID(14) && st->off[14] >= pu128) st->off[14] += 2;
+if (1 && st->off[15] >= pu128) st->off[15] += 2;
+if (st->cursor >= pu128) st->cursor += 2;
+st->off[16] = pu128; st->len[16] = 2; NSC_SETV(16);
 goto n73;
 }
 n73:
 { /* NsPushMac: push nd_na_mac after nd_na_opt */
 if (!1) NSC_DROP(45);
-__u32 pu160 = (__u32)st->off[16] + st->len[16];
-if (0 || pu160 > NSC_LEN) NSC_DROP(45);
-if (pu160 <= 64) {
+__u32 pu130 = (__u32)st->off[16] + st->len[16];
+if (0 || pu130 > NSC_LEN) NSC_DROP(45);
+if (pu130 <= 64) {
 if (bpf_xdp_adjust_head(ctx, -6)) NSC_DROP(45);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
-if (nsc_back64(data, data_end, pu160, 6)) return XDP_ABORTED;
-unsigned char *z161 = (unsigned char *)data + (pu160 & 63);
-NSC_HIDE(z161);
-if ((void *)(z161 + 6) > data_end) return XDP_ABORTED;
-__builtin_memset(z161, 0, 6);
-} else if (nsc_push_move(ctx, pu160, 6)) NSC_DROP(45);
+if (nsc_back64(data, data_end, pu130, 6)) return XDP_ABORTED;
+unsigned char *z131 = (unsigned char *)data + (pu130 & 63);
+NSC_HIDE(z131);
+if ((void *)(z131 + 6) > data_end) return XDP_ABORTED;
+__builtin_memset(z131, 0, 6);
+} else if (nsc_push_move(ctx, pu130, 6)) NSC_DROP(45);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 6;
-if (1 && st->off[0] >= pu160) st->off[0] += 6;
-if (NSC_VALID(2) && st->off[2] >= pu160) st->off[2] += 6;
-if (NSC_VALID(3) && st->off[3] >= pu160) st->off[3] += 6;
-if (NSC_VALID(4) && st->off[4] >= pu160) st->off[4] += 6;
-if (NSC_VALID(7) && st->off[7] >= pu160) st->off[7] += 6;
-if (NSC_VALID(8) && st->off[8] >= pu160) st->off[8] += 6;
-if (NSC_VALID(9) && st->off[9] >= pu160) st->off[9] += 6;
-if (NSC_VALID(10) && st->off[10] >= pu160) st->off[10] += 6;
-if (NSC_VALID(11) && st->off[11] >= pu160) st->off[11] += 6;
-if (NSC_VALID(14) && st->off[14] >= pu160) st->off[14] += 6;
-if (1 && st->off[15] >= pu160) st->off[15] += 6;
-if (1 && st->off[16] >= pu160) st->off[16] += 6;
-if (st->cursor >= pu160) st->cursor += 6;
-st->off[17] = pu160; st->len[17] = 6; NSC_SETV(17);
+if (1 && st->off[0] >= pu130) st->off[0] += 6;
+if (NSC_VALID(2) && st->off[2] >= pu130) st->off[2] += 6;
+if (NSC_VALID(3) && st->off[3] >= pu130) st->off[3] += 6;
+if (NSC_VALID(4) && st->off[4] >= pu130) st->off[4] += 6;
+if (NSC_VALID(7) && st->off[7] >= pu130) st->off[7] += 6;
+if (NSC_VALID(8) && st->off[8] >= pu130) st->off[8] += 6;
+if (NSC_VALID(9) && st->off[9] >= pu130) st->off[9] += 6;
+if (NSC_VALID(10) && st->off[10] >= pu130) st->off[10] += 6;
+if (NSC_VALID(11) && st->off[11] >= pu130) st->off[11] += 6;
+if (NSC_VALID(14) && st->off[14] >= pu130) st->off[14] += 6;
+if (1 && st->off[15] >= pu130) st->off[15] += 6;
+if (1 && st->off[16] >= pu130) st->off[16] += 6;
+if (st->cursor >= pu130) st->cursor += 6;
+st->off[17] = pu130; st->len[17] = 6; NSC_SETV(17);
 goto n74;
 }
 n74:
 { /* NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac */
-__u64 v162 = st->m[27];
-__u32 o163 = st->off[0] & NSC_OM;
-hp0 = (unsigned char *)data + o163;
+__u64 v132 = st->m[27];
+__u32 o133 = st->off[0] & NSC_OM;
+hp0 = (unsigned char *)data + o133;
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) { if (o163 + 14 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
-__u64 v164 = v162;
-*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v164 >> 32));
-*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v164);
-__u64 v165 = st->m[2];
-__u64 v166 = v165;
-*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v166 >> 32));
-*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v166);
-__u64 v167 = 0x20ULL;
+if ((void *)(hp0 + 14) > data_end) { if (o133 + 14 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
+__u64 v134 = v132;
+*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v134 >> 32));
+*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v134);
+__u64 v135 = st->m[2];
+__u64 v136 = v135;
+*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v136 >> 32));
+*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v136);
+__u64 v137 = 0x20ULL;
 if (!NSC_VALID(3)) NSC_DROP(47); /* ipv6 */
-__u32 o168 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o168;
+__u32 o138 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o138;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o168 + 40 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
-*(__u16 *)(hp3 + 4) = bpf_htons((__u16)v167);
-__u64 v169 = 0xffULL;
-hp3[7] = (__u8)v169;
-nsc_v128 v170 = nsc_v(st->m[3], st->m[4]);
-*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v170.hi);
-*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v170.lo);
-nsc_v128 v171 = nsc_v(st->m[25], st->m[26]);
-*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v171.hi);
-*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v171.lo);
-__u64 v172 = 0x88ULL;
+if ((void *)(hp3 + 40) > data_end) { if (o138 + 40 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
+*(__u16 *)(hp3 + 4) = bpf_htons((__u16)v137);
+__u64 v139 = 0xffULL;
+hp3[7] = (__u8)v139;
+nsc_v128 v140 = nsc_v(st->m[3], st->m[4]);
+*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v140.hi);
+*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v140.lo);
+nsc_v128 v141 = nsc_v(st->m[25], st->m[26]);
+*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v141.hi);
+*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v141.lo);
+__u64 v142 = 0x88ULL;
 if (!NSC_VALID(7)) NSC_DROP(47); /* icmpv6 */
-__u32 o173 = st->off[7] & NSC_OM;
-hp7 = (unsigned char *)data + o173;
+__u32 o143 = st->off[7] & NSC_OM;
+hp7 = (unsigned char *)data + o143;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) { if (o173 + 4 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
-hp7[0] = (__u8)v172;
-__u64 v174 = 0x0ULL;
-hp7[1] = (__u8)v174;
-__u64 v175 = st->m[28];
-__u32 o176 = st->off[15] & NSC_OM;
-hp15 = (unsigned char *)data + o176;
+if ((void *)(hp7 + 4) > data_end) { if (o143 + 4 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
+hp7[0] = (__u8)v142;
+__u64 v144 = 0x0ULL;
+hp7[1] = (__u8)v144;
+__u64 v145 = st->m[28];
+__u32 o146 = st->off[15] & NSC_OM;
+hp15 = (unsigned char *)data + o146;
 NSC_HIDE(hp15);
-if ((void *)(hp15 + 20) > data_end) { if (o176 + 20 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
-hp15[0] = (hp15[0] & 0xbf) | ((__u8)((v175) << 6) & 0x40);
-nsc_v128 v177 = nsc_v(st->m[29], st->m[30]);
-*(__u64 *)(hp15 + 4) = bpf_cpu_to_be64(v177.hi);
-*(__u64 *)(hp15 + 12) = bpf_cpu_to_be64(v177.lo);
-__u64 v178 = 0x2ULL;
-__u32 o179 = st->off[16] & NSC_OM;
-hp16 = (unsigned char *)data + o179;
+if ((void *)(hp15 + 20) > data_end) { if (o146 + 20 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
+hp15[0] = (hp15[0] & 0xbf) | ((__u8)((v145) << 6) & 0x40);
+nsc_v128 v147 = nsc_v(st->m[29], st->m[30]);
+*(__u64 *)(hp15 + 4) = bpf_cpu_to_be64(v147.hi);
+*(__u64 *)(hp15 + 12) = bpf_cpu_to_be64(v147.lo);
+__u64 v148 = 0x2ULL;
+__u32 o149 = st->off[16] & NSC_OM;
+hp16 = (unsigned char *)data + o149;
 NSC_HIDE(hp16);
-if ((void *)(hp16 + 2) > data_end) { if (o179 + 2 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
-hp16[0] = (__u8)v178;
-__u64 v180 = 0x1ULL;
-hp16[1] = (__u8)v180;
-__u64 v181 = st->m[2];
-__u32 o182 = st->off[17] & NSC_OM;
-hp17 = (unsigned char *)data + o182;
+if ((void *)(hp16 + 2) > data_end) { if (o149 + 2 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
+hp16[0] = (__u8)v148;
+__u64 v150 = 0x1ULL;
+hp16[1] = (__u8)v150;
+__u64 v151 = st->m[2];
+__u32 o152 = st->off[17] & NSC_OM;
+hp17 = (unsigned char *)data + o152;
 NSC_HIDE(hp17);
-if ((void *)(hp17 + 6) > data_end) { if (o182 + 6 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
-__u64 v183 = v181;
-*(__u16 *)(hp17 + 0) = bpf_htons((__u16)(v183 >> 32));
-*(__u32 *)(hp17 + 2) = bpf_htonl((__u32)v183);
+if ((void *)(hp17 + 6) > data_end) { if (o152 + 6 <= NSC_LEN) NSC_DROP(46); NSC_DROP(47); }
+__u64 v153 = v151;
+*(__u16 *)(hp17 + 0) = bpf_htons((__u16)(v153 >> 32));
+*(__u32 *)(hp17 + 2) = bpf_htonl((__u32)v153);
 goto n75;
 }
 n75:
 { /* NsCsum: checksum compute icmpv6 */
 if (!NSC_VALID(7)) NSC_DROP(48); /* icmpv6 */
-__u32 o184 = st->off[7] & NSC_OM;
-hp7 = (unsigned char *)data + o184;
+__u32 o154 = st->off[7] & NSC_OM;
+hp7 = (unsigned char *)data + o154;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) { if (o184 + 4 <= NSC_LEN) NSC_DROP(49); NSC_DROP(48); }
+if ((void *)(hp7 + 4) > data_end) { if (o154 + 4 <= NSC_LEN) NSC_DROP(49); NSC_DROP(48); }
 hp7[2] = 0; hp7[3] = 0;
-int rok185 = 0; __u32 rs186 = 0, re187 = 0; __u64 rp188 = 0;
+int rok155 = 0; __u32 rs156 = 0, re157 = 0; __u64 rp158 = 0;
 if (NSC_VALID(7)) {
-rs186 = st->off[7];
+rs156 = st->off[7];
 __u32 proto = 0, e = NSC_LEN; int ip = 0;
-if (NSC_VALID(2) && st->off[2] < rs186) {
+if (NSC_VALID(2) && st->off[2] < rs156) {
 ip = 4; __u32 ho = st->off[2] & NSC_OM; __u32 l = 0;
 if (ho + st->len[2] <= NSC_LEN) {
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
@@ -2278,7 +2170,7 @@ l = ((((__u64)ib[2] << 8) | ((__u64)ib[3] << 0)) & 0xffffULL); proto = ((((__u64
 }
 e = ho + l;
 } else
-if (NSC_VALID(3) && st->off[3] < rs186) {
+if (NSC_VALID(3) && st->off[3] < rs156) {
 ip = 6; __u32 ho = st->off[3] & NSC_OM; __u32 l = 0;
 if (ho + st->len[3] <= NSC_LEN) {
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
@@ -2288,36 +2180,36 @@ l = ((((__u64)ib[4] << 8) | ((__u64)ib[5] << 0)) & 0xffffULL); proto = ((((__u64
 e = ho + st->len[3] + l;
 } else
 {}
-re187 = e;
-rok185 = re187 <= NSC_LEN && re187 >= rs186 + st->len[7];
-if (rok185 && ip) {
-__u32 cov = re187 - rs186;
+re157 = e;
+rok155 = re157 <= NSC_LEN && re157 >= rs156 + st->len[7];
+if (rok155 && ip) {
+__u32 cov = re157 - rs156;
 if (ip == 4) {
 __u32 ho = st->off[2] & NSC_OM;
-if (ho + st->len[2] > NSC_LEN) rok185 = 0;
+if (ho + st->len[2] > NSC_LEN) rok155 = 0;
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
-if (rok185 && (void *)(ib + 20) <= data_end) {
-rp188 = ((__u64)ib[12] << 8 | ib[13]) + ((__u64)ib[14] << 8 | ib[15]) + ((__u64)ib[16] << 8 | ib[17]) + ((__u64)ib[18] << 8 | ib[19]) + proto + (cov & 0xffff);
-} else rok185 = 0;
+if (rok155 && (void *)(ib + 20) <= data_end) {
+rp158 = ((__u64)ib[12] << 8 | ib[13]) + ((__u64)ib[14] << 8 | ib[15]) + ((__u64)ib[16] << 8 | ib[17]) + ((__u64)ib[18] << 8 | ib[19]) + proto + (cov & 0xffff);
+} else rok155 = 0;
 }
 if (ip == 6) {
 __u32 ho = st->off[3] & NSC_OM;
-if (ho + st->len[3] > NSC_LEN) rok185 = 0;
+if (ho + st->len[3] > NSC_LEN) rok155 = 0;
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
-if (rok185 && (void *)(ib + 40) <= data_end) {
-rp188 = ((__u64)ib[8] << 8 | ib[9]) + ((__u64)ib[10] << 8 | ib[11]) + ((__u64)ib[12] << 8 | ib[13]) + ((__u64)ib[14] << 8 | ib[15]) + ((__u64)ib[16] << 8 | ib[17]) + ((__u64)ib[18] << 8 | ib[19]) + ((__u64)ib[20] << 8 | ib[21]) + ((__u64)ib[22] << 8 | ib[23]) + ((__u64)ib[24] << 8 | ib[25]) + ((__u64)ib[26] << 8 | ib[27]) + ((__u64)ib[28] << 8 | ib[29]) + ((__u64)ib[30] << 8 | ib[31]) + ((__u64)ib[32] << 8 | ib[33]) + ((__u64)ib[34] << 8 | ib[35]) + ((__u64)ib[36] << 8 | ib[37]) + ((__u64)ib[38] << 8 | ib[39]) + proto + (cov >> 16) + (cov & 0xffff);
-} else rok185 = 0;
+if (rok155 && (void *)(ib + 40) <= data_end) {
+rp158 = ((__u64)ib[8] << 8 | ib[9]) + ((__u64)ib[10] << 8 | ib[11]) + ((__u64)ib[12] << 8 | ib[13]) + ((__u64)ib[14] << 8 | ib[15]) + ((__u64)ib[16] << 8 | ib[17]) + ((__u64)ib[18] << 8 | ib[19]) + ((__u64)ib[20] << 8 | ib[21]) + ((__u64)ib[22] << 8 | ib[23]) + ((__u64)ib[24] << 8 | ib[25]) + ((__u64)ib[26] << 8 | ib[27]) + ((__u64)ib[28] << 8 | ib[29]) + ((__u64)ib[30] << 8 | ib[31]) + ((__u64)ib[32] << 8 | ib[33]) + ((__u64)ib[34] << 8 | ib[35]) + ((__u64)ib[36] << 8 | ib[37]) + ((__u64)ib[38] << 8 | ib[39]) + proto + (cov >> 16) + (cov & 0xffff);
+} else rok155 = 0;
 }
 }
 }
-if (!rok185) NSC_DROP(48);
-__u16 cs189 = ~nsc_fold(nsc_sum(ctx, rs186, re187) + rp188);
+if (!rok155) NSC_DROP(48);
+__u16 cs159 = ~nsc_fold(nsc_sum(ctx, rs156, re157) + rp158);
 if (!NSC_VALID(7)) NSC_DROP(48); /* icmpv6 */
-__u32 o190 = st->off[7] & NSC_OM;
-hp7 = (unsigned char *)data + o190;
+__u32 o160 = st->off[7] & NSC_OM;
+hp7 = (unsigned char *)data + o160;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) { if (o190 + 4 <= NSC_LEN) NSC_DROP(49); NSC_DROP(48); }
-hp7[2] = (__u8)(cs189 >> 8); hp7[3] = (__u8)cs189;
+if ((void *)(hp7 + 4) > data_end) { if (o160 + 4 <= NSC_LEN) NSC_DROP(49); NSC_DROP(48); }
+hp7[2] = (__u8)(cs159 >> 8); hp7[3] = (__u8)cs159;
 goto n76;
 }
 n76:
@@ -2341,21 +2233,21 @@ goto n81;
 }
 n80:
 { /* LbSrc4: lookup ipv4_src_filter_table */
-__u64 kv192 = ((__u64)bpf_ntohl(*(__u32 *)(hp2 + 12))) & 0xffffffffULL;
-__u64 kv193 = (st->m[5]) & 0x7ULL;
-__u64 k194 = (kv192 << 0) | (kv193 << 32);
-const struct nsc_t2_val *e191 = &nsc_t2_def;
+__u64 kv162 = ((__u64)bpf_ntohl(*(__u32 *)(hp2 + 12))) & 0xffffffffULL;
+__u64 kv163 = (st->m[5]) & 0x7ULL;
+__u64 k164 = (kv162 << 0) | (kv163 << 32);
+const struct nsc_t2_val *e161 = &nsc_t2_def;
 {
-__u64 h = k194 * 0x9e3779b97f4a7c15ULL;
+__u64 h = k164 * 0x9e3779b97f4a7c15ULL;
 h ^= h >> 29;
 for (__u32 i = 0; i < 32; i++) {
 __u32 s = (__u32)((h + i) & 511);
 const struct nsc_t2_slot *sl = bpf_map_lookup_elem(&nsc_t2, &s);
 if (!sl || !sl->used) break;
-if (sl->key == k194) { e191 = (const struct nsc_t2_val *)&sl->action; break; }
+if (sl->key == k164) { e161 = (const struct nsc_t2_val *)&sl->action; break; }
 }
 }
-switch (e191->action) {
+switch (e161->action) {
 case 0: /* allow_ip_src */ {
 goto n83;
 }
@@ -2370,20 +2262,20 @@ goto n82;
 }
 n81:
 { /* LbSrc6: lookup ipv6_src_filter_table */
-struct nsc_t3_key k196;
-__builtin_memset(&k196, 0, sizeof(k196));
-k196.k[0] = (st->m[5]) & 0x7ULL;
+struct nsc_t3_key k166;
+__builtin_memset(&k166, 0, sizeof(k166));
+k166.k[0] = (st->m[5]) & 0x7ULL;
 if (!NSC_VALID(3)) NSC_DROP(50); /* ipv6 */
-__u32 o198 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o198;
+__u32 o168 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o168;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o198 + 40 <= NSC_LEN) NSC_DROP(51); NSC_DROP(50); }
-nsc_v128 kv197 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-k196.k[1] = kv197.hi;
-k196.k[2] = kv197.lo;
-const struct nsc_t3_val *e195 = bpf_map_lookup_elem(&nsc_t3, &k196);
-if (!e195) e195 = &nsc_t3_def;
-switch (e195->action) {
+if ((void *)(hp3 + 40) > data_end) { if (o168 + 40 <= NSC_LEN) NSC_DROP(51); NSC_DROP(50); }
+nsc_v128 kv167 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+k166.k[1] = kv167.hi;
+k166.k[2] = kv167.lo;
+const struct nsc_t3_val *e165 = bpf_map_lookup_elem(&nsc_t3, &k166);
+if (!e165) e165 = &nsc_t3_def;
+switch (e165->action) {
 case 0: /* allow_ip_src */ {
 NSC_EDGE(20); goto n83;
 }
@@ -2425,10 +2317,10 @@ goto n88;
 n87:
 { /* LbSelV3: set meta.tick, meta.slot_select, meta.port_select */
 if (!NSC_VALID(11)) NSC_DROP(53); /* lb_v3 */
-__u32 o199 = st->off[11] & NSC_OM;
-hp11 = (unsigned char *)data + o199;
+__u32 o169 = st->off[11] & NSC_OM;
+hp11 = (unsigned char *)data + o169;
 NSC_HIDE(hp11);
-if ((void *)(hp11 + 12) > data_end) { if (o199 + 12 <= NSC_LEN) NSC_DROP(54); NSC_DROP(53); }
+if ((void *)(hp11 + 12) > data_end) { if (o169 + 12 <= NSC_LEN) NSC_DROP(54); NSC_DROP(53); }
 st->m[20] = (bpf_be64_to_cpu(*(__u64 *)(hp11 + 4)));
 st->m[21] = ((__u64)bpf_ntohs(*(__u16 *)(hp11 + 0))) & 0xffffULL;
 st->m[22] = ((__u64)bpf_ntohs(*(__u16 *)(hp11 + 2))) & 0xffffULL;
@@ -2436,24 +2328,24 @@ NSC_EDGE(22); goto n88;
 }
 n88:
 { /* LbEpoch: lookup epoch_assign_table */
-struct nsc_t4_keys k201;
-__builtin_memset(&k201, 0, sizeof(k201));
-k201.k[0] = (st->m[5]) & 0x7ULL;
-k201.k[1] = (st->m[20]);
-const struct nsc_t4_ent *x202 = nsc_find4(&k201);
-const struct nsc_t4_val *e200 = &nsc_t4_def;
-if (x202) e200 = (const struct nsc_t4_val *)&x202->action;
-switch (e200->action) {
+struct nsc_t4_keys k171;
+__builtin_memset(&k171, 0, sizeof(k171));
+k171.k[0] = (st->m[5]) & 0x7ULL;
+k171.k[1] = (st->m[20]);
+const struct nsc_t4_ent *x172 = nsc_find4(&k171);
+const struct nsc_t4_val *e170 = &nsc_t4_def;
+if (x172) e170 = (const struct nsc_t4_val *)&x172->action;
+switch (e170->action) {
 case 0: /* do_assign_epoch */ {
-st->m[8] = (e200->p[0]) & 0xffffffffULL;
+st->m[8] = (e170->p[0]) & 0xffffffffULL;
 st->m[9] = (0x9ULL) & 0x1fULL;
 st->m[10] = (0x0ULL) & 0xffffULL;
 goto n90;
 }
 case 1: /* do_assign_epoch_with_slot_sel_opts */ {
-st->m[8] = (e200->p[0]) & 0xffffffffULL;
-st->m[9] = (e200->p[1]) & 0x1fULL;
-st->m[10] = (e200->p[2]) & 0xffffULL;
+st->m[8] = (e170->p[0]) & 0xffffffffULL;
+st->m[9] = (e170->p[1]) & 0x1fULL;
+st->m[10] = (e170->p[2]) & 0xffffULL;
 NSC_EDGE(23); goto n90;
 }
 case 2: /* drop */ {
@@ -2476,24 +2368,24 @@ goto n91;
 }
 n91:
 { /* LbCalendar: lookup load_balance_calendar_table */
-__u64 kv204 = (st->m[23]) & 0xffffULL;
-__u64 kv205 = (st->m[8]) & 0xffffffffULL;
-__u64 kv206 = (st->m[5]) & 0x7ULL;
-__u64 k207 = (kv204 << 0) | (kv205 << 16) | (kv206 << 48);
-const struct nsc_t5_val *e203 = &nsc_t5_def;
+__u64 kv174 = (st->m[23]) & 0xffffULL;
+__u64 kv175 = (st->m[8]) & 0xffffffffULL;
+__u64 kv176 = (st->m[5]) & 0x7ULL;
+__u64 k177 = (kv174 << 0) | (kv175 << 16) | (kv176 << 48);
+const struct nsc_t5_val *e173 = &nsc_t5_def;
 {
-__u64 h = k207 * 0x9e3779b97f4a7c15ULL;
+__u64 h = k177 * 0x9e3779b97f4a7c15ULL;
 h ^= h >> 29;
 for (__u32 i = 0; i < 32; i++) {
 __u32 s = (__u32)((h + i) & 32767);
 const struct nsc_t5_slot *sl = bpf_map_lookup_elem(&nsc_t5, &s);
 if (!sl || !sl->used) break;
-if (sl->key == k207) { e203 = (const struct nsc_t5_val *)&sl->action; break; }
+if (sl->key == k177) { e173 = (const struct nsc_t5_val *)&sl->action; break; }
 }
 }
-switch (e203->action) {
+switch (e173->action) {
 case 0: /* do_assign_member */ {
-st->m[11] = (e203->p[0]) & 0xffffULL;
+st->m[11] = (e173->p[0]) & 0xffffULL;
 goto n93;
 }
 case 1: /* drop */ {
@@ -2511,37 +2403,37 @@ NSC_DROP(56);
 }
 n93:
 { /* LbMember: lookup member_info_lookup_table */
-__u64 kv209 = (st->m[11]) & 0xffffULL;
-__u64 kv210 = ((__u64)bpf_ntohs(*(__u16 *)(hp0 + 12))) & 0xffffULL;
-__u64 kv211 = (st->m[5]) & 0x7ULL;
-__u64 k212 = (kv209 << 0) | (kv210 << 16) | (kv211 << 32);
-const struct nsc_t6_val *e208 = &nsc_t6_def;
+__u64 kv179 = (st->m[11]) & 0xffffULL;
+__u64 kv180 = ((__u64)bpf_ntohs(*(__u16 *)(hp0 + 12))) & 0xffffULL;
+__u64 kv181 = (st->m[5]) & 0x7ULL;
+__u64 k182 = (kv179 << 0) | (kv180 << 16) | (kv181 << 32);
+const struct nsc_t6_val *e178 = &nsc_t6_def;
 {
-__u64 h = k212 * 0x9e3779b97f4a7c15ULL;
+__u64 h = k182 * 0x9e3779b97f4a7c15ULL;
 h ^= h >> 29;
 for (__u32 i = 0; i < 32; i++) {
 __u32 s = (__u32)((h + i) & 16383);
 const struct nsc_t6_slot *sl = bpf_map_lookup_elem(&nsc_t6, &s);
 if (!sl || !sl->used) break;
-if (sl->key == k212) { e208 = (const struct nsc_t6_val *)&sl->action; break; }
+if (sl->key == k182) { e178 = (const struct nsc_t6_val *)&sl->action; break; }
 }
 }
-switch (e208->action) {
+switch (e178->action) {
 case 0: /* do_ipv4_member_rewrite */ {
-st->m[12] = (e208->p[0]) & 0xffffffffffffULL;
-st->m[13] = (e208->p[1]) & 0xffffffffULL;
-st->m[16] = (e208->p[2]) & 0xffffULL;
-st->m[17] = (e208->p[3]) & 0x1fULL;
-st->m[18] = (e208->p[4]) & 0x1ULL;
+st->m[12] = (e178->p[0]) & 0xffffffffffffULL;
+st->m[13] = (e178->p[1]) & 0xffffffffULL;
+st->m[16] = (e178->p[2]) & 0xffffULL;
+st->m[17] = (e178->p[3]) & 0x1fULL;
+st->m[18] = (e178->p[4]) & 0x1ULL;
 goto n95;
 }
 case 1: /* do_ipv6_member_rewrite */ {
-st->m[12] = (e208->p[0]) & 0xffffffffffffULL;
-nsc_v128 v213 = nsc_vand(nsc_v(e208->p[1], e208->p[2]), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-st->m[14] = v213.hi; st->m[15] = v213.lo;
-st->m[16] = (e208->p[3]) & 0xffffULL;
-st->m[17] = (e208->p[4]) & 0x1fULL;
-st->m[18] = (e208->p[5]) & 0x1ULL;
+st->m[12] = (e178->p[0]) & 0xffffffffffffULL;
+nsc_v128 v183 = nsc_vand(nsc_v(e178->p[1], e178->p[2]), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+st->m[14] = v183.hi; st->m[15] = v183.lo;
+st->m[16] = (e178->p[3]) & 0xffffULL;
+st->m[17] = (e178->p[4]) & 0x1fULL;
+st->m[18] = (e178->p[5]) & 0x1ULL;
 NSC_EDGE(26); goto n95;
 }
 case 2: /* drop */ {
@@ -2578,35 +2470,35 @@ goto n107;
 }
 n106:
 { /* LbPopV2Body: pop lb_v2 */
-__u32 po214 = st->off[10], pn215 = 12;
-if (NSC_VALID(4) && po214 > st->off[4] && pn215 % 2 == 0 && (po214 - st->off[4]) % 2 == 0) {
-__u64 d216 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp10 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 10)));
-if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d216; pend_k4 = 1; }
+__u32 po184 = st->off[10], pn185 = 12;
+if (NSC_VALID(4) && po184 > st->off[4] && pn185 % 2 == 0 && (po184 - st->off[4]) % 2 == 0) {
+__u64 d186 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp10 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 10)));
+if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d186; pend_k4 = 1; }
 }
-if (NSC_LEN - 0 - pn215 < 14) NSC_DROP(58);
-pend_off = po214;
-pend_n = pn215;
+if (NSC_LEN - 0 - pn185 < 14) NSC_DROP(58);
+pend_off = po184;
+pend_n = pn185;
 NSC_CLRV(10);
-if (st->cursor > po214) st->cursor = st->cursor - po214 > pn215 ? st->cursor - pn215 : po214;
+if (st->cursor > po184) st->cursor = st->cursor - po184 > pn185 ? st->cursor - pn185 : po184;
 goto n108;
 }
 n107:
 { /* LbPopV3Body: pop lb_v3 */
 if (!NSC_VALID(11)) NSC_DROP(60); /* lb_v3 */
-__u32 o219 = st->off[11] & NSC_OM;
-hp11 = (unsigned char *)data + o219;
+__u32 o189 = st->off[11] & NSC_OM;
+hp11 = (unsigned char *)data + o189;
 NSC_HIDE(hp11);
-if ((void *)(hp11 + 12) > data_end) { if (o219 + 12 <= NSC_LEN) NSC_DROP(61); NSC_DROP(60); }
-__u32 po217 = st->off[11], pn218 = 12;
-if (NSC_VALID(4) && po217 > st->off[4] && pn218 % 2 == 0 && (po217 - st->off[4]) % 2 == 0) {
-__u64 d220 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp11 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 10)));
-if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d220; pend_k4 = 1; }
+if ((void *)(hp11 + 12) > data_end) { if (o189 + 12 <= NSC_LEN) NSC_DROP(61); NSC_DROP(60); }
+__u32 po187 = st->off[11], pn188 = 12;
+if (NSC_VALID(4) && po187 > st->off[4] && pn188 % 2 == 0 && (po187 - st->off[4]) % 2 == 0) {
+__u64 d190 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp11 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 10)));
+if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d190; pend_k4 = 1; }
 }
-if (NSC_LEN - 0 - pn218 < 14) NSC_DROP(59);
-pend_off = po217;
-pend_n = pn218;
+if (NSC_LEN - 0 - pn188 < 14) NSC_DROP(59);
+pend_off = po187;
+pend_n = pn188;
 NSC_CLRV(11);
-if (st->cursor > po217) st->cursor = st->cursor - po217 > pn218 ? st->cursor - pn218 : po217;
+if (st->cursor > po187) st->cursor = st->cursor - po187 > pn188 ? st->cursor - pn188 : po187;
 NSC_EDGE(28); goto n108;
 }
 n108:
@@ -2618,72 +2510,72 @@ if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
-unsigned char *cb221 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
-NSC_HIDE(cb221);
-if ((void *)(cb221 + 2) <= data_end) *(__u16 *)cb221 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb221), pend_d4, 0));
+unsigned char *cb191 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
+NSC_HIDE(cb191);
+if ((void *)(cb191 + 2) <= data_end) *(__u16 *)cb191 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb191), pend_d4, 0));
 pend_d4 = 0; pend_k4 = 0;
 }
 }
 if (!NSC_VALID(9)) NSC_DROP(63); /* lb_common */
-__u32 o224 = st->off[9] & NSC_OM;
-hp9 = (unsigned char *)data + o224;
+__u32 o194 = st->off[9] & NSC_OM;
+hp9 = (unsigned char *)data + o194;
 NSC_HIDE(hp9);
-if ((void *)(hp9 + 4) > data_end) { if (o224 + 4 <= NSC_LEN) NSC_DROP(64); NSC_DROP(63); }
-__u32 po222 = st->off[9], pn223 = 4;
-if (NSC_VALID(4) && po222 > st->off[4] && pn223 % 2 == 0 && (po222 - st->off[4]) % 2 == 0) {
-__u64 d225 = 131070 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp9 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp9 + 2)));
-if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d225; pend_k4 = 1; }
+if ((void *)(hp9 + 4) > data_end) { if (o194 + 4 <= NSC_LEN) NSC_DROP(64); NSC_DROP(63); }
+__u32 po192 = st->off[9], pn193 = 4;
+if (NSC_VALID(4) && po192 > st->off[4] && pn193 % 2 == 0 && (po192 - st->off[4]) % 2 == 0) {
+__u64 d195 = 131070 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp9 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp9 + 2)));
+if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d195; pend_k4 = 1; }
 }
-if (NSC_LEN - pend_n - pn223 < 14) NSC_DROP(62);
-pend_n += pn223;
-if (po222 <= 64) {
-if (nsc_fwd64(data, data_end, po222, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po222, pend_n)) NSC_DROP(62);
+if (NSC_LEN - pend_n - pn193 < 14) NSC_DROP(62);
+pend_n += pn193;
+if (po192 <= 64) {
+if (nsc_fwd64(data, data_end, po192, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
+} else if (nsc_pop_move(ctx, po192, pend_n)) NSC_DROP(62);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
-unsigned char *cb226 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
-NSC_HIDE(cb226);
-if ((void *)(cb226 + 2) <= data_end) *(__u16 *)cb226 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb226), pend_d4, 0));
+unsigned char *cb196 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
+NSC_HIDE(cb196);
+if ((void *)(cb196 + 2) <= data_end) *(__u16 *)cb196 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb196), pend_d4, 0));
 pend_d4 = 0; pend_k4 = 0;
 }
 NSC_CLRV(9);
-if (NSC_VALID(11) && st->off[11] > po222) st->off[11] -= pn223;
-if (st->cursor > po222) st->cursor = st->cursor - po222 > pn223 ? st->cursor - pn223 : po222;
+if (NSC_VALID(11) && st->off[11] > po192) st->off[11] -= pn193;
+if (st->cursor > po192) st->cursor = st->cursor - po192 > pn193 ? st->cursor - pn193 : po192;
 goto n109;
 }
 n109:
 { /* LbUdpLen: set udp.length */
-__u64 d227 = 0; /* udp checksum */
+__u64 d197 = 0; /* udp checksum */
 if (!NSC_VALID(4)) NSC_DROP(65); /* udp */
-__u32 o229 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o229;
+__u32 o199 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o199;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o229 + 8 <= NSC_LEN) NSC_DROP(66); NSC_DROP(65); }
-__u64 v228 = (((__u64)bpf_ntohs(*(__u16 *)(hp4 + 4)) - 0x10ULL));
-int w230 = 0; __u32 old231 = 0;
-w230 = 1; old231 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 4)));
-*(__u16 *)(hp4 + 4) = bpf_htons((__u16)v228);
-__u32 new232 = 0;
-new232 = (__u32)((v228 >> 0) & 0xffff);
-if (w230) d227 += (__u64)old231 + new232;
-*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d227, 0));
+if ((void *)(hp4 + 8) > data_end) { if (o199 + 8 <= NSC_LEN) NSC_DROP(66); NSC_DROP(65); }
+__u64 v198 = (((__u64)bpf_ntohs(*(__u16 *)(hp4 + 4)) - 0x10ULL));
+int w200 = 0; __u32 old201 = 0;
+w200 = 1; old201 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 4)));
+*(__u16 *)(hp4 + 4) = bpf_htons((__u16)v198);
+__u32 new202 = 0;
+new202 = (__u32)((v198 >> 0) & 0xffff);
+if (w200) d197 += (__u64)old201 + new202;
+*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d197, 0));
 NSC_EDGE(29); goto n97;
 }
 n97:
 { /* LbEth: set ethernet.src, ethernet.dst */
-__u64 v235 = st->m[2];
-__u32 o236 = st->off[0] & NSC_OM;
-hp0 = (unsigned char *)data + o236;
+__u64 v205 = st->m[2];
+__u32 o206 = st->off[0] & NSC_OM;
+hp0 = (unsigned char *)data + o206;
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) { if (o236 + 14 <= NSC_LEN) NSC_DROP(67); NSC_DROP(68); }
-__u64 v237 = v235;
-*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v237 >> 32));
-*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v237);
-__u64 v238 = st->m[12];
-__u64 v239 = v238;
-*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v239 >> 32));
-*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v239);
+if ((void *)(hp0 + 14) > data_end) { if (o206 + 14 <= NSC_LEN) NSC_DROP(67); NSC_DROP(68); }
+__u64 v207 = v205;
+*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v207 >> 32));
+*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v207);
+__u64 v208 = st->m[12];
+__u64 v209 = v208;
+*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v209 >> 32));
+*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v209);
 goto n98;
 }
 n98:
@@ -2702,203 +2594,187 @@ goto n102;
 }
 n101:
 { /* LbIPv4Keep: set ipv4.dst, ipv4.src, udp.dport, ipv4.ttl */
-__u64 d240 = 0; /* ipv4 checksum */
-__u64 d241 = 0; /* udp checksum */
-__u64 v242 = st->m[13];
-__u32 o243 = st->off[2] & NSC_OM;
-if (o243 + st->len[2] > NSC_LEN) NSC_DROP(69);
-hp2 = (unsigned char *)data + o243;
+__u64 d210 = 0; /* ipv4 checksum */
+__u64 d211 = 0; /* udp checksum */
+__u64 v212 = st->m[13];
+__u32 o213 = st->off[2] & NSC_OM;
+if (o213 + st->len[2] > NSC_LEN) NSC_DROP(69);
+hp2 = (unsigned char *)data + o213;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) { if (o243 + 20 <= NSC_LEN) NSC_DROP(70); NSC_DROP(69); }
-int w244 = 0; __u32 old245 = 0;
-w244 = 1; old245 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
-int w246 = 0; __u32 old247 = 0;
-int k248 = 0;
-if (NSC_VALID(4)) k248 = 1;
-if (k248 == 1) {
-w246 = 1; old247 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
+if ((void *)(hp2 + 20) > data_end) { if (o213 + 20 <= NSC_LEN) NSC_DROP(70); NSC_DROP(69); }
+int w214 = 0; __u32 old215 = 0;
+w214 = 1; old215 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
+int w216 = 0; __u32 old217 = 0;
+int k218 = 0;
+if (NSC_VALID(4)) k218 = 1;
+if (k218 == 1) {
+w216 = 1; old217 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
 }
-if (k248 == 2) {
-unsigned char *wp249 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp249);
-if ((void *)(wp249 + 6) <= data_end) { w246 = 1; old247 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(wp249 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp249 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp249 + 4))); }
+if (k218 == 2) {
+unsigned char *wp219 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
+NSC_HIDE(wp219);
+if ((void *)(wp219 + 6) <= data_end) { w216 = 1; old217 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(wp219 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp219 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp219 + 4))); }
 }
-*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v242);
-__u32 new250 = 0;
-new250 = (__u32)((v242 >> 16) & 0xffff) + (__u32)((v242 >> 0) & 0xffff);
-if (w244) d240 += (__u64)old245 + new250;
-__u32 new251 = 0;
-if (k248 == 1) {
-new251 = (__u32)((v242 >> 16) & 0xffff) + (__u32)((v242 >> 0) & 0xffff);
+*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v212);
+__u32 new220 = 0;
+new220 = (__u32)((v212 >> 16) & 0xffff) + (__u32)((v212 >> 0) & 0xffff);
+if (w214) d210 += (__u64)old215 + new220;
+__u32 new221 = 0;
+if (k218 == 1) {
+new221 = (__u32)((v212 >> 16) & 0xffff) + (__u32)((v212 >> 0) & 0xffff);
 }
-if (k248 == 2) {
-unsigned char *wp252 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp252);
-if ((void *)(wp252 + 6) <= data_end) new251 = (__u32)bpf_ntohs(*(__u16 *)(wp252 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp252 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp252 + 4));
+if (k218 == 2) {
+unsigned char *wp222 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
+NSC_HIDE(wp222);
+if ((void *)(wp222 + 6) <= data_end) new221 = (__u32)bpf_ntohs(*(__u16 *)(wp222 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp222 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp222 + 4));
 }
-if (w246) d241 += (__u64)old247 + new251;
-__u64 v253 = ((st->m[4] & 0xffffffffULL) & 0xffffffffULL);
-int w254 = 0; __u32 old255 = 0;
-w254 = 1; old255 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
-int w256 = 0; __u32 old257 = 0;
-int k258 = 0;
-if (NSC_VALID(4)) k258 = 1;
-if (k258 == 1) {
-w256 = 1; old257 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
+if (w216) d211 += (__u64)old217 + new221;
+__u64 v223 = ((st->m[4] & 0xffffffffULL) & 0xffffffffULL);
+int w224 = 0; __u32 old225 = 0;
+w224 = 1; old225 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
+int w226 = 0; __u32 old227 = 0;
+int k228 = 0;
+if (NSC_VALID(4)) k228 = 1;
+if (k228 == 1) {
+w226 = 1; old227 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
 }
-if (k258 == 2) {
-w256 = 1; old257 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15)));
+if (k228 == 2) {
+w226 = 1; old227 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15)));
 }
-*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v253);
-__u32 new259 = 0;
-new259 = (__u32)((v253 >> 16) & 0xffff) + (__u32)((v253 >> 0) & 0xffff);
-if (w254) d240 += (__u64)old255 + new259;
-__u32 new260 = 0;
-if (k258 == 1) {
-new260 = (__u32)((v253 >> 16) & 0xffff) + (__u32)((v253 >> 0) & 0xffff);
+*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v223);
+__u32 new229 = 0;
+new229 = (__u32)((v223 >> 16) & 0xffff) + (__u32)((v223 >> 0) & 0xffff);
+if (w224) d210 += (__u64)old225 + new229;
+__u32 new230 = 0;
+if (k228 == 1) {
+new230 = (__u32)((v223 >> 16) & 0xffff) + (__u32)((v223 >> 0) & 0xffff);
 }
-if (k258 == 2) {
-new260 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15));
+if (k228 == 2) {
+new230 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15));
 }
-if (w256) d241 += (__u64)old257 + new260;
-__u64 v261 = st->m[24];
+if (w226) d211 += (__u64)old227 + new230;
+__u64 v231 = st->m[24];
 if (!NSC_VALID(4)) NSC_DROP(69); /* udp */
-__u32 o262 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o262;
+__u32 o232 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o232;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o262 + 8 <= NSC_LEN) NSC_DROP(70); NSC_DROP(69); }
-int w263 = 0; __u32 old264 = 0;
-w263 = 1; old264 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
-*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v261);
-__u32 new265 = 0;
-new265 = (__u32)((v261 >> 0) & 0xffff);
-if (w263) d241 += (__u64)old264 + new265;
-__u64 v266 = (__u64)hp2[8];
-int w267 = 0; __u32 old268 = 0;
-w267 = 1; old268 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 8)));
-int w269 = 0; __u32 old270 = 0;
-int k271 = 0;
-if (k271 == 1) {
-w269 = 1; old270 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 8)));
-}
-if (k271 == 2) {
-w269 = 1; old270 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 7)));
-}
-hp2[8] = (__u8)v266;
-__u32 new272 = 0;
-new272 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 8));
-if (w267) d240 += (__u64)old268 + new272;
-__u32 new273 = 0;
-if (k271 == 1) {
-new273 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 8));
-}
-if (k271 == 2) {
-new273 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 7));
-}
-if (w269) d241 += (__u64)old270 + new273;
-*(__u16 *)(hp2 + 10) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp2 + 10)), d240, 0));
-*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d241, 0));
+if ((void *)(hp4 + 8) > data_end) { if (o232 + 8 <= NSC_LEN) NSC_DROP(70); NSC_DROP(69); }
+int w233 = 0; __u32 old234 = 0;
+w233 = 1; old234 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
+*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v231);
+__u32 new235 = 0;
+new235 = (__u32)((v231 >> 0) & 0xffff);
+if (w233) d211 += (__u64)old234 + new235;
+__u64 v236 = (__u64)hp2[8];
+int w237 = 0; __u32 old238 = 0;
+w237 = 1; old238 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 8)));
+hp2[8] = (__u8)v236;
+__u32 new239 = 0;
+new239 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 8));
+if (w237) d210 += (__u64)old238 + new239;
+*(__u16 *)(hp2 + 10) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp2 + 10)), d210, 0));
+*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d211, 0));
 goto n110;
 }
 n102:
 { /* LbIPv4Strip: set ipv4.dst, ipv4.src, udp.dport, ipv4.total_len */
-__u64 d278 = 0; /* ipv4 checksum */
-__u64 d279 = 0; /* udp checksum */
-__u64 v280 = st->m[13];
-__u32 o281 = st->off[2] & NSC_OM;
-if (o281 + st->len[2] > NSC_LEN) NSC_DROP(71);
-hp2 = (unsigned char *)data + o281;
+__u64 d244 = 0; /* ipv4 checksum */
+__u64 d245 = 0; /* udp checksum */
+__u64 v246 = st->m[13];
+__u32 o247 = st->off[2] & NSC_OM;
+if (o247 + st->len[2] > NSC_LEN) NSC_DROP(71);
+hp2 = (unsigned char *)data + o247;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) { if (o281 + 20 <= NSC_LEN) NSC_DROP(72); NSC_DROP(71); }
-int w282 = 0; __u32 old283 = 0;
-w282 = 1; old283 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
-int w284 = 0; __u32 old285 = 0;
-int k286 = 0;
-if (NSC_VALID(4)) k286 = 1;
-if (k286 == 1) {
-w284 = 1; old285 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
+if ((void *)(hp2 + 20) > data_end) { if (o247 + 20 <= NSC_LEN) NSC_DROP(72); NSC_DROP(71); }
+int w248 = 0; __u32 old249 = 0;
+w248 = 1; old249 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
+int w250 = 0; __u32 old251 = 0;
+int k252 = 0;
+if (NSC_VALID(4)) k252 = 1;
+if (k252 == 1) {
+w250 = 1; old251 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
 }
-if (k286 == 2) {
-unsigned char *wp287 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp287);
-if ((void *)(wp287 + 6) <= data_end) { w284 = 1; old285 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(wp287 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp287 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp287 + 4))); }
+if (k252 == 2) {
+unsigned char *wp253 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
+NSC_HIDE(wp253);
+if ((void *)(wp253 + 6) <= data_end) { w250 = 1; old251 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(wp253 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp253 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp253 + 4))); }
 }
-*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v280);
-__u32 new288 = 0;
-new288 = (__u32)((v280 >> 16) & 0xffff) + (__u32)((v280 >> 0) & 0xffff);
-if (w282) d278 += (__u64)old283 + new288;
-__u32 new289 = 0;
-if (k286 == 1) {
-new289 = (__u32)((v280 >> 16) & 0xffff) + (__u32)((v280 >> 0) & 0xffff);
+*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v246);
+__u32 new254 = 0;
+new254 = (__u32)((v246 >> 16) & 0xffff) + (__u32)((v246 >> 0) & 0xffff);
+if (w248) d244 += (__u64)old249 + new254;
+__u32 new255 = 0;
+if (k252 == 1) {
+new255 = (__u32)((v246 >> 16) & 0xffff) + (__u32)((v246 >> 0) & 0xffff);
 }
-if (k286 == 2) {
-unsigned char *wp290 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp290);
-if ((void *)(wp290 + 6) <= data_end) new289 = (__u32)bpf_ntohs(*(__u16 *)(wp290 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp290 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp290 + 4));
+if (k252 == 2) {
+unsigned char *wp256 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
+NSC_HIDE(wp256);
+if ((void *)(wp256 + 6) <= data_end) new255 = (__u32)bpf_ntohs(*(__u16 *)(wp256 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp256 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp256 + 4));
 }
-if (w284) d279 += (__u64)old285 + new289;
-__u64 v291 = ((st->m[4] & 0xffffffffULL) & 0xffffffffULL);
-int w292 = 0; __u32 old293 = 0;
-w292 = 1; old293 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
-int w294 = 0; __u32 old295 = 0;
-int k296 = 0;
-if (NSC_VALID(4)) k296 = 1;
-if (k296 == 1) {
-w294 = 1; old295 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
+if (w250) d245 += (__u64)old251 + new255;
+__u64 v257 = ((st->m[4] & 0xffffffffULL) & 0xffffffffULL);
+int w258 = 0; __u32 old259 = 0;
+w258 = 1; old259 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
+int w260 = 0; __u32 old261 = 0;
+int k262 = 0;
+if (NSC_VALID(4)) k262 = 1;
+if (k262 == 1) {
+w260 = 1; old261 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
 }
-if (k296 == 2) {
-w294 = 1; old295 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15)));
+if (k262 == 2) {
+w260 = 1; old261 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15)));
 }
-*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v291);
-__u32 new297 = 0;
-new297 = (__u32)((v291 >> 16) & 0xffff) + (__u32)((v291 >> 0) & 0xffff);
-if (w292) d278 += (__u64)old293 + new297;
-__u32 new298 = 0;
-if (k296 == 1) {
-new298 = (__u32)((v291 >> 16) & 0xffff) + (__u32)((v291 >> 0) & 0xffff);
+*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v257);
+__u32 new263 = 0;
+new263 = (__u32)((v257 >> 16) & 0xffff) + (__u32)((v257 >> 0) & 0xffff);
+if (w258) d244 += (__u64)old259 + new263;
+__u32 new264 = 0;
+if (k262 == 1) {
+new264 = (__u32)((v257 >> 16) & 0xffff) + (__u32)((v257 >> 0) & 0xffff);
 }
-if (k296 == 2) {
-new298 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15));
+if (k262 == 2) {
+new264 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15));
 }
-if (w294) d279 += (__u64)old295 + new298;
-__u64 v299 = st->m[24];
+if (w260) d245 += (__u64)old261 + new264;
+__u64 v265 = st->m[24];
 if (!NSC_VALID(4)) NSC_DROP(71); /* udp */
-__u32 o300 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o300;
+__u32 o266 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o266;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o300 + 8 <= NSC_LEN) NSC_DROP(72); NSC_DROP(71); }
-int w301 = 0; __u32 old302 = 0;
-w301 = 1; old302 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
-*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v299);
-__u32 new303 = 0;
-new303 = (__u32)((v299 >> 0) & 0xffff);
-if (w301) d279 += (__u64)old302 + new303;
-__u64 v304 = (((__u64)bpf_ntohs(*(__u16 *)(hp2 + 2)) - 0x10ULL));
-int w305 = 0; __u32 old306 = 0;
-w305 = 1; old306 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 2)));
-int w307 = 0; __u32 old308 = 0;
-int k309 = 0;
-if (NSC_VALID(4)) k309 = 1;
-if (k309 == 1) {
-w307 = 1; old308 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 2)));
+if ((void *)(hp4 + 8) > data_end) { if (o266 + 8 <= NSC_LEN) NSC_DROP(72); NSC_DROP(71); }
+int w267 = 0; __u32 old268 = 0;
+w267 = 1; old268 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
+*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v265);
+__u32 new269 = 0;
+new269 = (__u32)((v265 >> 0) & 0xffff);
+if (w267) d245 += (__u64)old268 + new269;
+__u64 v270 = (((__u64)bpf_ntohs(*(__u16 *)(hp2 + 2)) - 0x10ULL));
+int w271 = 0; __u32 old272 = 0;
+w271 = 1; old272 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 2)));
+int w273 = 0; __u32 old274 = 0;
+int k275 = 0;
+if (NSC_VALID(4)) k275 = 1;
+if (k275 == 1) {
+w273 = 1; old274 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 2)));
 }
-if (k309 == 2) {
-w307 = 1; old308 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 1)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 3)));
+if (k275 == 2) {
+w273 = 1; old274 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 1)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 3)));
 }
-*(__u16 *)(hp2 + 2) = bpf_htons((__u16)v304);
-__u32 new310 = 0;
-new310 = (__u32)((v304 >> 0) & 0xffff);
-if (w305) d278 += (__u64)old306 + new310;
-__u32 new311 = 0;
-if (k309 == 1) {
-new311 = (__u32)((v304 >> 0) & 0xffff);
+*(__u16 *)(hp2 + 2) = bpf_htons((__u16)v270);
+__u32 new276 = 0;
+new276 = (__u32)((v270 >> 0) & 0xffff);
+if (w271) d244 += (__u64)old272 + new276;
+__u32 new277 = 0;
+if (k275 == 1) {
+new277 = (__u32)((v270 >> 0) & 0xffff);
 }
-if (k309 == 2) {
-new311 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 1)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 3));
+if (k275 == 2) {
+new277 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 1)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 3));
 }
-if (w307) d279 += (__u64)old308 + new311;
-*(__u16 *)(hp2 + 10) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp2 + 10)), d278, 0));
-*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d279, 0));
+if (w273) d245 += (__u64)old274 + new277;
+*(__u16 *)(hp2 + 10) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp2 + 10)), d244, 0));
+*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d245, 0));
 NSC_EDGE(30); goto n110;
 }
 n100:
@@ -2910,155 +2786,155 @@ goto n104;
 }
 n103:
 { /* LbIPv6Keep: set ipv6.dst, ipv6.src, udp.dport */
-__u64 d316 = 0; /* udp checksum */
-nsc_v128 v317 = nsc_v(st->m[14], st->m[15]);
+__u64 d282 = 0; /* udp checksum */
+nsc_v128 v283 = nsc_v(st->m[14], st->m[15]);
 if (!NSC_VALID(3)) NSC_DROP(73); /* ipv6 */
-__u32 o318 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o318;
+__u32 o284 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o284;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o318 + 40 <= NSC_LEN) NSC_DROP(74); NSC_DROP(73); }
-int w319 = 0; __u32 old320 = 0;
-int k321 = 0;
-if (NSC_VALID(4)) k321 = 1;
-if (k321 == 1) {
-w319 = 1; old320 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
+if ((void *)(hp3 + 40) > data_end) { if (o284 + 40 <= NSC_LEN) NSC_DROP(74); NSC_DROP(73); }
+int w285 = 0; __u32 old286 = 0;
+int k287 = 0;
+if (NSC_VALID(4)) k287 = 1;
+if (k287 == 1) {
+w285 = 1; old286 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
 }
-if (k321 == 2) {
-unsigned char *wp322 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp322);
-if ((void *)(wp322 + 18) <= data_end) { w319 = 1; old320 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp322 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp322 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp322 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp322 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp322 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp322 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp322 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp322 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp322 + 16))); }
+if (k287 == 2) {
+unsigned char *wp288 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp288);
+if ((void *)(wp288 + 18) <= data_end) { w285 = 1; old286 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp288 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp288 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp288 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp288 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp288 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp288 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp288 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp288 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp288 + 16))); }
 }
-*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v317.hi);
-*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v317.lo);
-__u32 new323 = 0;
-if (k321 == 1) {
-new323 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
+*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v283.hi);
+*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v283.lo);
+__u32 new289 = 0;
+if (k287 == 1) {
+new289 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
 }
-if (k321 == 2) {
-unsigned char *wp324 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp324);
-if ((void *)(wp324 + 18) <= data_end) new323 = (__u32)bpf_ntohs(*(__u16 *)(wp324 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp324 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp324 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp324 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp324 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp324 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp324 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp324 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp324 + 16));
+if (k287 == 2) {
+unsigned char *wp290 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp290);
+if ((void *)(wp290 + 18) <= data_end) new289 = (__u32)bpf_ntohs(*(__u16 *)(wp290 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp290 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp290 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp290 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp290 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp290 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp290 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp290 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp290 + 16));
 }
-if (w319) d316 += (__u64)old320 + new323;
-nsc_v128 v325 = nsc_v(st->m[3], st->m[4]);
-int w326 = 0; __u32 old327 = 0;
-int k328 = 0;
-if (NSC_VALID(4)) k328 = 1;
-if (k328 == 1) {
-w326 = 1; old327 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
+if (w285) d282 += (__u64)old286 + new289;
+nsc_v128 v291 = nsc_v(st->m[3], st->m[4]);
+int w292 = 0; __u32 old293 = 0;
+int k294 = 0;
+if (NSC_VALID(4)) k294 = 1;
+if (k294 == 1) {
+w292 = 1; old293 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
 }
-if (k328 == 2) {
-w326 = 1; old327 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
+if (k294 == 2) {
+w292 = 1; old293 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
 }
-*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v325.hi);
-*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v325.lo);
-__u32 new329 = 0;
-if (k328 == 1) {
-new329 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
+*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v291.hi);
+*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v291.lo);
+__u32 new295 = 0;
+if (k294 == 1) {
+new295 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
 }
-if (k328 == 2) {
-new329 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
+if (k294 == 2) {
+new295 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
 }
-if (w326) d316 += (__u64)old327 + new329;
-__u64 v330 = st->m[24];
+if (w292) d282 += (__u64)old293 + new295;
+__u64 v296 = st->m[24];
 if (!NSC_VALID(4)) NSC_DROP(73); /* udp */
-__u32 o331 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o331;
+__u32 o297 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o297;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o331 + 8 <= NSC_LEN) NSC_DROP(74); NSC_DROP(73); }
-int w332 = 0; __u32 old333 = 0;
-w332 = 1; old333 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
-*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v330);
-__u32 new334 = 0;
-new334 = (__u32)((v330 >> 0) & 0xffff);
-if (w332) d316 += (__u64)old333 + new334;
-*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d316, 0));
+if ((void *)(hp4 + 8) > data_end) { if (o297 + 8 <= NSC_LEN) NSC_DROP(74); NSC_DROP(73); }
+int w298 = 0; __u32 old299 = 0;
+w298 = 1; old299 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
+*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v296);
+__u32 new300 = 0;
+new300 = (__u32)((v296 >> 0) & 0xffff);
+if (w298) d282 += (__u64)old299 + new300;
+*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d282, 0));
 NSC_EDGE(31); goto n110;
 }
 n104:
 { /* LbIPv6Strip: set ipv6.dst, ipv6.src, udp.dport, ipv6.payload_len */
-__u64 d337 = 0; /* udp checksum */
-nsc_v128 v338 = nsc_v(st->m[14], st->m[15]);
+__u64 d303 = 0; /* udp checksum */
+nsc_v128 v304 = nsc_v(st->m[14], st->m[15]);
 if (!NSC_VALID(3)) NSC_DROP(75); /* ipv6 */
-__u32 o339 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o339;
+__u32 o305 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o305;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o339 + 40 <= NSC_LEN) NSC_DROP(76); NSC_DROP(75); }
-int w340 = 0; __u32 old341 = 0;
-int k342 = 0;
-if (NSC_VALID(4)) k342 = 1;
-if (k342 == 1) {
-w340 = 1; old341 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
+if ((void *)(hp3 + 40) > data_end) { if (o305 + 40 <= NSC_LEN) NSC_DROP(76); NSC_DROP(75); }
+int w306 = 0; __u32 old307 = 0;
+int k308 = 0;
+if (NSC_VALID(4)) k308 = 1;
+if (k308 == 1) {
+w306 = 1; old307 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
 }
-if (k342 == 2) {
-unsigned char *wp343 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp343);
-if ((void *)(wp343 + 18) <= data_end) { w340 = 1; old341 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp343 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp343 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp343 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp343 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp343 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp343 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp343 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp343 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp343 + 16))); }
+if (k308 == 2) {
+unsigned char *wp309 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp309);
+if ((void *)(wp309 + 18) <= data_end) { w306 = 1; old307 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp309 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp309 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp309 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp309 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp309 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp309 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp309 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp309 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp309 + 16))); }
 }
-*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v338.hi);
-*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v338.lo);
-__u32 new344 = 0;
-if (k342 == 1) {
-new344 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
+*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v304.hi);
+*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v304.lo);
+__u32 new310 = 0;
+if (k308 == 1) {
+new310 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
 }
-if (k342 == 2) {
-unsigned char *wp345 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp345);
-if ((void *)(wp345 + 18) <= data_end) new344 = (__u32)bpf_ntohs(*(__u16 *)(wp345 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp345 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp345 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp345 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp345 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp345 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp345 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp345 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp345 + 16));
+if (k308 == 2) {
+unsigned char *wp311 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp311);
+if ((void *)(wp311 + 18) <= data_end) new310 = (__u32)bpf_ntohs(*(__u16 *)(wp311 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp311 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp311 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp311 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp311 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp311 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp311 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp311 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp311 + 16));
 }
-if (w340) d337 += (__u64)old341 + new344;
-nsc_v128 v346 = nsc_v(st->m[3], st->m[4]);
-int w347 = 0; __u32 old348 = 0;
-int k349 = 0;
-if (NSC_VALID(4)) k349 = 1;
-if (k349 == 1) {
-w347 = 1; old348 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
+if (w306) d303 += (__u64)old307 + new310;
+nsc_v128 v312 = nsc_v(st->m[3], st->m[4]);
+int w313 = 0; __u32 old314 = 0;
+int k315 = 0;
+if (NSC_VALID(4)) k315 = 1;
+if (k315 == 1) {
+w313 = 1; old314 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
 }
-if (k349 == 2) {
-w347 = 1; old348 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
+if (k315 == 2) {
+w313 = 1; old314 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
 }
-*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v346.hi);
-*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v346.lo);
-__u32 new350 = 0;
-if (k349 == 1) {
-new350 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
+*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v312.hi);
+*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v312.lo);
+__u32 new316 = 0;
+if (k315 == 1) {
+new316 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
 }
-if (k349 == 2) {
-new350 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
+if (k315 == 2) {
+new316 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
 }
-if (w347) d337 += (__u64)old348 + new350;
-__u64 v351 = st->m[24];
+if (w313) d303 += (__u64)old314 + new316;
+__u64 v317 = st->m[24];
 if (!NSC_VALID(4)) NSC_DROP(75); /* udp */
-__u32 o352 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o352;
+__u32 o318 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o318;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o352 + 8 <= NSC_LEN) NSC_DROP(76); NSC_DROP(75); }
-int w353 = 0; __u32 old354 = 0;
-w353 = 1; old354 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
-*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v351);
-__u32 new355 = 0;
-new355 = (__u32)((v351 >> 0) & 0xffff);
-if (w353) d337 += (__u64)old354 + new355;
-__u64 v356 = (((__u64)bpf_ntohs(*(__u16 *)(hp3 + 4)) - 0x10ULL));
-int w357 = 0; __u32 old358 = 0;
-int k359 = 0;
-if (NSC_VALID(4)) k359 = 1;
-if (k359 == 1) {
-w357 = 1; old358 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 4)));
+if ((void *)(hp4 + 8) > data_end) { if (o318 + 8 <= NSC_LEN) NSC_DROP(76); NSC_DROP(75); }
+int w319 = 0; __u32 old320 = 0;
+w319 = 1; old320 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
+*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v317);
+__u32 new321 = 0;
+new321 = (__u32)((v317 >> 0) & 0xffff);
+if (w319) d303 += (__u64)old320 + new321;
+__u64 v322 = (((__u64)bpf_ntohs(*(__u16 *)(hp3 + 4)) - 0x10ULL));
+int w323 = 0; __u32 old324 = 0;
+int k325 = 0;
+if (NSC_VALID(4)) k325 = 1;
+if (k325 == 1) {
+w323 = 1; old324 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 4)));
 }
-if (k359 == 2) {
-w357 = 1; old358 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 3)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 5)));
+if (k325 == 2) {
+w323 = 1; old324 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 3)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 5)));
 }
-*(__u16 *)(hp3 + 4) = bpf_htons((__u16)v356);
-__u32 new360 = 0;
-if (k359 == 1) {
-new360 = (__u32)((v356 >> 0) & 0xffff);
+*(__u16 *)(hp3 + 4) = bpf_htons((__u16)v322);
+__u32 new326 = 0;
+if (k325 == 1) {
+new326 = (__u32)((v322 >> 0) & 0xffff);
 }
-if (k359 == 2) {
-new360 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 3)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 5));
+if (k325 == 2) {
+new326 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 3)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 5));
 }
-if (w357) d337 += (__u64)old358 + new360;
-*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d337, 0));
+if (w323) d303 += (__u64)old324 + new326;
+*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d303, 0));
 NSC_EDGE(32); goto n110;
 }
 n110:

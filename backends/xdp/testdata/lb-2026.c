@@ -2476,106 +2476,34 @@ n118:
 { /* Echo4Reply: set ethernet.dst, ethernet.src, ipv4.dst, ipv4.src, icmp.type */
 __u64 d124 = 0; /* icmp checksum */
 __u64 v125 = ((__u64)bpf_ntohs(*(__u16 *)(hp0 + 6)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 8)));
-int w126 = 0; __u32 old127 = 0;
-int k128 = 0;
-if (k128 == 1) {
-w126 = 1; old127 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 4)));
-}
-if (k128 == 2) {
-unsigned char *wp129 = (unsigned char *)data + (((__u32)st->off[0] - 1) & NSC_OM);
-NSC_HIDE(wp129);
-if ((void *)(wp129 + 8) <= data_end) { w126 = 1; old127 = 262140 - ((__u32)bpf_ntohs(*(__u16 *)(wp129 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp129 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp129 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp129 + 6))); }
-}
-__u64 v130 = v125;
-*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v130 >> 32));
-*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v130);
-__u32 new131 = 0;
-if (k128 == 1) {
-new131 = (__u32)((v125 >> 32) & 0xffff) + (__u32)((v125 >> 16) & 0xffff) + (__u32)((v125 >> 0) & 0xffff);
-}
-if (k128 == 2) {
-unsigned char *wp132 = (unsigned char *)data + (((__u32)st->off[0] - 1) & NSC_OM);
-NSC_HIDE(wp132);
-if ((void *)(wp132 + 8) <= data_end) new131 = (__u32)bpf_ntohs(*(__u16 *)(wp132 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp132 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp132 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp132 + 6));
-}
-if (w126) d124 += (__u64)old127 + new131;
-__u64 v133 = st->m[5];
-int w134 = 0; __u32 old135 = 0;
-int k136 = 0;
-if (k136 == 1) {
-w134 = 1; old135 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 10)));
-}
-if (k136 == 2) {
-w134 = 1; old135 = 262140 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 5)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 11)));
-}
-__u64 v137 = v133;
-*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v137 >> 32));
-*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v137);
-__u32 new138 = 0;
-if (k136 == 1) {
-new138 = (__u32)((v133 >> 32) & 0xffff) + (__u32)((v133 >> 16) & 0xffff) + (__u32)((v133 >> 0) & 0xffff);
-}
-if (k136 == 2) {
-new138 = (__u32)bpf_ntohs(*(__u16 *)(hp0 + 5)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 11));
-}
-if (w134) d124 += (__u64)old135 + new138;
+__u64 v126 = v125;
+*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v126 >> 32));
+*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v126);
+__u64 v127 = st->m[5];
+__u64 v128 = v127;
+*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v128 >> 32));
+*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v128);
 if (!NSC_VALID(2)) NSC_DROP(76); /* ipv4 */
-__u32 o140 = st->off[2] & NSC_OM;
-if (o140 + st->len[2] > NSC_LEN) NSC_DROP(76);
-hp2 = (unsigned char *)data + o140;
+__u32 o130 = st->off[2] & NSC_OM;
+if (o130 + st->len[2] > NSC_LEN) NSC_DROP(76);
+hp2 = (unsigned char *)data + o130;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) { if (o140 + 20 <= NSC_LEN) NSC_DROP(77); NSC_DROP(76); }
-__u64 v139 = (__u64)bpf_ntohl(*(__u32 *)(hp2 + 12));
-int w141 = 0; __u32 old142 = 0;
-int k143 = 0;
-if (k143 == 1) {
-w141 = 1; old142 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
-}
-if (k143 == 2) {
-unsigned char *wp144 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp144);
-if ((void *)(wp144 + 6) <= data_end) { w141 = 1; old142 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(wp144 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp144 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp144 + 4))); }
-}
-*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v139);
-__u32 new145 = 0;
-if (k143 == 1) {
-new145 = (__u32)((v139 >> 16) & 0xffff) + (__u32)((v139 >> 0) & 0xffff);
-}
-if (k143 == 2) {
-unsigned char *wp146 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp146);
-if ((void *)(wp146 + 6) <= data_end) new145 = (__u32)bpf_ntohs(*(__u16 *)(wp146 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp146 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp146 + 4));
-}
-if (w141) d124 += (__u64)old142 + new145;
-__u64 v147 = ((st->m[7] & 0xffffffffULL) & 0xffffffffULL);
-int w148 = 0; __u32 old149 = 0;
-int k150 = 0;
-if (k150 == 1) {
-w148 = 1; old149 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
-}
-if (k150 == 2) {
-w148 = 1; old149 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15)));
-}
-*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v147);
-__u32 new151 = 0;
-if (k150 == 1) {
-new151 = (__u32)((v147 >> 16) & 0xffff) + (__u32)((v147 >> 0) & 0xffff);
-}
-if (k150 == 2) {
-new151 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15));
-}
-if (w148) d124 += (__u64)old149 + new151;
-__u64 v152 = 0x0ULL;
-__u32 o153 = st->off[6] & NSC_OM;
-hp6 = (unsigned char *)data + o153;
+if ((void *)(hp2 + 20) > data_end) { if (o130 + 20 <= NSC_LEN) NSC_DROP(77); NSC_DROP(76); }
+__u64 v129 = (__u64)bpf_ntohl(*(__u32 *)(hp2 + 12));
+*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v129);
+__u64 v131 = ((st->m[7] & 0xffffffffULL) & 0xffffffffULL);
+*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v131);
+__u64 v132 = 0x0ULL;
+__u32 o133 = st->off[6] & NSC_OM;
+hp6 = (unsigned char *)data + o133;
 NSC_HIDE(hp6);
-if ((void *)(hp6 + 4) > data_end) { if (o153 + 4 <= NSC_LEN) NSC_DROP(77); NSC_DROP(76); }
-int w154 = 0; __u32 old155 = 0;
-w154 = 1; old155 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp6 + 0)));
-hp6[0] = (__u8)v152;
-__u32 new156 = 0;
-new156 = (__u32)bpf_ntohs(*(__u16 *)(hp6 + 0));
-if (w154) d124 += (__u64)old155 + new156;
+if ((void *)(hp6 + 4) > data_end) { if (o133 + 4 <= NSC_LEN) NSC_DROP(77); NSC_DROP(76); }
+int w134 = 0; __u32 old135 = 0;
+w134 = 1; old135 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp6 + 0)));
+hp6[0] = (__u8)v132;
+__u32 new136 = 0;
+new136 = (__u32)bpf_ntohs(*(__u16 *)(hp6 + 0));
+if (w134) d124 += (__u64)old135 + new136;
 *(__u16 *)(hp6 + 2) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp6 + 2)), d124, 0));
 goto n119;
 }
@@ -2585,108 +2513,72 @@ NSC_EDGE(36); goto n2;
 }
 n120:
 { /* Echo6Reply: set ethernet.dst, ethernet.src, ipv6.dst, ipv6.src, icmpv6.type */
-__u64 d159 = 0; /* icmpv6 checksum */
-__u64 v160 = ((__u64)bpf_ntohs(*(__u16 *)(hp0 + 6)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 8)));
-int w161 = 0; __u32 old162 = 0;
-int k163 = 0;
-if (k163 == 1) {
-w161 = 1; old162 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 4)));
-}
-if (k163 == 2) {
-unsigned char *wp164 = (unsigned char *)data + (((__u32)st->off[0] - 1) & NSC_OM);
-NSC_HIDE(wp164);
-if ((void *)(wp164 + 8) <= data_end) { w161 = 1; old162 = 262140 - ((__u32)bpf_ntohs(*(__u16 *)(wp164 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp164 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp164 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp164 + 6))); }
-}
-__u64 v165 = v160;
-*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v165 >> 32));
-*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v165);
-__u32 new166 = 0;
-if (k163 == 1) {
-new166 = (__u32)((v160 >> 32) & 0xffff) + (__u32)((v160 >> 16) & 0xffff) + (__u32)((v160 >> 0) & 0xffff);
-}
-if (k163 == 2) {
-unsigned char *wp167 = (unsigned char *)data + (((__u32)st->off[0] - 1) & NSC_OM);
-NSC_HIDE(wp167);
-if ((void *)(wp167 + 8) <= data_end) new166 = (__u32)bpf_ntohs(*(__u16 *)(wp167 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp167 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp167 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp167 + 6));
-}
-if (w161) d159 += (__u64)old162 + new166;
-__u64 v168 = st->m[5];
-int w169 = 0; __u32 old170 = 0;
-int k171 = 0;
-if (k171 == 1) {
-w169 = 1; old170 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 10)));
-}
-if (k171 == 2) {
-w169 = 1; old170 = 262140 - ((__u32)bpf_ntohs(*(__u16 *)(hp0 + 5)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 11)));
-}
-__u64 v172 = v168;
-*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v172 >> 32));
-*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v172);
-__u32 new173 = 0;
-if (k171 == 1) {
-new173 = (__u32)((v168 >> 32) & 0xffff) + (__u32)((v168 >> 16) & 0xffff) + (__u32)((v168 >> 0) & 0xffff);
-}
-if (k171 == 2) {
-new173 = (__u32)bpf_ntohs(*(__u16 *)(hp0 + 5)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp0 + 11));
-}
-if (w169) d159 += (__u64)old170 + new173;
+__u64 d139 = 0; /* icmpv6 checksum */
+__u64 v140 = ((__u64)bpf_ntohs(*(__u16 *)(hp0 + 6)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 8)));
+__u64 v141 = v140;
+*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v141 >> 32));
+*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v141);
+__u64 v142 = st->m[5];
+__u64 v143 = v142;
+*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v143 >> 32));
+*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v143);
 if (!NSC_VALID(3)) NSC_DROP(78); /* ipv6 */
-__u32 o175 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o175;
+__u32 o145 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o145;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o175 + 40 <= NSC_LEN) NSC_DROP(79); NSC_DROP(78); }
-nsc_v128 v174 = nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16)));
-int w176 = 0; __u32 old177 = 0;
-int k178 = 0;
-if (1) k178 = 1;
-if (k178 == 1) {
-w176 = 1; old177 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
+if ((void *)(hp3 + 40) > data_end) { if (o145 + 40 <= NSC_LEN) NSC_DROP(79); NSC_DROP(78); }
+nsc_v128 v144 = nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16)));
+int w146 = 0; __u32 old147 = 0;
+int k148 = 0;
+if (1) k148 = 1;
+if (k148 == 1) {
+w146 = 1; old147 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
 }
-if (k178 == 2) {
-unsigned char *wp179 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp179);
-if ((void *)(wp179 + 18) <= data_end) { w176 = 1; old177 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp179 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp179 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp179 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp179 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp179 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp179 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp179 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp179 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp179 + 16))); }
+if (k148 == 2) {
+unsigned char *wp149 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp149);
+if ((void *)(wp149 + 18) <= data_end) { w146 = 1; old147 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp149 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp149 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp149 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp149 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp149 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp149 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp149 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp149 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp149 + 16))); }
 }
-*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v174.hi);
-*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v174.lo);
-__u32 new180 = 0;
-if (k178 == 1) {
-new180 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
+*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v144.hi);
+*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v144.lo);
+__u32 new150 = 0;
+if (k148 == 1) {
+new150 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
 }
-if (k178 == 2) {
-unsigned char *wp181 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp181);
-if ((void *)(wp181 + 18) <= data_end) new180 = (__u32)bpf_ntohs(*(__u16 *)(wp181 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp181 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp181 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp181 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp181 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp181 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp181 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp181 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp181 + 16));
+if (k148 == 2) {
+unsigned char *wp151 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp151);
+if ((void *)(wp151 + 18) <= data_end) new150 = (__u32)bpf_ntohs(*(__u16 *)(wp151 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp151 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp151 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp151 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp151 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp151 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp151 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp151 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp151 + 16));
 }
-if (w176) d159 += (__u64)old177 + new180;
-nsc_v128 v182 = nsc_v(st->m[6], st->m[7]);
-int w183 = 0; __u32 old184 = 0;
-int k185 = 0;
-if (1) k185 = 1;
-if (k185 == 1) {
-w183 = 1; old184 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
+if (w146) d139 += (__u64)old147 + new150;
+nsc_v128 v152 = nsc_v(st->m[6], st->m[7]);
+int w153 = 0; __u32 old154 = 0;
+int k155 = 0;
+if (1) k155 = 1;
+if (k155 == 1) {
+w153 = 1; old154 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
 }
-if (k185 == 2) {
-w183 = 1; old184 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
+if (k155 == 2) {
+w153 = 1; old154 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
 }
-*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v182.hi);
-*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v182.lo);
-__u32 new186 = 0;
-if (k185 == 1) {
-new186 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
+*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v152.hi);
+*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v152.lo);
+__u32 new156 = 0;
+if (k155 == 1) {
+new156 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
 }
-if (k185 == 2) {
-new186 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
+if (k155 == 2) {
+new156 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
 }
-if (w183) d159 += (__u64)old184 + new186;
-__u64 v187 = 0x81ULL;
-int w188 = 0; __u32 old189 = 0;
-w188 = 1; old189 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp7 + 0)));
-hp7[0] = (__u8)v187;
-__u32 new190 = 0;
-new190 = (__u32)bpf_ntohs(*(__u16 *)(hp7 + 0));
-if (w188) d159 += (__u64)old189 + new190;
-*(__u16 *)(hp7 + 2) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp7 + 2)), d159, 0));
+if (w153) d139 += (__u64)old154 + new156;
+__u64 v157 = 0x81ULL;
+int w158 = 0; __u32 old159 = 0;
+w158 = 1; old159 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp7 + 0)));
+hp7[0] = (__u8)v157;
+__u32 new160 = 0;
+new160 = (__u32)bpf_ntohs(*(__u16 *)(hp7 + 0));
+if (w158) d139 += (__u64)old159 + new160;
+*(__u16 *)(hp7 + 2) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp7 + 2)), d139, 0));
 goto n121;
 }
 n121:
@@ -2696,10 +2588,10 @@ NSC_EDGE(37); goto n2;
 n122:
 { /* NsForUs: test nd_ns.target == meta.own_ip */
 if (!NSC_VALID(12)) NSC_DROP(80); /* nd_ns */
-__u32 o193 = st->off[12] & NSC_OM;
-hp12 = (unsigned char *)data + o193;
+__u32 o163 = st->off[12] & NSC_OM;
+hp12 = (unsigned char *)data + o163;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) { if (o193 + 20 <= NSC_LEN) NSC_DROP(81); NSC_DROP(80); }
+if ((void *)(hp12 + 20) > data_end) { if (o163 + 20 <= NSC_LEN) NSC_DROP(81); NSC_DROP(80); }
 if (nsc_veq(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(st->m[6], st->m[7]))) {
 goto n124;
 }
@@ -2712,10 +2604,10 @@ NSC_DROP(82);
 n124:
 { /* NsUnspecified: test ipv6.src == 0 */
 if (!NSC_VALID(3)) NSC_DROP(83); /* ipv6 */
-__u32 o194 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o194;
+__u32 o164 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o164;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o194 + 40 <= NSC_LEN) NSC_DROP(84); NSC_DROP(83); }
+if ((void *)(hp3 + 40) > data_end) { if (o164 + 40 <= NSC_LEN) NSC_DROP(84); NSC_DROP(83); }
 if (nsc_veq(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0, 0x0ULL))) {
 goto n125;
 }
@@ -2723,37 +2615,37 @@ goto n126;
 }
 n125:
 { /* NsToAllNodes: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target */
-nsc_v128 v195 = nsc_vand(nsc_v(0xff02000000000000ULL, 0x1ULL), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-st->m[27] = v195.hi; st->m[28] = v195.lo;
+nsc_v128 v165 = nsc_vand(nsc_v(0xff02000000000000ULL, 0x1ULL), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+st->m[27] = v165.hi; st->m[28] = v165.lo;
 st->m[29] = (0x333300000001ULL) & 0xffffffffffffULL;
 st->m[30] = (0x0ULL) & 0x1ULL;
 if (!NSC_VALID(12)) NSC_DROP(85); /* nd_ns */
-__u32 o197 = st->off[12] & NSC_OM;
-hp12 = (unsigned char *)data + o197;
+__u32 o167 = st->off[12] & NSC_OM;
+hp12 = (unsigned char *)data + o167;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) { if (o197 + 20 <= NSC_LEN) NSC_DROP(86); NSC_DROP(85); }
-nsc_v128 v196 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-st->m[31] = v196.hi; st->m[32] = v196.lo;
+if ((void *)(hp12 + 20) > data_end) { if (o167 + 20 <= NSC_LEN) NSC_DROP(86); NSC_DROP(85); }
+nsc_v128 v166 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+st->m[31] = v166.hi; st->m[32] = v166.lo;
 goto n129;
 }
 n126:
 { /* NsToSender: set meta.na_dst, meta.na_mac, meta.na_s, meta.na_target */
 if (!NSC_VALID(3)) NSC_DROP(87); /* ipv6 */
-__u32 o199 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o199;
+__u32 o169 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o169;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o199 + 40 <= NSC_LEN) NSC_DROP(88); NSC_DROP(87); }
-nsc_v128 v198 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-st->m[27] = v198.hi; st->m[28] = v198.lo;
+if ((void *)(hp3 + 40) > data_end) { if (o169 + 40 <= NSC_LEN) NSC_DROP(88); NSC_DROP(87); }
+nsc_v128 v168 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+st->m[27] = v168.hi; st->m[28] = v168.lo;
 st->m[29] = (((__u64)bpf_ntohs(*(__u16 *)(hp0 + 6)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp0 + 8)))) & 0xffffffffffffULL;
 st->m[30] = (0x1ULL) & 0x1ULL;
 if (!NSC_VALID(12)) NSC_DROP(87); /* nd_ns */
-__u32 o201 = st->off[12] & NSC_OM;
-hp12 = (unsigned char *)data + o201;
+__u32 o171 = st->off[12] & NSC_OM;
+hp12 = (unsigned char *)data + o171;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) { if (o201 + 20 <= NSC_LEN) NSC_DROP(88); NSC_DROP(87); }
-nsc_v128 v200 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-st->m[31] = v200.hi; st->m[32] = v200.lo;
+if ((void *)(hp12 + 20) > data_end) { if (o171 + 20 <= NSC_LEN) NSC_DROP(88); NSC_DROP(87); }
+nsc_v128 v170 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp12 + 4)), bpf_be64_to_cpu(*(__u64 *)(hp12 + 12))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+st->m[31] = v170.hi; st->m[32] = v170.lo;
 goto n127;
 }
 n127:
@@ -2765,10 +2657,10 @@ NSC_EDGE(38); goto n129;
 }
 n128:
 { /* NsSrcMac: set meta.na_mac */
-__u32 o202 = st->off[14] & NSC_OM;
-hp14 = (unsigned char *)data + o202;
+__u32 o172 = st->off[14] & NSC_OM;
+hp14 = (unsigned char *)data + o172;
 NSC_HIDE(hp14);
-if ((void *)(hp14 + 6) > data_end) { if (o202 + 6 <= NSC_LEN) NSC_DROP(89); NSC_DROP(90); }
+if ((void *)(hp14 + 6) > data_end) { if (o172 + 6 <= NSC_LEN) NSC_DROP(89); NSC_DROP(90); }
 st->m[29] = (((__u64)bpf_ntohs(*(__u16 *)(hp14 + 0)) << 32 | (__u64)bpf_ntohl(*(__u32 *)(hp14 + 2)))) & 0xffffffffffffULL;
 NSC_EDGE(39); goto n129;
 }
@@ -2788,16 +2680,16 @@ goto n132;
 }
 n131:
 { /* NsPopMac: pop nd_mac */
-__u32 o205 = st->off[14] & NSC_OM;
-hp14 = (unsigned char *)data + o205;
+__u32 o175 = st->off[14] & NSC_OM;
+hp14 = (unsigned char *)data + o175;
 NSC_HIDE(hp14);
-if ((void *)(hp14 + 6) > data_end) { if (o205 + 6 <= NSC_LEN) NSC_DROP(92); NSC_DROP(93); }
-__u32 po203 = st->off[14], pn204 = 6;
-if (NSC_LEN - 0 - pn204 < 14) NSC_DROP(91);
-pend_off = po203;
-pend_n = pn204;
+if ((void *)(hp14 + 6) > data_end) { if (o175 + 6 <= NSC_LEN) NSC_DROP(92); NSC_DROP(93); }
+__u32 po173 = st->off[14], pn174 = 6;
+if (NSC_LEN - 0 - pn174 < 14) NSC_DROP(91);
+pend_off = po173;
+pend_n = pn174;
 NSC_CLRV(14);
-if (st->cursor > po203) st->cursor = st->cursor - po203 > pn204 ? st->cursor - pn204 : po203;
+if (st->cursor > po173) st->cursor = st->cursor - po173 > pn174 ? st->cursor - pn174 : po173;
 NSC_EDGE(40); goto n132;
 }
 n132:
@@ -2809,22 +2701,22 @@ if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
-unsigned char *cb206 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
-NSC_HIDE(cb206);
-if ((void *)(cb206 + 2) <= data_end) *(__u16 *)cb206 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb206), pend_d4, 0));
+unsigned char *cb176 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
+NSC_HIDE(cb176);
+if ((void *)(cb176 + 2) <= data_end) *(__u16 *)cb176 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb176), pend_d4, 0));
 pend_d4 = 0; pend_k4 = 0;
 }
 }
-__u32 o209 = st->off[13] & NSC_OM;
-hp13 = (unsigned char *)data + o209;
+__u32 o179 = st->off[13] & NSC_OM;
+hp13 = (unsigned char *)data + o179;
 NSC_HIDE(hp13);
-if ((void *)(hp13 + 2) > data_end) { if (o209 + 2 <= NSC_LEN) NSC_DROP(95); NSC_DROP(96); }
-__u32 po207 = st->off[13], pn208 = 2;
-if (NSC_LEN - pend_n - pn208 < 14) NSC_DROP(94);
-pend_off = po207;
-pend_n += pn208;
+if ((void *)(hp13 + 2) > data_end) { if (o179 + 2 <= NSC_LEN) NSC_DROP(95); NSC_DROP(96); }
+__u32 po177 = st->off[13], pn178 = 2;
+if (NSC_LEN - pend_n - pn178 < 14) NSC_DROP(94);
+pend_off = po177;
+pend_n += pn178;
 NSC_CLRV(13);
-if (st->cursor > po207) st->cursor = st->cursor - po207 > pn208 ? st->cursor - pn208 : po207;
+if (st->cursor > po177) st->cursor = st->cursor - po177 > pn178 ? st->cursor - pn178 : po177;
 NSC_EDGE(41); goto n133;
 }
 n133:
@@ -2836,216 +2728,216 @@ if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
-unsigned char *cb210 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
-NSC_HIDE(cb210);
-if ((void *)(cb210 + 2) <= data_end) *(__u16 *)cb210 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb210), pend_d4, 0));
+unsigned char *cb180 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
+NSC_HIDE(cb180);
+if ((void *)(cb180 + 2) <= data_end) *(__u16 *)cb180 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb180), pend_d4, 0));
 pend_d4 = 0; pend_k4 = 0;
 }
 }
 if (!NSC_VALID(12)) NSC_DROP(98); /* nd_ns */
-__u32 o213 = st->off[12] & NSC_OM;
-hp12 = (unsigned char *)data + o213;
+__u32 o183 = st->off[12] & NSC_OM;
+hp12 = (unsigned char *)data + o183;
 NSC_HIDE(hp12);
-if ((void *)(hp12 + 20) > data_end) { if (o213 + 20 <= NSC_LEN) NSC_DROP(99); NSC_DROP(98); }
-__u32 po211 = st->off[12], pn212 = 20;
-if (NSC_LEN - pend_n - pn212 < 14) NSC_DROP(97);
-pend_n += pn212;
-if (po211 <= 64) {
-if (nsc_fwd64(data, data_end, po211, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po211, pend_n)) NSC_DROP(97);
+if ((void *)(hp12 + 20) > data_end) { if (o183 + 20 <= NSC_LEN) NSC_DROP(99); NSC_DROP(98); }
+__u32 po181 = st->off[12], pn182 = 20;
+if (NSC_LEN - pend_n - pn182 < 14) NSC_DROP(97);
+pend_n += pn182;
+if (po181 <= 64) {
+if (nsc_fwd64(data, data_end, po181, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
+} else if (nsc_pop_move(ctx, po181, pend_n)) NSC_DROP(97);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
-unsigned char *cb214 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
-NSC_HIDE(cb214);
-if ((void *)(cb214 + 2) <= data_end) *(__u16 *)cb214 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb214), pend_d4, 0));
+unsigned char *cb184 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
+NSC_HIDE(cb184);
+if ((void *)(cb184 + 2) <= data_end) *(__u16 *)cb184 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb184), pend_d4, 0));
 pend_d4 = 0; pend_k4 = 0;
 }
 NSC_CLRV(12);
-if (NSC_VALID(14) && st->off[14] > po211) st->off[14] -= pn212;
-if (st->cursor > po211) st->cursor = st->cursor - po211 > pn212 ? st->cursor - pn212 : po211;
+if (NSC_VALID(14) && st->off[14] > po181) st->off[14] -= pn182;
+if (st->cursor > po181) st->cursor = st->cursor - po181 > pn182 ? st->cursor - pn182 : po181;
 goto n134;
 }
 n134:
 { /* NsPushNa: push nd_na after icmpv6 */
 if (!1) NSC_DROP(100);
-__u32 pu215 = (__u32)st->off[7] + st->len[7];
-if (0 || pu215 > NSC_LEN) NSC_DROP(100);
-if (pu215 <= 64) {
+__u32 pu185 = (__u32)st->off[7] + st->len[7];
+if (0 || pu185 > NSC_LEN) NSC_DROP(100);
+if (pu185 <= 64) {
 if (bpf_xdp_adjust_head(ctx, -20)) NSC_DROP(100);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
-if (nsc_back64(data, data_end, pu215, 20)) return XDP_ABORTED;
-unsigned char *z216 = (unsigned char *)data + (pu215 & 63);
-NSC_HIDE(z216);
-if ((void *)(z216 + 20) > data_end) return XDP_ABORTED;
-__builtin_memset(z216, 0, 20);
-} else if (nsc_push_move(ctx, pu215, 20)) NSC_DROP(100);
+if (nsc_back64(data, data_end, pu185, 20)) return XDP_ABORTED;
+unsigned char *z186 = (unsigned char *)data + (pu185 & 63);
+NSC_HIDE(z186);
+if ((void *)(z186 + 20) > data_end) return XDP_ABORTED;
+__builtin_memset(z186, 0, 20);
+} else if (nsc_push_move(ctx, pu185, 20)) NSC_DROP(100);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 20;
-if (1 && st->off[0] >= pu215) st->off[0] += 20;
-if (NSC_VALID(2) && st->off[2] >= pu215) st->off[2] += 20;
-if (NSC_VALID(3) && st->off[3] >= pu215) st->off[3] += 20;
-if (NSC_VALID(4) && st->off[4] >= pu215) st->off[4] += 20;
-if (1 && st->off[7] >= pu215) st->off[7] += 20;
-if (NSC_VALID(8) && st->off[8] >= pu215) st->off[8] += 20;
-if (NSC_VALID(9) && st->off[9] >= pu215) st->off[9] += 20;
-if (NSC_VALID(10) && st->off[10] >= pu215) st->off[10] += 20;
-if (NSC_VALID(11) && st->off[11] >= pu215) st->off[11] += 20;
-if (NSC_VALID(14) && st->off[14] >= pu215) st->off[14] += 20;
-if (NSC_VALID(18) && st->off[18] >= pu215) st->off[18] += 20;
-if (NSC_VALID(19) && st->off[19] >= pu215) st->off[19] += 20;
-if (NSC_VALID(20) && st->off[20] >= pu215) st->off[20] += 20;
-if (NSC_VALID(21) && st->off[21] >= pu215) st->off[21] += 20;
-if (NSC_VALID(22) && st->off[22] >= pu215) st->off[22] += 20;
-if (NSC_VALID(23) && st->off[23] >= pu215) st->off[23] += 20;
-if (st->cursor >= pu215) st->cursor += 20;
-st->off[15] = pu215; st->len[15] = 20; NSC_SETV(15);
+if (1 && st->off[0] >= pu185) st->off[0] += 20;
+if (NSC_VALID(2) && st->off[2] >= pu185) st->off[2] += 20;
+if (NSC_VALID(3) && st->off[3] >= pu185) st->off[3] += 20;
+if (NSC_VALID(4) && st->off[4] >= pu185) st->off[4] += 20;
+if (1 && st->off[7] >= pu185) st->off[7] += 20;
+if (NSC_VALID(8) && st->off[8] >= pu185) st->off[8] += 20;
+if (NSC_VALID(9) && st->off[9] >= pu185) st->off[9] += 20;
+if (NSC_VALID(10) && st->off[10] >= pu185) st->off[10] += 20;
+if (NSC_VALID(11) && st->off[11] >= pu185) st->off[11] += 20;
+if (NSC_VALID(14) && st->off[14] >= pu185) st->off[14] += 20;
+if (NSC_VALID(18) && st->off[18] >= pu185) st->off[18] += 20;
+if (NSC_VALID(19) && st->off[19] >= pu185) st->off[19] += 20;
+if (NSC_VALID(20) && st->off[20] >= pu185) st->off[20] += 20;
+if (NSC_VALID(21) && st->off[21] >= pu185) st->off[21] += 20;
+if (NSC_VALID(22) && st->off[22] >= pu185) st->off[22] += 20;
+if (NSC_VALID(23) && st->off[23] >= pu185) st->off[23] += 20;
+if (st->cursor >= pu185) st->cursor += 20;
+st->off[15] = pu185; st->len[15] = 20; NSC_SETV(15);
 goto n135;
 }
 n135:
 { /* NsPushOpt: push nd_na_opt after nd_na */
 if (!1) NSC_DROP(101);
-__u32 pu217 = (__u32)st->off[15] + st->len[15];
-if (0 || pu217 > NSC_LEN) NSC_DROP(101);
-if (pu217 <= 64) {
+__u32 pu187 = (__u32)st->off[15] + st->len[15];
+if (0 || pu187 > NSC_LEN) NSC_DROP(101);
+if (pu187 <= 64) {
 if (bpf_xdp_adjust_head(ctx, -2)) NSC_DROP(101);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
-if (nsc_back64(data, data_end, pu217, 2)) return XDP_ABORTED;
-unsigned char *z218 = (unsigned char *)data + (pu217 & 63);
-NSC_HIDE(z218);
-if ((void *)(z218 + 2) > data_end) return XDP_ABORTED;
-__builtin_memset(z218, 0, 2);
-} else if (nsc_push_move(ctx, pu217, 2)) NSC_DROP(101);
+if (nsc_back64(data, data_end, pu187, 2)) return XDP_ABORTED;
+unsigned char *z188 = (unsigned char *)data + (pu187 & 63);
+NSC_HIDE(z188);
+if ((void *)(z188 + 2) > data_end) return XDP_ABORTED;
+__builtin_memset(z188, 0, 2);
+} else if (nsc_push_move(ctx, pu187, 2)) NSC_DROP(101);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 2;
-if (1 && st->off[0] >= pu217) st->off[0] += 2;
-if (NSC_VALID(2) && st->off[2] >= pu217) st->off[2] += 2;
-if (NSC_VALID(3) && st->off[3] >= pu217) st->off[3] += 2;
-if (NSC_VALID(4) && st->off[4] >= pu217) st->off[4] += 2;
-if (1 && st->off[7] >= pu217) st->off[7] += 2;
-if (NSC_VALID(8) && st->off[8] >= pu217) st->off[8] += 2;
-if (NSC_VALID(9) && st->off[9] >= pu217) st->off[9] += 2;
-if (NSC_VALID(10) && st->off[10] >= pu217) st->off[10] += 2;
-if (NSC_VALID(11) && st->off[11] >= pu217) st->off[11] += 2;
-if (NSC_VALID(14) && st->off[14] >= pu217) st->off[14] += 2;
-if (1 && st->off[15] >= pu217) st->off[15] += 2;
-if (NSC_VALID(18) && st->off[18] >= pu217) st->off[18] += 2;
-if (NSC_VALID(19) && st->off[19] >= pu217) st->off[19] += 2;
-if (NSC_VALID(20) && st->off[20] >= pu217) st->off[20] += 2;
-if (NSC_VALID(21) && st->off[21] >= pu217) st->off[21] += 2;
-if (NSC_VALID(22) && st->off[22] >= pu217) st->off[22] += 2;
-if (NSC_VALID(23) && st->off[23] >= pu217) st->off[23] += 2;
-if (st->cursor >= pu217) st->cursor += 2;
-st->off[16] = pu217; st->len[16] = 2; NSC_SETV(16);
+if (1 && st->off[0] >= pu187) st->off[0] += 2;
+if (NSC_VALID(2) && st->off[2] >= pu187) st->off[2] += 2;
+if (NSC_VALID(3) && st->off[3] >= pu187) st->off[3] += 2;
+if (NSC_VALID(4) && st->off[4] >= pu187) st->off[4] += 2;
+if (1 && st->off[7] >= pu187) st->off[7] += 2;
+if (NSC_VALID(8) && st->off[8] >= pu187) st->off[8] += 2;
+if (NSC_VALID(9) && st->off[9] >= pu187) st->off[9] += 2;
+if (NSC_VALID(10) && st->off[10] >= pu187) st->off[10] += 2;
+if (NSC_VALID(11) && st->off[11] >= pu187) st->off[11] += 2;
+if (NSC_VALID(14) && st->off[14] >= pu187) st->off[14] += 2;
+if (1 && st->off[15] >= pu187) st->off[15] += 2;
+if (NSC_VALID(18) && st->off[18] >= pu187) st->off[18] += 2;
+if (NSC_VALID(19) && st->off[19] >= pu187) st->off[19] += 2;
+if (NSC_VALID(20) && st->off[20] >= pu187) st->off[20] += 2;
+if (NSC_VALID(21) && st->off[21] >= pu187) st->off[21] += 2;
+if (NSC_VALID(22) && st->off[22] >= pu187) st->off[22] += 2;
+if (NSC_VALID(23) && st->off[23] >= pu187) st->off[23] += 2;
+if (st->cursor >= pu187) st->cursor += 2;
+st->off[16] = pu187; st->len[16] = 2; NSC_SETV(16);
 goto n136;
 }
 n136:
 { /* NsPushMac: push nd_na_mac after nd_na_opt */
 if (!1) NSC_DROP(102);
-__u32 pu219 = (__u32)st->off[16] + st->len[16];
-if (0 || pu219 > NSC_LEN) NSC_DROP(102);
-if (pu219 <= 64) {
+__u32 pu189 = (__u32)st->off[16] + st->len[16];
+if (0 || pu189 > NSC_LEN) NSC_DROP(102);
+if (pu189 <= 64) {
 if (bpf_xdp_adjust_head(ctx, -6)) NSC_DROP(102);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
-if (nsc_back64(data, data_end, pu219, 6)) return XDP_ABORTED;
-unsigned char *z220 = (unsigned char *)data + (pu219 & 63);
-NSC_HIDE(z220);
-if ((void *)(z220 + 6) > data_end) return XDP_ABORTED;
-__builtin_memset(z220, 0, 6);
-} else if (nsc_push_move(ctx, pu219, 6)) NSC_DROP(102);
+if (nsc_back64(data, data_end, pu189, 6)) return XDP_ABORTED;
+unsigned char *z190 = (unsigned char *)data + (pu189 & 63);
+NSC_HIDE(z190);
+if ((void *)(z190 + 6) > data_end) return XDP_ABORTED;
+__builtin_memset(z190, 0, 6);
+} else if (nsc_push_move(ctx, pu189, 6)) NSC_DROP(102);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += 6;
-if (1 && st->off[0] >= pu219) st->off[0] += 6;
-if (NSC_VALID(2) && st->off[2] >= pu219) st->off[2] += 6;
-if (NSC_VALID(3) && st->off[3] >= pu219) st->off[3] += 6;
-if (NSC_VALID(4) && st->off[4] >= pu219) st->off[4] += 6;
-if (1 && st->off[7] >= pu219) st->off[7] += 6;
-if (NSC_VALID(8) && st->off[8] >= pu219) st->off[8] += 6;
-if (NSC_VALID(9) && st->off[9] >= pu219) st->off[9] += 6;
-if (NSC_VALID(10) && st->off[10] >= pu219) st->off[10] += 6;
-if (NSC_VALID(11) && st->off[11] >= pu219) st->off[11] += 6;
-if (NSC_VALID(14) && st->off[14] >= pu219) st->off[14] += 6;
-if (1 && st->off[15] >= pu219) st->off[15] += 6;
-if (1 && st->off[16] >= pu219) st->off[16] += 6;
-if (NSC_VALID(18) && st->off[18] >= pu219) st->off[18] += 6;
-if (NSC_VALID(19) && st->off[19] >= pu219) st->off[19] += 6;
-if (NSC_VALID(20) && st->off[20] >= pu219) st->off[20] += 6;
-if (NSC_VALID(21) && st->off[21] >= pu219) st->off[21] += 6;
-if (NSC_VALID(22) && st->off[22] >= pu219) st->off[22] += 6;
-if (NSC_VALID(23) && st->off[23] >= pu219) st->off[23] += 6;
-if (st->cursor >= pu219) st->cursor += 6;
-st->off[17] = pu219; st->len[17] = 6; NSC_SETV(17);
+if (1 && st->off[0] >= pu189) st->off[0] += 6;
+if (NSC_VALID(2) && st->off[2] >= pu189) st->off[2] += 6;
+if (NSC_VALID(3) && st->off[3] >= pu189) st->off[3] += 6;
+if (NSC_VALID(4) && st->off[4] >= pu189) st->off[4] += 6;
+if (1 && st->off[7] >= pu189) st->off[7] += 6;
+if (NSC_VALID(8) && st->off[8] >= pu189) st->off[8] += 6;
+if (NSC_VALID(9) && st->off[9] >= pu189) st->off[9] += 6;
+if (NSC_VALID(10) && st->off[10] >= pu189) st->off[10] += 6;
+if (NSC_VALID(11) && st->off[11] >= pu189) st->off[11] += 6;
+if (NSC_VALID(14) && st->off[14] >= pu189) st->off[14] += 6;
+if (1 && st->off[15] >= pu189) st->off[15] += 6;
+if (1 && st->off[16] >= pu189) st->off[16] += 6;
+if (NSC_VALID(18) && st->off[18] >= pu189) st->off[18] += 6;
+if (NSC_VALID(19) && st->off[19] >= pu189) st->off[19] += 6;
+if (NSC_VALID(20) && st->off[20] >= pu189) st->off[20] += 6;
+if (NSC_VALID(21) && st->off[21] >= pu189) st->off[21] += 6;
+if (NSC_VALID(22) && st->off[22] >= pu189) st->off[22] += 6;
+if (NSC_VALID(23) && st->off[23] >= pu189) st->off[23] += 6;
+if (st->cursor >= pu189) st->cursor += 6;
+st->off[17] = pu189; st->len[17] = 6; NSC_SETV(17);
 goto n137;
 }
 n137:
 { /* NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac */
-__u64 v221 = st->m[29];
-__u32 o222 = st->off[0] & NSC_OM;
-hp0 = (unsigned char *)data + o222;
+__u64 v191 = st->m[29];
+__u32 o192 = st->off[0] & NSC_OM;
+hp0 = (unsigned char *)data + o192;
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) { if (o222 + 14 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
-__u64 v223 = v221;
-*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v223 >> 32));
-*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v223);
-__u64 v224 = st->m[5];
-__u64 v225 = v224;
-*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v225 >> 32));
-*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v225);
-__u64 v226 = 0x20ULL;
+if ((void *)(hp0 + 14) > data_end) { if (o192 + 14 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
+__u64 v193 = v191;
+*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v193 >> 32));
+*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v193);
+__u64 v194 = st->m[5];
+__u64 v195 = v194;
+*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v195 >> 32));
+*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v195);
+__u64 v196 = 0x20ULL;
 if (!NSC_VALID(3)) NSC_DROP(104); /* ipv6 */
-__u32 o227 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o227;
+__u32 o197 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o197;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o227 + 40 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
-*(__u16 *)(hp3 + 4) = bpf_htons((__u16)v226);
-__u64 v228 = 0xffULL;
-hp3[7] = (__u8)v228;
-nsc_v128 v229 = nsc_v(st->m[6], st->m[7]);
-*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v229.hi);
-*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v229.lo);
-nsc_v128 v230 = nsc_v(st->m[27], st->m[28]);
-*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v230.hi);
-*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v230.lo);
-__u64 v231 = 0x88ULL;
-__u32 o232 = st->off[7] & NSC_OM;
-hp7 = (unsigned char *)data + o232;
+if ((void *)(hp3 + 40) > data_end) { if (o197 + 40 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
+*(__u16 *)(hp3 + 4) = bpf_htons((__u16)v196);
+__u64 v198 = 0xffULL;
+hp3[7] = (__u8)v198;
+nsc_v128 v199 = nsc_v(st->m[6], st->m[7]);
+*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v199.hi);
+*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v199.lo);
+nsc_v128 v200 = nsc_v(st->m[27], st->m[28]);
+*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v200.hi);
+*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v200.lo);
+__u64 v201 = 0x88ULL;
+__u32 o202 = st->off[7] & NSC_OM;
+hp7 = (unsigned char *)data + o202;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) { if (o232 + 4 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
-hp7[0] = (__u8)v231;
-__u64 v233 = 0x0ULL;
-hp7[1] = (__u8)v233;
-__u64 v234 = st->m[30];
-__u32 o235 = st->off[15] & NSC_OM;
-hp15 = (unsigned char *)data + o235;
+if ((void *)(hp7 + 4) > data_end) { if (o202 + 4 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
+hp7[0] = (__u8)v201;
+__u64 v203 = 0x0ULL;
+hp7[1] = (__u8)v203;
+__u64 v204 = st->m[30];
+__u32 o205 = st->off[15] & NSC_OM;
+hp15 = (unsigned char *)data + o205;
 NSC_HIDE(hp15);
-if ((void *)(hp15 + 20) > data_end) { if (o235 + 20 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
-hp15[0] = (hp15[0] & 0xbf) | ((__u8)((v234) << 6) & 0x40);
-nsc_v128 v236 = nsc_v(st->m[31], st->m[32]);
-*(__u64 *)(hp15 + 4) = bpf_cpu_to_be64(v236.hi);
-*(__u64 *)(hp15 + 12) = bpf_cpu_to_be64(v236.lo);
-__u64 v237 = 0x2ULL;
-__u32 o238 = st->off[16] & NSC_OM;
-hp16 = (unsigned char *)data + o238;
+if ((void *)(hp15 + 20) > data_end) { if (o205 + 20 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
+hp15[0] = (hp15[0] & 0xbf) | ((__u8)((v204) << 6) & 0x40);
+nsc_v128 v206 = nsc_v(st->m[31], st->m[32]);
+*(__u64 *)(hp15 + 4) = bpf_cpu_to_be64(v206.hi);
+*(__u64 *)(hp15 + 12) = bpf_cpu_to_be64(v206.lo);
+__u64 v207 = 0x2ULL;
+__u32 o208 = st->off[16] & NSC_OM;
+hp16 = (unsigned char *)data + o208;
 NSC_HIDE(hp16);
-if ((void *)(hp16 + 2) > data_end) { if (o238 + 2 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
-hp16[0] = (__u8)v237;
-__u64 v239 = 0x1ULL;
-hp16[1] = (__u8)v239;
-__u64 v240 = st->m[5];
-__u32 o241 = st->off[17] & NSC_OM;
-hp17 = (unsigned char *)data + o241;
+if ((void *)(hp16 + 2) > data_end) { if (o208 + 2 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
+hp16[0] = (__u8)v207;
+__u64 v209 = 0x1ULL;
+hp16[1] = (__u8)v209;
+__u64 v210 = st->m[5];
+__u32 o211 = st->off[17] & NSC_OM;
+hp17 = (unsigned char *)data + o211;
 NSC_HIDE(hp17);
-if ((void *)(hp17 + 6) > data_end) { if (o241 + 6 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
-__u64 v242 = v240;
-*(__u16 *)(hp17 + 0) = bpf_htons((__u16)(v242 >> 32));
-*(__u32 *)(hp17 + 2) = bpf_htonl((__u32)v242);
+if ((void *)(hp17 + 6) > data_end) { if (o211 + 6 <= NSC_LEN) NSC_DROP(103); NSC_DROP(104); }
+__u64 v212 = v210;
+*(__u16 *)(hp17 + 0) = bpf_htons((__u16)(v212 >> 32));
+*(__u32 *)(hp17 + 2) = bpf_htonl((__u32)v212);
 goto n138;
 }
 n138:
 { /* NsCsum: checksum compute icmpv6 */
 hp7[2] = 0; hp7[3] = 0;
-int rok243 = 0; __u32 rs244 = 0, re245 = 0; __u64 rp246 = 0;
+int rok213 = 0; __u32 rs214 = 0, re215 = 0; __u64 rp216 = 0;
 if (1) {
-rs244 = st->off[7];
+rs214 = st->off[7];
 __u32 proto = 0, e = NSC_LEN; int ip = 0;
-if (NSC_VALID(2) && st->off[2] < rs244) {
+if (NSC_VALID(2) && st->off[2] < rs214) {
 ip = 4; __u32 ho = st->off[2] & NSC_OM; __u32 l = 0;
 if (ho + st->len[2] <= NSC_LEN) {
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
@@ -3054,7 +2946,7 @@ l = ((((__u64)ib[2] << 8) | ((__u64)ib[3] << 0)) & 0xffffULL); proto = ((((__u64
 }
 e = ho + l;
 } else
-if (NSC_VALID(3) && st->off[3] < rs244) {
+if (NSC_VALID(3) && st->off[3] < rs214) {
 ip = 6; __u32 ho = st->off[3] & NSC_OM; __u32 l = 0;
 if (ho + st->len[3] <= NSC_LEN) {
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
@@ -3064,35 +2956,35 @@ l = ((((__u64)ib[4] << 8) | ((__u64)ib[5] << 0)) & 0xffffULL); proto = ((((__u64
 e = ho + st->len[3] + l;
 } else
 {}
-re245 = e;
-rok243 = re245 <= NSC_LEN && re245 >= rs244 + st->len[7];
-if (rok243 && ip) {
-__u32 cov = re245 - rs244;
+re215 = e;
+rok213 = re215 <= NSC_LEN && re215 >= rs214 + st->len[7];
+if (rok213 && ip) {
+__u32 cov = re215 - rs214;
 if (ip == 4) {
 __u32 ho = st->off[2] & NSC_OM;
-if (ho + st->len[2] > NSC_LEN) rok243 = 0;
+if (ho + st->len[2] > NSC_LEN) rok213 = 0;
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
-if (rok243 && (void *)(ib + 20) <= data_end) {
-rp246 = ((__u64)ib[12] << 8 | ib[13]) + ((__u64)ib[14] << 8 | ib[15]) + ((__u64)ib[16] << 8 | ib[17]) + ((__u64)ib[18] << 8 | ib[19]) + proto + (cov & 0xffff);
-} else rok243 = 0;
+if (rok213 && (void *)(ib + 20) <= data_end) {
+rp216 = ((__u64)ib[12] << 8 | ib[13]) + ((__u64)ib[14] << 8 | ib[15]) + ((__u64)ib[16] << 8 | ib[17]) + ((__u64)ib[18] << 8 | ib[19]) + proto + (cov & 0xffff);
+} else rok213 = 0;
 }
 if (ip == 6) {
 __u32 ho = st->off[3] & NSC_OM;
-if (ho + st->len[3] > NSC_LEN) rok243 = 0;
+if (ho + st->len[3] > NSC_LEN) rok213 = 0;
 unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);
-if (rok243 && (void *)(ib + 40) <= data_end) {
-rp246 = ((__u64)ib[8] << 8 | ib[9]) + ((__u64)ib[10] << 8 | ib[11]) + ((__u64)ib[12] << 8 | ib[13]) + ((__u64)ib[14] << 8 | ib[15]) + ((__u64)ib[16] << 8 | ib[17]) + ((__u64)ib[18] << 8 | ib[19]) + ((__u64)ib[20] << 8 | ib[21]) + ((__u64)ib[22] << 8 | ib[23]) + ((__u64)ib[24] << 8 | ib[25]) + ((__u64)ib[26] << 8 | ib[27]) + ((__u64)ib[28] << 8 | ib[29]) + ((__u64)ib[30] << 8 | ib[31]) + ((__u64)ib[32] << 8 | ib[33]) + ((__u64)ib[34] << 8 | ib[35]) + ((__u64)ib[36] << 8 | ib[37]) + ((__u64)ib[38] << 8 | ib[39]) + proto + (cov >> 16) + (cov & 0xffff);
-} else rok243 = 0;
+if (rok213 && (void *)(ib + 40) <= data_end) {
+rp216 = ((__u64)ib[8] << 8 | ib[9]) + ((__u64)ib[10] << 8 | ib[11]) + ((__u64)ib[12] << 8 | ib[13]) + ((__u64)ib[14] << 8 | ib[15]) + ((__u64)ib[16] << 8 | ib[17]) + ((__u64)ib[18] << 8 | ib[19]) + ((__u64)ib[20] << 8 | ib[21]) + ((__u64)ib[22] << 8 | ib[23]) + ((__u64)ib[24] << 8 | ib[25]) + ((__u64)ib[26] << 8 | ib[27]) + ((__u64)ib[28] << 8 | ib[29]) + ((__u64)ib[30] << 8 | ib[31]) + ((__u64)ib[32] << 8 | ib[33]) + ((__u64)ib[34] << 8 | ib[35]) + ((__u64)ib[36] << 8 | ib[37]) + ((__u64)ib[38] << 8 | ib[39]) + proto + (cov >> 16) + (cov & 0xffff);
+} else rok213 = 0;
 }
 }
 }
-if (!rok243) NSC_DROP(106);
-__u16 cs247 = ~nsc_fold(nsc_sum(ctx, rs244, re245) + rp246);
-__u32 o248 = st->off[7] & NSC_OM;
-hp7 = (unsigned char *)data + o248;
+if (!rok213) NSC_DROP(106);
+__u16 cs217 = ~nsc_fold(nsc_sum(ctx, rs214, re215) + rp216);
+__u32 o218 = st->off[7] & NSC_OM;
+hp7 = (unsigned char *)data + o218;
 NSC_HIDE(hp7);
-if ((void *)(hp7 + 4) > data_end) { if (o248 + 4 <= NSC_LEN) NSC_DROP(105); NSC_DROP(106); }
-hp7[2] = (__u8)(cs247 >> 8); hp7[3] = (__u8)cs247;
+if ((void *)(hp7 + 4) > data_end) { if (o218 + 4 <= NSC_LEN) NSC_DROP(105); NSC_DROP(106); }
+hp7[2] = (__u8)(cs217 >> 8); hp7[3] = (__u8)cs217;
 goto n139;
 }
 n139:
@@ -3123,26 +3015,26 @@ NSC_DROP(107);
 }
 n144:
 { /* LbSrc4: lookup ipv4_src_filter_table */
-__u32 o251 = st->off[2] & NSC_OM;
-if (o251 + st->len[2] > NSC_LEN) NSC_DROP(108);
-hp2 = (unsigned char *)data + o251;
+__u32 o221 = st->off[2] & NSC_OM;
+if (o221 + st->len[2] > NSC_LEN) NSC_DROP(108);
+hp2 = (unsigned char *)data + o221;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) { if (o251 + 20 <= NSC_LEN) NSC_DROP(109); NSC_DROP(108); }
-__u64 kv250 = ((__u64)bpf_ntohl(*(__u32 *)(hp2 + 12))) & 0xffffffffULL;
-__u64 kv252 = (st->m[8]) & 0xffULL;
-__u64 k253 = (kv250 << 0) | (kv252 << 32);
-const struct nsc_t3_val *e249 = &nsc_t3_def;
+if ((void *)(hp2 + 20) > data_end) { if (o221 + 20 <= NSC_LEN) NSC_DROP(109); NSC_DROP(108); }
+__u64 kv220 = ((__u64)bpf_ntohl(*(__u32 *)(hp2 + 12))) & 0xffffffffULL;
+__u64 kv222 = (st->m[8]) & 0xffULL;
+__u64 k223 = (kv220 << 0) | (kv222 << 32);
+const struct nsc_t3_val *e219 = &nsc_t3_def;
 {
-__u64 h = k253 * 0x9e3779b97f4a7c15ULL;
+__u64 h = k223 * 0x9e3779b97f4a7c15ULL;
 h ^= h >> 29;
 for (__u32 i = 0; i < 32; i++) {
 __u32 s = (__u32)((h + i) & 511);
 const struct nsc_t3_slot *sl = bpf_map_lookup_elem(&nsc_t3, &s);
 if (!sl || !sl->used) break;
-if (sl->key == k253) { e249 = (const struct nsc_t3_val *)&sl->action; break; }
+if (sl->key == k223) { e219 = (const struct nsc_t3_val *)&sl->action; break; }
 }
 }
-switch (e249->action) {
+switch (e219->action) {
 case 0: /* allow_ip_src */ {
 goto n147;
 }
@@ -3153,19 +3045,19 @@ goto n146;
 }
 n145:
 { /* LbSrc6: lookup ipv6_src_filter_table */
-struct nsc_t4_key k255;
-__builtin_memset(&k255, 0, sizeof(k255));
-k255.k[0] = (st->m[8]) & 0xffULL;
-__u32 o257 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o257;
+struct nsc_t4_key k225;
+__builtin_memset(&k225, 0, sizeof(k225));
+k225.k[0] = (st->m[8]) & 0xffULL;
+__u32 o227 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o227;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o257 + 40 <= NSC_LEN) NSC_DROP(110); NSC_DROP(111); }
-nsc_v128 kv256 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-k255.k[1] = kv256.hi;
-k255.k[2] = kv256.lo;
-const struct nsc_t4_val *e254 = bpf_map_lookup_elem(&nsc_t4, &k255);
-if (!e254) e254 = &nsc_t4_def;
-switch (e254->action) {
+if ((void *)(hp3 + 40) > data_end) { if (o227 + 40 <= NSC_LEN) NSC_DROP(110); NSC_DROP(111); }
+nsc_v128 kv226 = nsc_vand(nsc_v(bpf_be64_to_cpu(*(__u64 *)(hp3 + 8)), bpf_be64_to_cpu(*(__u64 *)(hp3 + 16))), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+k225.k[1] = kv226.hi;
+k225.k[2] = kv226.lo;
+const struct nsc_t4_val *e224 = bpf_map_lookup_elem(&nsc_t4, &k225);
+if (!e224) e224 = &nsc_t4_def;
+switch (e224->action) {
 case 0: /* allow_ip_src */ {
 NSC_EDGE(43); goto n147;
 }
@@ -3217,10 +3109,10 @@ goto n155;
 }
 n154:
 { /* LbSelV2: set meta.tick, meta.slot_select, meta.port_select */
-__u32 o258 = st->off[10] & NSC_OM;
-hp10 = (unsigned char *)data + o258;
+__u32 o228 = st->off[10] & NSC_OM;
+hp10 = (unsigned char *)data + o228;
 NSC_HIDE(hp10);
-if ((void *)(hp10 + 12) > data_end) { if (o258 + 12 <= NSC_LEN) NSC_DROP(115); NSC_DROP(116); }
+if ((void *)(hp10 + 12) > data_end) { if (o228 + 12 <= NSC_LEN) NSC_DROP(115); NSC_DROP(116); }
 st->m[11] = (bpf_be64_to_cpu(*(__u64 *)(hp10 + 4)));
 st->m[15] = ((bpf_be64_to_cpu(*(__u64 *)(hp10 + 4)) & 0xffffULL)) & 0xffffULL;
 st->m[16] = ((__u64)bpf_ntohs(*(__u16 *)(hp10 + 2))) & 0xffffULL;
@@ -3228,10 +3120,10 @@ goto n156;
 }
 n155:
 { /* LbSelV3: set meta.tick, meta.slot_select, meta.port_select */
-__u32 o259 = st->off[11] & NSC_OM;
-hp11 = (unsigned char *)data + o259;
+__u32 o229 = st->off[11] & NSC_OM;
+hp11 = (unsigned char *)data + o229;
 NSC_HIDE(hp11);
-if ((void *)(hp11 + 12) > data_end) { if (o259 + 12 <= NSC_LEN) NSC_DROP(117); NSC_DROP(118); }
+if ((void *)(hp11 + 12) > data_end) { if (o229 + 12 <= NSC_LEN) NSC_DROP(117); NSC_DROP(118); }
 st->m[11] = (bpf_be64_to_cpu(*(__u64 *)(hp11 + 4)));
 st->m[15] = ((__u64)bpf_ntohs(*(__u16 *)(hp11 + 0))) & 0xffffULL;
 st->m[16] = ((__u64)bpf_ntohs(*(__u16 *)(hp11 + 2))) & 0xffffULL;
@@ -3239,30 +3131,30 @@ NSC_EDGE(44); goto n156;
 }
 n156:
 { /* LbTtl: test valid(ipv4) && ipv4.ttl <= 1 || valid(ipv6) && ipv6.hop_limit <= 1 */
-int c261 = NSC_VALID(2);
-if (c261) {
+int c231 = NSC_VALID(2);
+if (c231) {
 if (!NSC_VALID(2)) NSC_DROP(119); /* ipv4 */
-__u32 o262 = st->off[2] & NSC_OM;
-if (o262 + st->len[2] > NSC_LEN) NSC_DROP(119);
-hp2 = (unsigned char *)data + o262;
+__u32 o232 = st->off[2] & NSC_OM;
+if (o232 + st->len[2] > NSC_LEN) NSC_DROP(119);
+hp2 = (unsigned char *)data + o232;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) { if (o262 + 20 <= NSC_LEN) NSC_DROP(120); NSC_DROP(119); }
-c261 = ((__u64)hp2[8] <= 0x1ULL);
+if ((void *)(hp2 + 20) > data_end) { if (o232 + 20 <= NSC_LEN) NSC_DROP(120); NSC_DROP(119); }
+c231 = ((__u64)hp2[8] <= 0x1ULL);
 }
-int c260 = c261;
-if (!c260) {
-int c263 = NSC_VALID(3);
-if (c263) {
+int c230 = c231;
+if (!c230) {
+int c233 = NSC_VALID(3);
+if (c233) {
 if (!NSC_VALID(3)) NSC_DROP(119); /* ipv6 */
-__u32 o264 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o264;
+__u32 o234 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o234;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o264 + 40 <= NSC_LEN) NSC_DROP(120); NSC_DROP(119); }
-c263 = ((__u64)hp3[7] <= 0x1ULL);
+if ((void *)(hp3 + 40) > data_end) { if (o234 + 40 <= NSC_LEN) NSC_DROP(120); NSC_DROP(119); }
+c233 = ((__u64)hp3[7] <= 0x1ULL);
 }
-c260 = c263;
+c230 = c233;
 }
-if (c260) {
+if (c230) {
 goto n157;
 }
 goto n158;
@@ -3273,24 +3165,24 @@ NSC_DROP(121);
 }
 n158:
 { /* LbEpoch: lookup epoch_assign_table */
-struct nsc_t5_keys k266;
-__builtin_memset(&k266, 0, sizeof(k266));
-k266.k[0] = (st->m[8]) & 0xffULL;
-k266.k[1] = (st->m[11]);
-const struct nsc_t5_ent *x267 = nsc_find5(&k266);
-const struct nsc_t5_val *e265 = &nsc_t5_def;
-if (x267) e265 = (const struct nsc_t5_val *)&x267->action;
-switch (e265->action) {
+struct nsc_t5_keys k236;
+__builtin_memset(&k236, 0, sizeof(k236));
+k236.k[0] = (st->m[8]) & 0xffULL;
+k236.k[1] = (st->m[11]);
+const struct nsc_t5_ent *x237 = nsc_find5(&k236);
+const struct nsc_t5_val *e235 = &nsc_t5_def;
+if (x237) e235 = (const struct nsc_t5_val *)&x237->action;
+switch (e235->action) {
 case 0: /* do_assign_epoch */ {
-st->m[12] = (e265->p[0]) & 0xffffffffULL;
+st->m[12] = (e235->p[0]) & 0xffffffffULL;
 st->m[13] = (0x9ULL) & 0x1fULL;
 st->m[14] = (0x0ULL) & 0xffffULL;
 goto n160;
 }
 case 1: /* do_assign_epoch_with_slot_sel_opts */ {
-st->m[12] = (e265->p[0]) & 0xffffffffULL;
-st->m[13] = (e265->p[1]) & 0x1fULL;
-st->m[14] = (e265->p[2]) & 0xffffULL;
+st->m[12] = (e235->p[0]) & 0xffffffffULL;
+st->m[13] = (e235->p[1]) & 0x1fULL;
+st->m[14] = (e235->p[2]) & 0xffffULL;
 NSC_EDGE(45); goto n160;
 }
 default: /* miss */ {
@@ -3309,24 +3201,24 @@ goto n161;
 }
 n161:
 { /* LbCalendar: lookup load_balance_calendar_table */
-__u64 kv269 = (st->m[17]) & 0xffffULL;
-__u64 kv270 = (st->m[12]) & 0xffffffffULL;
-__u64 kv271 = (st->m[8]) & 0xffULL;
-__u64 k272 = (kv269 << 0) | (kv270 << 16) | (kv271 << 48);
-const struct nsc_t6_val *e268 = &nsc_t6_def;
+__u64 kv239 = (st->m[17]) & 0xffffULL;
+__u64 kv240 = (st->m[12]) & 0xffffffffULL;
+__u64 kv241 = (st->m[8]) & 0xffULL;
+__u64 k242 = (kv239 << 0) | (kv240 << 16) | (kv241 << 48);
+const struct nsc_t6_val *e238 = &nsc_t6_def;
 {
-__u64 h = k272 * 0x9e3779b97f4a7c15ULL;
+__u64 h = k242 * 0x9e3779b97f4a7c15ULL;
 h ^= h >> 29;
 for (__u32 i = 0; i < 32; i++) {
 __u32 s = (__u32)((h + i) & 32767);
 const struct nsc_t6_slot *sl = bpf_map_lookup_elem(&nsc_t6, &s);
 if (!sl || !sl->used) break;
-if (sl->key == k272) { e268 = (const struct nsc_t6_val *)&sl->action; break; }
+if (sl->key == k242) { e238 = (const struct nsc_t6_val *)&sl->action; break; }
 }
 }
-switch (e268->action) {
+switch (e238->action) {
 case 0: /* do_assign_member */ {
-st->m[18] = (e268->p[0]) & 0xffffULL;
+st->m[18] = (e238->p[0]) & 0xffffULL;
 goto n163;
 }
 default: /* miss */ {
@@ -3340,37 +3232,37 @@ NSC_DROP(123);
 }
 n163:
 { /* LbMember: lookup member_info_lookup_table */
-__u64 kv274 = (st->m[18]) & 0xffffULL;
-__u64 kv275 = ((__u64)bpf_ntohs(*(__u16 *)(hp0 + 12))) & 0xffffULL;
-__u64 kv276 = (st->m[8]) & 0xffULL;
-__u64 k277 = (kv274 << 0) | (kv275 << 16) | (kv276 << 32);
-const struct nsc_t7_val *e273 = &nsc_t7_def;
+__u64 kv244 = (st->m[18]) & 0xffffULL;
+__u64 kv245 = ((__u64)bpf_ntohs(*(__u16 *)(hp0 + 12))) & 0xffffULL;
+__u64 kv246 = (st->m[8]) & 0xffULL;
+__u64 k247 = (kv244 << 0) | (kv245 << 16) | (kv246 << 32);
+const struct nsc_t7_val *e243 = &nsc_t7_def;
 {
-__u64 h = k277 * 0x9e3779b97f4a7c15ULL;
+__u64 h = k247 * 0x9e3779b97f4a7c15ULL;
 h ^= h >> 29;
 for (__u32 i = 0; i < 32; i++) {
 __u32 s = (__u32)((h + i) & 2047);
 const struct nsc_t7_slot *sl = bpf_map_lookup_elem(&nsc_t7, &s);
 if (!sl || !sl->used) break;
-if (sl->key == k277) { e273 = (const struct nsc_t7_val *)&sl->action; break; }
+if (sl->key == k247) { e243 = (const struct nsc_t7_val *)&sl->action; break; }
 }
 }
-switch (e273->action) {
+switch (e243->action) {
 case 0: /* do_ipv4_member_rewrite */ {
-st->m[19] = (e273->p[0]) & 0xffffffffffffULL;
-st->m[20] = (e273->p[1]) & 0xffffffffULL;
-st->m[23] = (e273->p[2]) & 0xffffULL;
-st->m[24] = (e273->p[3]) & 0x1fULL;
-st->m[25] = (e273->p[4]) & 0x1ULL;
+st->m[19] = (e243->p[0]) & 0xffffffffffffULL;
+st->m[20] = (e243->p[1]) & 0xffffffffULL;
+st->m[23] = (e243->p[2]) & 0xffffULL;
+st->m[24] = (e243->p[3]) & 0x1fULL;
+st->m[25] = (e243->p[4]) & 0x1ULL;
 goto n167;
 }
 case 1: /* do_ipv6_member_rewrite */ {
-st->m[19] = (e273->p[0]) & 0xffffffffffffULL;
-nsc_v128 v278 = nsc_vand(nsc_v(e273->p[1], e273->p[2]), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
-st->m[21] = v278.hi; st->m[22] = v278.lo;
-st->m[23] = (e273->p[3]) & 0xffffULL;
-st->m[24] = (e273->p[4]) & 0x1fULL;
-st->m[25] = (e273->p[5]) & 0x1ULL;
+st->m[19] = (e243->p[0]) & 0xffffffffffffULL;
+nsc_v128 v248 = nsc_vand(nsc_v(e243->p[1], e243->p[2]), nsc_v(0xffffffffffffffffULL, 0xffffffffffffffffULL));
+st->m[21] = v248.hi; st->m[22] = v248.lo;
+st->m[23] = (e243->p[3]) & 0xffffULL;
+st->m[24] = (e243->p[4]) & 0x1fULL;
+st->m[25] = (e243->p[5]) & 0x1ULL;
 NSC_EDGE(46); goto n167;
 }
 case 2: /* drop_soft_evicted */ {
@@ -3404,10 +3296,10 @@ goto n169;
 n169:
 { /* LbCsumZero: test udp.checksum == 0 */
 if (!NSC_VALID(4)) NSC_DROP(127); /* udp */
-__u32 o279 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o279;
+__u32 o249 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o249;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o279 + 8 <= NSC_LEN) NSC_DROP(128); NSC_DROP(127); }
+if ((void *)(hp4 + 8) > data_end) { if (o249 + 8 <= NSC_LEN) NSC_DROP(128); NSC_DROP(127); }
 if ((__u64)bpf_ntohs(*(__u16 *)(hp4 + 6)) == 0x0ULL) {
 goto n170;
 }
@@ -3434,39 +3326,39 @@ goto n181;
 }
 n180:
 { /* LbPopV2Body: pop lb_v2 */
-__u32 o282 = st->off[10] & NSC_OM;
-hp10 = (unsigned char *)data + o282;
+__u32 o252 = st->off[10] & NSC_OM;
+hp10 = (unsigned char *)data + o252;
 NSC_HIDE(hp10);
-if ((void *)(hp10 + 12) > data_end) { if (o282 + 12 <= NSC_LEN) NSC_DROP(130); NSC_DROP(131); }
-__u32 po280 = st->off[10], pn281 = 12;
-if (NSC_VALID(4) && po280 > st->off[4] && pn281 % 2 == 0 && (po280 - st->off[4]) % 2 == 0) {
-__u64 d283 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp10 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 10)));
-if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d283; pend_k4 = 1; }
+if ((void *)(hp10 + 12) > data_end) { if (o252 + 12 <= NSC_LEN) NSC_DROP(130); NSC_DROP(131); }
+__u32 po250 = st->off[10], pn251 = 12;
+if (NSC_VALID(4) && po250 > st->off[4] && pn251 % 2 == 0 && (po250 - st->off[4]) % 2 == 0) {
+__u64 d253 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp10 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp10 + 10)));
+if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d253; pend_k4 = 1; }
 }
-if (NSC_LEN - 0 - pn281 < 14) NSC_DROP(129);
-pend_off = po280;
-pend_n = pn281;
+if (NSC_LEN - 0 - pn251 < 14) NSC_DROP(129);
+pend_off = po250;
+pend_n = pn251;
 NSC_CLRV(10);
-if (st->cursor > po280) st->cursor = st->cursor - po280 > pn281 ? st->cursor - pn281 : po280;
+if (st->cursor > po250) st->cursor = st->cursor - po250 > pn251 ? st->cursor - pn251 : po250;
 goto n182;
 }
 n181:
 { /* LbPopV3Body: pop lb_v3 */
 if (!NSC_VALID(11)) NSC_DROP(133); /* lb_v3 */
-__u32 o286 = st->off[11] & NSC_OM;
-hp11 = (unsigned char *)data + o286;
+__u32 o256 = st->off[11] & NSC_OM;
+hp11 = (unsigned char *)data + o256;
 NSC_HIDE(hp11);
-if ((void *)(hp11 + 12) > data_end) { if (o286 + 12 <= NSC_LEN) NSC_DROP(134); NSC_DROP(133); }
-__u32 po284 = st->off[11], pn285 = 12;
-if (NSC_VALID(4) && po284 > st->off[4] && pn285 % 2 == 0 && (po284 - st->off[4]) % 2 == 0) {
-__u64 d287 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp11 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 10)));
-if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d287; pend_k4 = 1; }
+if ((void *)(hp11 + 12) > data_end) { if (o256 + 12 <= NSC_LEN) NSC_DROP(134); NSC_DROP(133); }
+__u32 po254 = st->off[11], pn255 = 12;
+if (NSC_VALID(4) && po254 > st->off[4] && pn255 % 2 == 0 && (po254 - st->off[4]) % 2 == 0) {
+__u64 d257 = 393210 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp11 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp11 + 10)));
+if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d257; pend_k4 = 1; }
 }
-if (NSC_LEN - 0 - pn285 < 14) NSC_DROP(132);
-pend_off = po284;
-pend_n = pn285;
+if (NSC_LEN - 0 - pn255 < 14) NSC_DROP(132);
+pend_off = po254;
+pend_n = pn255;
 NSC_CLRV(11);
-if (st->cursor > po284) st->cursor = st->cursor - po284 > pn285 ? st->cursor - pn285 : po284;
+if (st->cursor > po254) st->cursor = st->cursor - po254 > pn255 ? st->cursor - pn255 : po254;
 NSC_EDGE(48); goto n182;
 }
 n182:
@@ -3478,71 +3370,71 @@ if (nsc_fwd64(data, data_end, pend_off, pend_n) || bpf_xdp_adjust_head(ctx, (int
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
-unsigned char *cb288 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
-NSC_HIDE(cb288);
-if ((void *)(cb288 + 2) <= data_end) *(__u16 *)cb288 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb288), pend_d4, 0));
+unsigned char *cb258 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
+NSC_HIDE(cb258);
+if ((void *)(cb258 + 2) <= data_end) *(__u16 *)cb258 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb258), pend_d4, 0));
 pend_d4 = 0; pend_k4 = 0;
 }
 }
-__u32 o291 = st->off[9] & NSC_OM;
-hp9 = (unsigned char *)data + o291;
+__u32 o261 = st->off[9] & NSC_OM;
+hp9 = (unsigned char *)data + o261;
 NSC_HIDE(hp9);
-if ((void *)(hp9 + 4) > data_end) { if (o291 + 4 <= NSC_LEN) NSC_DROP(136); NSC_DROP(137); }
-__u32 po289 = st->off[9], pn290 = 4;
-if (NSC_VALID(4) && po289 > st->off[4] && pn290 % 2 == 0 && (po289 - st->off[4]) % 2 == 0) {
-__u64 d292 = 131070 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp9 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp9 + 2)));
-if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d292; pend_k4 = 1; }
+if ((void *)(hp9 + 4) > data_end) { if (o261 + 4 <= NSC_LEN) NSC_DROP(136); NSC_DROP(137); }
+__u32 po259 = st->off[9], pn260 = 4;
+if (NSC_VALID(4) && po259 > st->off[4] && pn260 % 2 == 0 && (po259 - st->off[4]) % 2 == 0) {
+__u64 d262 = 131070 - (__u64)((__u32)bpf_ntohs(*(__u16 *)(hp9 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(hp9 + 2)));
+if (NSC_VALID(4) && (__u32)st->off[4] + st->len[4] <= NSC_LEN) { pend_d4 += d262; pend_k4 = 1; }
 }
-if (NSC_LEN - pend_n - pn290 < 14) NSC_DROP(135);
-pend_n += pn290;
-if (po289 <= 64) {
-if (nsc_fwd64(data, data_end, po289, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
-} else if (nsc_pop_move(ctx, po289, pend_n)) NSC_DROP(135);
+if (NSC_LEN - pend_n - pn260 < 14) NSC_DROP(135);
+pend_n += pn260;
+if (po259 <= 64) {
+if (nsc_fwd64(data, data_end, po259, pend_n) || bpf_xdp_adjust_head(ctx, (int)pend_n)) return XDP_ABORTED;
+} else if (nsc_pop_move(ctx, po259, pend_n)) NSC_DROP(135);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= pend_n;
 pend_n = 0;
 if (pend_k4) {
-unsigned char *cb293 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
-NSC_HIDE(cb293);
-if ((void *)(cb293 + 2) <= data_end) *(__u16 *)cb293 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb293), pend_d4, 0));
+unsigned char *cb263 = (unsigned char *)data + (st->off[4] & NSC_OM) + 6;
+NSC_HIDE(cb263);
+if ((void *)(cb263 + 2) <= data_end) *(__u16 *)cb263 = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)cb263), pend_d4, 0));
 pend_d4 = 0; pend_k4 = 0;
 }
 NSC_CLRV(9);
-if (NSC_VALID(11) && st->off[11] > po289) st->off[11] -= pn290;
-if (st->cursor > po289) st->cursor = st->cursor - po289 > pn290 ? st->cursor - pn290 : po289;
+if (NSC_VALID(11) && st->off[11] > po259) st->off[11] -= pn260;
+if (st->cursor > po259) st->cursor = st->cursor - po259 > pn260 ? st->cursor - pn260 : po259;
 goto n183;
 }
 n183:
 { /* LbUdpLen: set udp.length */
-__u64 d294 = 0; /* udp checksum */
+__u64 d264 = 0; /* udp checksum */
 if (!NSC_VALID(4)) NSC_DROP(138); /* udp */
-__u32 o296 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o296;
+__u32 o266 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o266;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o296 + 8 <= NSC_LEN) NSC_DROP(139); NSC_DROP(138); }
-__u64 v295 = (((__u64)bpf_ntohs(*(__u16 *)(hp4 + 4)) - 0x10ULL));
-int w297 = 0; __u32 old298 = 0;
-w297 = 1; old298 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 4)));
-*(__u16 *)(hp4 + 4) = bpf_htons((__u16)v295);
-__u32 new299 = 0;
-new299 = (__u32)((v295 >> 0) & 0xffff);
-if (w297) d294 += (__u64)old298 + new299;
-*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d294, 0));
+if ((void *)(hp4 + 8) > data_end) { if (o266 + 8 <= NSC_LEN) NSC_DROP(139); NSC_DROP(138); }
+__u64 v265 = (((__u64)bpf_ntohs(*(__u16 *)(hp4 + 4)) - 0x10ULL));
+int w267 = 0; __u32 old268 = 0;
+w267 = 1; old268 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 4)));
+*(__u16 *)(hp4 + 4) = bpf_htons((__u16)v265);
+__u32 new269 = 0;
+new269 = (__u32)((v265 >> 0) & 0xffff);
+if (w267) d264 += (__u64)old268 + new269;
+*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d264, 0));
 NSC_EDGE(49); goto n168;
 }
 n168:
 { /* LbEth: set ethernet.src, ethernet.dst */
-__u64 v302 = st->m[5];
-__u32 o303 = st->off[0] & NSC_OM;
-hp0 = (unsigned char *)data + o303;
+__u64 v272 = st->m[5];
+__u32 o273 = st->off[0] & NSC_OM;
+hp0 = (unsigned char *)data + o273;
 NSC_HIDE(hp0);
-if ((void *)(hp0 + 14) > data_end) { if (o303 + 14 <= NSC_LEN) NSC_DROP(140); NSC_DROP(141); }
-__u64 v304 = v302;
-*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v304 >> 32));
-*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v304);
-__u64 v305 = st->m[19];
-__u64 v306 = v305;
-*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v306 >> 32));
-*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v306);
+if ((void *)(hp0 + 14) > data_end) { if (o273 + 14 <= NSC_LEN) NSC_DROP(140); NSC_DROP(141); }
+__u64 v274 = v272;
+*(__u16 *)(hp0 + 6) = bpf_htons((__u16)(v274 >> 32));
+*(__u32 *)(hp0 + 8) = bpf_htonl((__u32)v274);
+__u64 v275 = st->m[19];
+__u64 v276 = v275;
+*(__u16 *)(hp0 + 0) = bpf_htons((__u16)(v276 >> 32));
+*(__u32 *)(hp0 + 2) = bpf_htonl((__u32)v276);
 goto n172;
 }
 n172:
@@ -3561,226 +3453,194 @@ goto n176;
 }
 n175:
 { /* LbIPv4Keep: set ipv4.src, ipv4.dst, udp.dport, ipv4.ttl */
-__u64 d307 = 0; /* ipv4 checksum */
-__u64 d308 = 0; /* udp checksum */
-__u64 v309 = ((st->m[7] & 0xffffffffULL) & 0xffffffffULL);
-__u32 o310 = st->off[2] & NSC_OM;
-if (o310 + st->len[2] > NSC_LEN) NSC_DROP(142);
-hp2 = (unsigned char *)data + o310;
+__u64 d277 = 0; /* ipv4 checksum */
+__u64 d278 = 0; /* udp checksum */
+__u64 v279 = ((st->m[7] & 0xffffffffULL) & 0xffffffffULL);
+__u32 o280 = st->off[2] & NSC_OM;
+if (o280 + st->len[2] > NSC_LEN) NSC_DROP(142);
+hp2 = (unsigned char *)data + o280;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) { if (o310 + 20 <= NSC_LEN) NSC_DROP(143); NSC_DROP(142); }
-int w311 = 0; __u32 old312 = 0;
-w311 = 1; old312 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
-int w313 = 0; __u32 old314 = 0;
-int k315 = 0;
-if (NSC_VALID(4)) k315 = 1;
-if (k315 == 1) {
-w313 = 1; old314 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
+if ((void *)(hp2 + 20) > data_end) { if (o280 + 20 <= NSC_LEN) NSC_DROP(143); NSC_DROP(142); }
+int w281 = 0; __u32 old282 = 0;
+w281 = 1; old282 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
+int w283 = 0; __u32 old284 = 0;
+int k285 = 0;
+if (NSC_VALID(4)) k285 = 1;
+if (k285 == 1) {
+w283 = 1; old284 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
 }
-if (k315 == 2) {
-w313 = 1; old314 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15)));
+if (k285 == 2) {
+w283 = 1; old284 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15)));
 }
-*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v309);
-__u32 new316 = 0;
-new316 = (__u32)((v309 >> 16) & 0xffff) + (__u32)((v309 >> 0) & 0xffff);
-if (w311) d307 += (__u64)old312 + new316;
-__u32 new317 = 0;
-if (k315 == 1) {
-new317 = (__u32)((v309 >> 16) & 0xffff) + (__u32)((v309 >> 0) & 0xffff);
+*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v279);
+__u32 new286 = 0;
+new286 = (__u32)((v279 >> 16) & 0xffff) + (__u32)((v279 >> 0) & 0xffff);
+if (w281) d277 += (__u64)old282 + new286;
+__u32 new287 = 0;
+if (k285 == 1) {
+new287 = (__u32)((v279 >> 16) & 0xffff) + (__u32)((v279 >> 0) & 0xffff);
 }
-if (k315 == 2) {
-new317 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15));
+if (k285 == 2) {
+new287 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15));
 }
-if (w313) d308 += (__u64)old314 + new317;
-__u64 v318 = st->m[20];
-int w319 = 0; __u32 old320 = 0;
-w319 = 1; old320 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
-int w321 = 0; __u32 old322 = 0;
-int k323 = 0;
-if (NSC_VALID(4)) k323 = 1;
-if (k323 == 1) {
-w321 = 1; old322 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
+if (w283) d278 += (__u64)old284 + new287;
+__u64 v288 = st->m[20];
+int w289 = 0; __u32 old290 = 0;
+w289 = 1; old290 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
+int w291 = 0; __u32 old292 = 0;
+int k293 = 0;
+if (NSC_VALID(4)) k293 = 1;
+if (k293 == 1) {
+w291 = 1; old292 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
 }
-if (k323 == 2) {
-unsigned char *wp324 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp324);
-if ((void *)(wp324 + 6) <= data_end) { w321 = 1; old322 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(wp324 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp324 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp324 + 4))); }
+if (k293 == 2) {
+unsigned char *wp294 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
+NSC_HIDE(wp294);
+if ((void *)(wp294 + 6) <= data_end) { w291 = 1; old292 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(wp294 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp294 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp294 + 4))); }
 }
-*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v318);
-__u32 new325 = 0;
-new325 = (__u32)((v318 >> 16) & 0xffff) + (__u32)((v318 >> 0) & 0xffff);
-if (w319) d307 += (__u64)old320 + new325;
-__u32 new326 = 0;
-if (k323 == 1) {
-new326 = (__u32)((v318 >> 16) & 0xffff) + (__u32)((v318 >> 0) & 0xffff);
+*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v288);
+__u32 new295 = 0;
+new295 = (__u32)((v288 >> 16) & 0xffff) + (__u32)((v288 >> 0) & 0xffff);
+if (w289) d277 += (__u64)old290 + new295;
+__u32 new296 = 0;
+if (k293 == 1) {
+new296 = (__u32)((v288 >> 16) & 0xffff) + (__u32)((v288 >> 0) & 0xffff);
 }
-if (k323 == 2) {
-unsigned char *wp327 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp327);
-if ((void *)(wp327 + 6) <= data_end) new326 = (__u32)bpf_ntohs(*(__u16 *)(wp327 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp327 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp327 + 4));
+if (k293 == 2) {
+unsigned char *wp297 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
+NSC_HIDE(wp297);
+if ((void *)(wp297 + 6) <= data_end) new296 = (__u32)bpf_ntohs(*(__u16 *)(wp297 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp297 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp297 + 4));
 }
-if (w321) d308 += (__u64)old322 + new326;
-__u64 v328 = st->m[26];
+if (w291) d278 += (__u64)old292 + new296;
+__u64 v298 = st->m[26];
 if (!NSC_VALID(4)) NSC_DROP(142); /* udp */
-__u32 o329 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o329;
+__u32 o299 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o299;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o329 + 8 <= NSC_LEN) NSC_DROP(143); NSC_DROP(142); }
-int w330 = 0; __u32 old331 = 0;
-w330 = 1; old331 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
-*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v328);
-__u32 new332 = 0;
-new332 = (__u32)((v328 >> 0) & 0xffff);
-if (w330) d308 += (__u64)old331 + new332;
-__u64 v333 = (((__u64)hp2[8] - 0x1ULL));
-int w334 = 0; __u32 old335 = 0;
-w334 = 1; old335 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 8)));
-int w336 = 0; __u32 old337 = 0;
-int k338 = 0;
-if (k338 == 1) {
-w336 = 1; old337 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 8)));
-}
-if (k338 == 2) {
-w336 = 1; old337 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 7)));
-}
-hp2[8] = (__u8)v333;
-__u32 new339 = 0;
-new339 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 8));
-if (w334) d307 += (__u64)old335 + new339;
-__u32 new340 = 0;
-if (k338 == 1) {
-new340 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 8));
-}
-if (k338 == 2) {
-new340 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 7));
-}
-if (w336) d308 += (__u64)old337 + new340;
-*(__u16 *)(hp2 + 10) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp2 + 10)), d307, 0));
-*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d308, 0));
+if ((void *)(hp4 + 8) > data_end) { if (o299 + 8 <= NSC_LEN) NSC_DROP(143); NSC_DROP(142); }
+int w300 = 0; __u32 old301 = 0;
+w300 = 1; old301 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
+*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v298);
+__u32 new302 = 0;
+new302 = (__u32)((v298 >> 0) & 0xffff);
+if (w300) d278 += (__u64)old301 + new302;
+__u64 v303 = (((__u64)hp2[8] - 0x1ULL));
+int w304 = 0; __u32 old305 = 0;
+w304 = 1; old305 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 8)));
+hp2[8] = (__u8)v303;
+__u32 new306 = 0;
+new306 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 8));
+if (w304) d277 += (__u64)old305 + new306;
+*(__u16 *)(hp2 + 10) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp2 + 10)), d277, 0));
+*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d278, 0));
 goto n184;
 }
 n176:
 { /* LbIPv4Strip: set ipv4.src, ipv4.dst, udp.dport, ipv4.total_len, ipv4.ttl */
-__u64 d345 = 0; /* ipv4 checksum */
-__u64 d346 = 0; /* udp checksum */
-__u64 v347 = ((st->m[7] & 0xffffffffULL) & 0xffffffffULL);
-__u32 o348 = st->off[2] & NSC_OM;
-if (o348 + st->len[2] > NSC_LEN) NSC_DROP(144);
-hp2 = (unsigned char *)data + o348;
+__u64 d311 = 0; /* ipv4 checksum */
+__u64 d312 = 0; /* udp checksum */
+__u64 v313 = ((st->m[7] & 0xffffffffULL) & 0xffffffffULL);
+__u32 o314 = st->off[2] & NSC_OM;
+if (o314 + st->len[2] > NSC_LEN) NSC_DROP(144);
+hp2 = (unsigned char *)data + o314;
 NSC_HIDE(hp2);
-if ((void *)(hp2 + 20) > data_end) { if (o348 + 20 <= NSC_LEN) NSC_DROP(145); NSC_DROP(144); }
-int w349 = 0; __u32 old350 = 0;
-w349 = 1; old350 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
-int w351 = 0; __u32 old352 = 0;
-int k353 = 0;
-if (NSC_VALID(4)) k353 = 1;
-if (k353 == 1) {
-w351 = 1; old352 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
+if ((void *)(hp2 + 20) > data_end) { if (o314 + 20 <= NSC_LEN) NSC_DROP(145); NSC_DROP(144); }
+int w315 = 0; __u32 old316 = 0;
+w315 = 1; old316 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
+int w317 = 0; __u32 old318 = 0;
+int k319 = 0;
+if (NSC_VALID(4)) k319 = 1;
+if (k319 == 1) {
+w317 = 1; old318 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 14)));
 }
-if (k353 == 2) {
-w351 = 1; old352 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15)));
+if (k319 == 2) {
+w317 = 1; old318 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15)));
 }
-*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v347);
-__u32 new354 = 0;
-new354 = (__u32)((v347 >> 16) & 0xffff) + (__u32)((v347 >> 0) & 0xffff);
-if (w349) d345 += (__u64)old350 + new354;
-__u32 new355 = 0;
-if (k353 == 1) {
-new355 = (__u32)((v347 >> 16) & 0xffff) + (__u32)((v347 >> 0) & 0xffff);
+*(__u32 *)(hp2 + 12) = bpf_htonl((__u32)v313);
+__u32 new320 = 0;
+new320 = (__u32)((v313 >> 16) & 0xffff) + (__u32)((v313 >> 0) & 0xffff);
+if (w315) d311 += (__u64)old316 + new320;
+__u32 new321 = 0;
+if (k319 == 1) {
+new321 = (__u32)((v313 >> 16) & 0xffff) + (__u32)((v313 >> 0) & 0xffff);
 }
-if (k353 == 2) {
-new355 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15));
+if (k319 == 2) {
+new321 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 15));
 }
-if (w351) d346 += (__u64)old352 + new355;
-__u64 v356 = st->m[20];
-int w357 = 0; __u32 old358 = 0;
-w357 = 1; old358 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
-int w359 = 0; __u32 old360 = 0;
-int k361 = 0;
-if (NSC_VALID(4)) k361 = 1;
-if (k361 == 1) {
-w359 = 1; old360 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
+if (w317) d312 += (__u64)old318 + new321;
+__u64 v322 = st->m[20];
+int w323 = 0; __u32 old324 = 0;
+w323 = 1; old324 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
+int w325 = 0; __u32 old326 = 0;
+int k327 = 0;
+if (NSC_VALID(4)) k327 = 1;
+if (k327 == 1) {
+w325 = 1; old326 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 18)));
 }
-if (k361 == 2) {
-unsigned char *wp362 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp362);
-if ((void *)(wp362 + 6) <= data_end) { w359 = 1; old360 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(wp362 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp362 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp362 + 4))); }
+if (k327 == 2) {
+unsigned char *wp328 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
+NSC_HIDE(wp328);
+if ((void *)(wp328 + 6) <= data_end) { w325 = 1; old326 = 196605 - ((__u32)bpf_ntohs(*(__u16 *)(wp328 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp328 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp328 + 4))); }
 }
-*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v356);
-__u32 new363 = 0;
-new363 = (__u32)((v356 >> 16) & 0xffff) + (__u32)((v356 >> 0) & 0xffff);
-if (w357) d345 += (__u64)old358 + new363;
-__u32 new364 = 0;
-if (k361 == 1) {
-new364 = (__u32)((v356 >> 16) & 0xffff) + (__u32)((v356 >> 0) & 0xffff);
+*(__u32 *)(hp2 + 16) = bpf_htonl((__u32)v322);
+__u32 new329 = 0;
+new329 = (__u32)((v322 >> 16) & 0xffff) + (__u32)((v322 >> 0) & 0xffff);
+if (w323) d311 += (__u64)old324 + new329;
+__u32 new330 = 0;
+if (k327 == 1) {
+new330 = (__u32)((v322 >> 16) & 0xffff) + (__u32)((v322 >> 0) & 0xffff);
 }
-if (k361 == 2) {
-unsigned char *wp365 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
-NSC_HIDE(wp365);
-if ((void *)(wp365 + 6) <= data_end) new364 = (__u32)bpf_ntohs(*(__u16 *)(wp365 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp365 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp365 + 4));
+if (k327 == 2) {
+unsigned char *wp331 = (unsigned char *)data + (((__u32)st->off[2] + 15) & NSC_OM);
+NSC_HIDE(wp331);
+if ((void *)(wp331 + 6) <= data_end) new330 = (__u32)bpf_ntohs(*(__u16 *)(wp331 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp331 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp331 + 4));
 }
-if (w359) d346 += (__u64)old360 + new364;
-__u64 v366 = st->m[26];
+if (w325) d312 += (__u64)old326 + new330;
+__u64 v332 = st->m[26];
 if (!NSC_VALID(4)) NSC_DROP(144); /* udp */
-__u32 o367 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o367;
+__u32 o333 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o333;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o367 + 8 <= NSC_LEN) NSC_DROP(145); NSC_DROP(144); }
-int w368 = 0; __u32 old369 = 0;
-w368 = 1; old369 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
-*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v366);
-__u32 new370 = 0;
-new370 = (__u32)((v366 >> 0) & 0xffff);
-if (w368) d346 += (__u64)old369 + new370;
-__u64 v371 = (((__u64)bpf_ntohs(*(__u16 *)(hp2 + 2)) - 0x10ULL));
-int w372 = 0; __u32 old373 = 0;
-w372 = 1; old373 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 2)));
-int w374 = 0; __u32 old375 = 0;
-int k376 = 0;
-if (NSC_VALID(4)) k376 = 1;
-if (k376 == 1) {
-w374 = 1; old375 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 2)));
+if ((void *)(hp4 + 8) > data_end) { if (o333 + 8 <= NSC_LEN) NSC_DROP(145); NSC_DROP(144); }
+int w334 = 0; __u32 old335 = 0;
+w334 = 1; old335 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
+*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v332);
+__u32 new336 = 0;
+new336 = (__u32)((v332 >> 0) & 0xffff);
+if (w334) d312 += (__u64)old335 + new336;
+__u64 v337 = (((__u64)bpf_ntohs(*(__u16 *)(hp2 + 2)) - 0x10ULL));
+int w338 = 0; __u32 old339 = 0;
+w338 = 1; old339 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 2)));
+int w340 = 0; __u32 old341 = 0;
+int k342 = 0;
+if (NSC_VALID(4)) k342 = 1;
+if (k342 == 1) {
+w340 = 1; old341 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 2)));
 }
-if (k376 == 2) {
-w374 = 1; old375 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 1)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 3)));
+if (k342 == 2) {
+w340 = 1; old341 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 1)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 3)));
 }
-*(__u16 *)(hp2 + 2) = bpf_htons((__u16)v371);
-__u32 new377 = 0;
-new377 = (__u32)((v371 >> 0) & 0xffff);
-if (w372) d345 += (__u64)old373 + new377;
-__u32 new378 = 0;
-if (k376 == 1) {
-new378 = (__u32)((v371 >> 0) & 0xffff);
+*(__u16 *)(hp2 + 2) = bpf_htons((__u16)v337);
+__u32 new343 = 0;
+new343 = (__u32)((v337 >> 0) & 0xffff);
+if (w338) d311 += (__u64)old339 + new343;
+__u32 new344 = 0;
+if (k342 == 1) {
+new344 = (__u32)((v337 >> 0) & 0xffff);
 }
-if (k376 == 2) {
-new378 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 1)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 3));
+if (k342 == 2) {
+new344 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 1)) + (__u32)bpf_ntohs(*(__u16 *)(hp2 + 3));
 }
-if (w374) d346 += (__u64)old375 + new378;
-__u64 v379 = (((__u64)hp2[8] - 0x1ULL));
-int w380 = 0; __u32 old381 = 0;
-w380 = 1; old381 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 8)));
-int w382 = 0; __u32 old383 = 0;
-int k384 = 0;
-if (k384 == 1) {
-w382 = 1; old383 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 8)));
-}
-if (k384 == 2) {
-w382 = 1; old383 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 7)));
-}
-hp2[8] = (__u8)v379;
-__u32 new385 = 0;
-new385 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 8));
-if (w380) d345 += (__u64)old381 + new385;
-__u32 new386 = 0;
-if (k384 == 1) {
-new386 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 8));
-}
-if (k384 == 2) {
-new386 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 7));
-}
-if (w382) d346 += (__u64)old383 + new386;
-*(__u16 *)(hp2 + 10) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp2 + 10)), d345, 0));
-*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d346, 0));
+if (w340) d312 += (__u64)old341 + new344;
+__u64 v345 = (((__u64)hp2[8] - 0x1ULL));
+int w346 = 0; __u32 old347 = 0;
+w346 = 1; old347 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp2 + 8)));
+hp2[8] = (__u8)v345;
+__u32 new348 = 0;
+new348 = (__u32)bpf_ntohs(*(__u16 *)(hp2 + 8));
+if (w346) d311 += (__u64)old347 + new348;
+*(__u16 *)(hp2 + 10) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp2 + 10)), d311, 0));
+*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d312, 0));
 NSC_EDGE(50); goto n184;
 }
 n174:
@@ -3792,191 +3652,159 @@ goto n178;
 }
 n177:
 { /* LbIPv6Keep: set ipv6.src, ipv6.dst, udp.dport, ipv6.hop_limit */
-__u64 d391 = 0; /* udp checksum */
-nsc_v128 v392 = nsc_v(st->m[6], st->m[7]);
+__u64 d353 = 0; /* udp checksum */
+nsc_v128 v354 = nsc_v(st->m[6], st->m[7]);
 if (!NSC_VALID(3)) NSC_DROP(146); /* ipv6 */
-__u32 o393 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o393;
+__u32 o355 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o355;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o393 + 40 <= NSC_LEN) NSC_DROP(147); NSC_DROP(146); }
-int w394 = 0; __u32 old395 = 0;
-int k396 = 0;
-if (NSC_VALID(4)) k396 = 1;
-if (k396 == 1) {
-w394 = 1; old395 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
+if ((void *)(hp3 + 40) > data_end) { if (o355 + 40 <= NSC_LEN) NSC_DROP(147); NSC_DROP(146); }
+int w356 = 0; __u32 old357 = 0;
+int k358 = 0;
+if (NSC_VALID(4)) k358 = 1;
+if (k358 == 1) {
+w356 = 1; old357 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
 }
-if (k396 == 2) {
-w394 = 1; old395 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
+if (k358 == 2) {
+w356 = 1; old357 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
 }
-*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v392.hi);
-*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v392.lo);
-__u32 new397 = 0;
-if (k396 == 1) {
-new397 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
+*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v354.hi);
+*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v354.lo);
+__u32 new359 = 0;
+if (k358 == 1) {
+new359 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
 }
-if (k396 == 2) {
-new397 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
+if (k358 == 2) {
+new359 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
 }
-if (w394) d391 += (__u64)old395 + new397;
-nsc_v128 v398 = nsc_v(st->m[21], st->m[22]);
-int w399 = 0; __u32 old400 = 0;
-int k401 = 0;
-if (NSC_VALID(4)) k401 = 1;
-if (k401 == 1) {
-w399 = 1; old400 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
+if (w356) d353 += (__u64)old357 + new359;
+nsc_v128 v360 = nsc_v(st->m[21], st->m[22]);
+int w361 = 0; __u32 old362 = 0;
+int k363 = 0;
+if (NSC_VALID(4)) k363 = 1;
+if (k363 == 1) {
+w361 = 1; old362 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
 }
-if (k401 == 2) {
-unsigned char *wp402 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp402);
-if ((void *)(wp402 + 18) <= data_end) { w399 = 1; old400 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp402 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp402 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp402 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp402 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp402 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp402 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp402 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp402 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp402 + 16))); }
+if (k363 == 2) {
+unsigned char *wp364 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp364);
+if ((void *)(wp364 + 18) <= data_end) { w361 = 1; old362 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp364 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp364 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp364 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp364 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp364 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp364 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp364 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp364 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp364 + 16))); }
 }
-*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v398.hi);
-*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v398.lo);
-__u32 new403 = 0;
-if (k401 == 1) {
-new403 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
+*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v360.hi);
+*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v360.lo);
+__u32 new365 = 0;
+if (k363 == 1) {
+new365 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
 }
-if (k401 == 2) {
-unsigned char *wp404 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp404);
-if ((void *)(wp404 + 18) <= data_end) new403 = (__u32)bpf_ntohs(*(__u16 *)(wp404 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp404 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp404 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp404 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp404 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp404 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp404 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp404 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp404 + 16));
+if (k363 == 2) {
+unsigned char *wp366 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp366);
+if ((void *)(wp366 + 18) <= data_end) new365 = (__u32)bpf_ntohs(*(__u16 *)(wp366 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp366 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp366 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp366 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp366 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp366 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp366 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp366 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp366 + 16));
 }
-if (w399) d391 += (__u64)old400 + new403;
-__u64 v405 = st->m[26];
+if (w361) d353 += (__u64)old362 + new365;
+__u64 v367 = st->m[26];
 if (!NSC_VALID(4)) NSC_DROP(146); /* udp */
-__u32 o406 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o406;
+__u32 o368 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o368;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o406 + 8 <= NSC_LEN) NSC_DROP(147); NSC_DROP(146); }
-int w407 = 0; __u32 old408 = 0;
-w407 = 1; old408 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
-*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v405);
-__u32 new409 = 0;
-new409 = (__u32)((v405 >> 0) & 0xffff);
-if (w407) d391 += (__u64)old408 + new409;
-__u64 v410 = (((__u64)hp3[7] - 0x1ULL));
-int w411 = 0; __u32 old412 = 0;
-int k413 = 0;
-if (k413 == 1) {
-w411 = 1; old412 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 6)));
-}
-if (k413 == 2) {
-w411 = 1; old412 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)));
-}
-hp3[7] = (__u8)v410;
-__u32 new414 = 0;
-if (k413 == 1) {
-new414 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 6));
-}
-if (k413 == 2) {
-new414 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7));
-}
-if (w411) d391 += (__u64)old412 + new414;
-*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d391, 0));
+if ((void *)(hp4 + 8) > data_end) { if (o368 + 8 <= NSC_LEN) NSC_DROP(147); NSC_DROP(146); }
+int w369 = 0; __u32 old370 = 0;
+w369 = 1; old370 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
+*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v367);
+__u32 new371 = 0;
+new371 = (__u32)((v367 >> 0) & 0xffff);
+if (w369) d353 += (__u64)old370 + new371;
+__u64 v372 = (((__u64)hp3[7] - 0x1ULL));
+hp3[7] = (__u8)v372;
+*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d353, 0));
 NSC_EDGE(51); goto n184;
 }
 n178:
 { /* LbIPv6Strip: set ipv6.src, ipv6.dst, udp.dport, ipv6.payload_len, ipv6.hop_limit */
-__u64 d417 = 0; /* udp checksum */
-nsc_v128 v418 = nsc_v(st->m[6], st->m[7]);
+__u64 d375 = 0; /* udp checksum */
+nsc_v128 v376 = nsc_v(st->m[6], st->m[7]);
 if (!NSC_VALID(3)) NSC_DROP(148); /* ipv6 */
-__u32 o419 = st->off[3] & NSC_OM;
-hp3 = (unsigned char *)data + o419;
+__u32 o377 = st->off[3] & NSC_OM;
+hp3 = (unsigned char *)data + o377;
 NSC_HIDE(hp3);
-if ((void *)(hp3 + 40) > data_end) { if (o419 + 40 <= NSC_LEN) NSC_DROP(149); NSC_DROP(148); }
-int w420 = 0; __u32 old421 = 0;
-int k422 = 0;
-if (NSC_VALID(4)) k422 = 1;
-if (k422 == 1) {
-w420 = 1; old421 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
+if ((void *)(hp3 + 40) > data_end) { if (o377 + 40 <= NSC_LEN) NSC_DROP(149); NSC_DROP(148); }
+int w378 = 0; __u32 old379 = 0;
+int k380 = 0;
+if (NSC_VALID(4)) k380 = 1;
+if (k380 == 1) {
+w378 = 1; old379 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22)));
 }
-if (k422 == 2) {
-w420 = 1; old421 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
+if (k380 == 2) {
+w378 = 1; old379 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23)));
 }
-*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v418.hi);
-*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v418.lo);
-__u32 new423 = 0;
-if (k422 == 1) {
-new423 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
+*(__u64 *)(hp3 + 8) = bpf_cpu_to_be64(v376.hi);
+*(__u64 *)(hp3 + 16) = bpf_cpu_to_be64(v376.lo);
+__u32 new381 = 0;
+if (k380 == 1) {
+new381 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 16)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 18)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 20)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 22));
 }
-if (k422 == 2) {
-new423 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
+if (k380 == 2) {
+new381 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 9)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 11)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 13)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 15)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 17)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 19)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 21)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 23));
 }
-if (w420) d417 += (__u64)old421 + new423;
-nsc_v128 v424 = nsc_v(st->m[21], st->m[22]);
-int w425 = 0; __u32 old426 = 0;
-int k427 = 0;
-if (NSC_VALID(4)) k427 = 1;
-if (k427 == 1) {
-w425 = 1; old426 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
+if (w378) d375 += (__u64)old379 + new381;
+nsc_v128 v382 = nsc_v(st->m[21], st->m[22]);
+int w383 = 0; __u32 old384 = 0;
+int k385 = 0;
+if (NSC_VALID(4)) k385 = 1;
+if (k385 == 1) {
+w383 = 1; old384 = 524280 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38)));
 }
-if (k427 == 2) {
-unsigned char *wp428 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp428);
-if ((void *)(wp428 + 18) <= data_end) { w425 = 1; old426 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp428 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp428 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp428 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp428 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp428 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp428 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp428 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp428 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp428 + 16))); }
+if (k385 == 2) {
+unsigned char *wp386 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp386);
+if ((void *)(wp386 + 18) <= data_end) { w383 = 1; old384 = 589815 - ((__u32)bpf_ntohs(*(__u16 *)(wp386 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp386 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp386 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp386 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp386 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp386 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp386 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp386 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp386 + 16))); }
 }
-*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v424.hi);
-*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v424.lo);
-__u32 new429 = 0;
-if (k427 == 1) {
-new429 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
+*(__u64 *)(hp3 + 24) = bpf_cpu_to_be64(v382.hi);
+*(__u64 *)(hp3 + 32) = bpf_cpu_to_be64(v382.lo);
+__u32 new387 = 0;
+if (k385 == 1) {
+new387 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 24)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 26)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 28)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 30)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 32)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 34)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 36)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 38));
 }
-if (k427 == 2) {
-unsigned char *wp430 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
-NSC_HIDE(wp430);
-if ((void *)(wp430 + 18) <= data_end) new429 = (__u32)bpf_ntohs(*(__u16 *)(wp430 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp430 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp430 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp430 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp430 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp430 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp430 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp430 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp430 + 16));
+if (k385 == 2) {
+unsigned char *wp388 = (unsigned char *)data + (((__u32)st->off[3] + 23) & NSC_OM);
+NSC_HIDE(wp388);
+if ((void *)(wp388 + 18) <= data_end) new387 = (__u32)bpf_ntohs(*(__u16 *)(wp388 + 0)) + (__u32)bpf_ntohs(*(__u16 *)(wp388 + 2)) + (__u32)bpf_ntohs(*(__u16 *)(wp388 + 4)) + (__u32)bpf_ntohs(*(__u16 *)(wp388 + 6)) + (__u32)bpf_ntohs(*(__u16 *)(wp388 + 8)) + (__u32)bpf_ntohs(*(__u16 *)(wp388 + 10)) + (__u32)bpf_ntohs(*(__u16 *)(wp388 + 12)) + (__u32)bpf_ntohs(*(__u16 *)(wp388 + 14)) + (__u32)bpf_ntohs(*(__u16 *)(wp388 + 16));
 }
-if (w425) d417 += (__u64)old426 + new429;
-__u64 v431 = st->m[26];
+if (w383) d375 += (__u64)old384 + new387;
+__u64 v389 = st->m[26];
 if (!NSC_VALID(4)) NSC_DROP(148); /* udp */
-__u32 o432 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o432;
+__u32 o390 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o390;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o432 + 8 <= NSC_LEN) NSC_DROP(149); NSC_DROP(148); }
-int w433 = 0; __u32 old434 = 0;
-w433 = 1; old434 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
-*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v431);
-__u32 new435 = 0;
-new435 = (__u32)((v431 >> 0) & 0xffff);
-if (w433) d417 += (__u64)old434 + new435;
-__u64 v436 = (((__u64)bpf_ntohs(*(__u16 *)(hp3 + 4)) - 0x10ULL));
-int w437 = 0; __u32 old438 = 0;
-int k439 = 0;
-if (NSC_VALID(4)) k439 = 1;
-if (k439 == 1) {
-w437 = 1; old438 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 4)));
+if ((void *)(hp4 + 8) > data_end) { if (o390 + 8 <= NSC_LEN) NSC_DROP(149); NSC_DROP(148); }
+int w391 = 0; __u32 old392 = 0;
+w391 = 1; old392 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp4 + 2)));
+*(__u16 *)(hp4 + 2) = bpf_htons((__u16)v389);
+__u32 new393 = 0;
+new393 = (__u32)((v389 >> 0) & 0xffff);
+if (w391) d375 += (__u64)old392 + new393;
+__u64 v394 = (((__u64)bpf_ntohs(*(__u16 *)(hp3 + 4)) - 0x10ULL));
+int w395 = 0; __u32 old396 = 0;
+int k397 = 0;
+if (NSC_VALID(4)) k397 = 1;
+if (k397 == 1) {
+w395 = 1; old396 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 4)));
 }
-if (k439 == 2) {
-w437 = 1; old438 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 3)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 5)));
+if (k397 == 2) {
+w395 = 1; old396 = 131070 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 3)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 5)));
 }
-*(__u16 *)(hp3 + 4) = bpf_htons((__u16)v436);
-__u32 new440 = 0;
-if (k439 == 1) {
-new440 = (__u32)((v436 >> 0) & 0xffff);
+*(__u16 *)(hp3 + 4) = bpf_htons((__u16)v394);
+__u32 new398 = 0;
+if (k397 == 1) {
+new398 = (__u32)((v394 >> 0) & 0xffff);
 }
-if (k439 == 2) {
-new440 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 3)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 5));
+if (k397 == 2) {
+new398 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 3)) + (__u32)bpf_ntohs(*(__u16 *)(hp3 + 5));
 }
-if (w437) d417 += (__u64)old438 + new440;
-__u64 v441 = (((__u64)hp3[7] - 0x1ULL));
-int w442 = 0; __u32 old443 = 0;
-int k444 = 0;
-if (k444 == 1) {
-w442 = 1; old443 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 6)));
-}
-if (k444 == 2) {
-w442 = 1; old443 = 65535 - ((__u32)bpf_ntohs(*(__u16 *)(hp3 + 7)));
-}
-hp3[7] = (__u8)v441;
-__u32 new445 = 0;
-if (k444 == 1) {
-new445 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 6));
-}
-if (k444 == 2) {
-new445 = (__u32)bpf_ntohs(*(__u16 *)(hp3 + 7));
-}
-if (w442) d417 += (__u64)old443 + new445;
-*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d417, 0));
+if (w395) d375 += (__u64)old396 + new398;
+__u64 v399 = (((__u64)hp3[7] - 0x1ULL));
+hp3[7] = (__u8)v399;
+*(__u16 *)(hp4 + 6) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(hp4 + 6)), d375, 0));
 NSC_EDGE(52); goto n184;
 }
 n184:
@@ -3988,22 +3816,22 @@ goto n186;
 }
 n185:
 { /* LbCsumKeepZero: set udp.checksum */
-__u64 v448 = 0x0ULL;
+__u64 v402 = 0x0ULL;
 if (!NSC_VALID(4)) NSC_DROP(150); /* udp */
-__u32 o449 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o449;
+__u32 o403 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o403;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o449 + 8 <= NSC_LEN) NSC_DROP(151); NSC_DROP(150); }
-*(__u16 *)(hp4 + 6) = bpf_htons((__u16)v448);
+if ((void *)(hp4 + 8) > data_end) { if (o403 + 8 <= NSC_LEN) NSC_DROP(151); NSC_DROP(150); }
+*(__u16 *)(hp4 + 6) = bpf_htons((__u16)v402);
 goto n188;
 }
 n186:
 { /* LbCsumComputedZero: test udp.checksum == 0 */
 if (!NSC_VALID(4)) NSC_DROP(152); /* udp */
-__u32 o450 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o450;
+__u32 o404 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o404;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o450 + 8 <= NSC_LEN) NSC_DROP(153); NSC_DROP(152); }
+if ((void *)(hp4 + 8) > data_end) { if (o404 + 8 <= NSC_LEN) NSC_DROP(153); NSC_DROP(152); }
 if ((__u64)bpf_ntohs(*(__u16 *)(hp4 + 6)) == 0x0ULL) {
 goto n187;
 }
@@ -4011,13 +3839,13 @@ NSC_EDGE(53); goto n188;
 }
 n187:
 { /* LbCsumFFFF: set udp.checksum */
-__u64 v451 = 0xffffULL;
+__u64 v405 = 0xffffULL;
 if (!NSC_VALID(4)) NSC_DROP(154); /* udp */
-__u32 o452 = st->off[4] & NSC_OM;
-hp4 = (unsigned char *)data + o452;
+__u32 o406 = st->off[4] & NSC_OM;
+hp4 = (unsigned char *)data + o406;
 NSC_HIDE(hp4);
-if ((void *)(hp4 + 8) > data_end) { if (o452 + 8 <= NSC_LEN) NSC_DROP(155); NSC_DROP(154); }
-*(__u16 *)(hp4 + 6) = bpf_htons((__u16)v451);
+if ((void *)(hp4 + 8) > data_end) { if (o406 + 8 <= NSC_LEN) NSC_DROP(155); NSC_DROP(154); }
+*(__u16 *)(hp4 + 6) = bpf_htons((__u16)v405);
 NSC_EDGE(54); goto n188;
 }
 n188:
