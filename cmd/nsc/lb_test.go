@@ -27,7 +27,10 @@ func TestMain(m *testing.M) {
 }
 
 // wait bounds every wait on an nsc process: a failure, not a measurement.
-const wait = 10 * time.Second
+// Generous, because a CP that compiles and loads an XDP LB (clang, then
+// the verifier over ~275k instructions since xdp.frags) took more than 10 s
+// on this 2-core machine under load.
+const wait = 60 * time.Second
 
 // nscProcess is nsc running as a process; its output arrives line by
 // line.
