@@ -16,13 +16,15 @@ var (
 )
 
 // datagrams are the frames the tests build: IPv4 with and without the
-// UDP checksum, IPv4-mapped, IPv6; payloads of odd and even lengths.
+// UDP checksum, IPv4-mapped, IPv6 with and without it; payloads of odd and
+// even lengths.
 func datagrams() []Datagram {
 	return []Datagram{
 		{DstMAC: dstMAC, SrcMAC: srcMAC, Src: netip.MustParseAddrPort("10.0.0.2:5000"), Dst: netip.MustParseAddrPort("10.0.0.1:19522"), TTL: 64, DontFragment: true, Checksum: true},
 		{DstMAC: dstMAC, Src: netip.MustParseAddrPort("127.0.0.1:40000"), Dst: netip.MustParseAddrPort("127.0.0.9:1"), TTL: 64},
 		{Src: netip.MustParseAddrPort("[::ffff:10.1.2.3]:7"), Dst: netip.MustParseAddrPort("[::ffff:10.1.2.4]:8"), TTL: 1, Checksum: true},
 		{DstMAC: dstMAC, SrcMAC: srcMAC, Src: netip.MustParseAddrPort("[fd00::2]:5000"), Dst: netip.MustParseAddrPort("[fd00::1]:19522"), TTL: 64},
+		{Src: netip.MustParseAddrPort("[fd00::3]:49152"), Dst: netip.MustParseAddrPort("[fd00::4]:4791"), TTL: 64, ZeroIPv6Checksum: true},
 	}
 }
 
@@ -77,6 +79,9 @@ func TestBuildAgainstGopacket(t *testing.T) {
 			want = want[:min(len(want), len(f))] // gopacket pads to Ethernet's 60 bytes
 			if d.ipv4() && !d.Checksum {
 				UDP(want[EthernetLen+IPv4MinLen:]).SetChecksum(0)
+			}
+			if !d.ipv4() && d.ZeroIPv6Checksum {
+				UDP(want[EthernetLen+IPv6Len:]).SetChecksum(0)
 			}
 			if !bytes.Equal(f, want) {
 				t.Errorf("%v n=%d: built\n%x\ngopacket\n%x", d.Src, n, f, want)
