@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/reasm"
+	"github.com/dragonet-go/nsc/ejfat/recvcp"
 	"github.com/dragonet-go/nsc/ejfat/recvnet"
 	"github.com/dragonet-go/nsc/ejfat/segment"
 	"github.com/dragonet-go/nsc/internal/fileout"
@@ -223,7 +224,7 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s, in at most %d MiB\n", first.Addr(), first.Port(),
 		int(first.Port())+o.ports-1, plural(o.threads, "thread"), o.memoryBound()>>20)
 	// The run ends at --duration, --events or a signal; with --cp, a
-	// signal first has the receiver leave the calendars (cpLink.leave).
+	// signal first has the receiver leave the calendars (recvcp.Session.Leave).
 	run, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	o.deliveredEnough = stopRun
@@ -232,13 +233,13 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 		run, cancel = context.WithTimeout(run, o.runFor)
 		defer cancel()
 	}
-	var link *cpLink
-	if o.cp.addr != "" {
+	var link *recvcp.Session
+	if o.cp.Addr != "" {
 		if link, err = o.cp.start(e, first, o.ports, func() (reasm.Stats, float64) { return rx.Stats(), rx.Fill() }); err != nil {
 			rx.Close()
 			return err
 		}
-		defer link.stop() // deregisters after the readers stopped
+		defer link.Stop() // deregisters after the readers stopped
 	}
 	go func() {
 		select {
@@ -248,7 +249,7 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 				if hurry == nil {
 					hurry = context.Background()
 				}
-				link.leave(hurry)
+				link.Leave(hurry)
 			}
 			stopRun()
 		case <-run.Done():
