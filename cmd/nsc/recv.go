@@ -22,7 +22,6 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/segment"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
-	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // recvOpts is nsc recv's command line, and the counters of a run that
@@ -354,43 +353,14 @@ func (o *recvOpts) offline(e *env) error {
 	if err != nil {
 		return err
 	}
-	var now time.Time
-	if len(frames) > 0 {
-		now = frames[0].CI.Timestamp
-	}
-	r, err := o.newReassembler(func() time.Time { return now })
+	d := &o.got
+	p := recvnet.Replay{Listen: o.base, Ports: o.ports, Timeout: o.timeout, New: o.newReassembler,
+		Deliver: func(ev *reasm.Event) { o.deliver(e, ev, d) }, Began: d.began}
+	res, err := p.Run(frames)
 	if err != nil {
 		return err
 	}
-	d := &o.got
-	deliver := func(ev *reasm.Event) { o.deliver(e, ev, d) }
-	var lbHeaders, skips uint64
-	for _, f := range frames {
-		now = f.CI.Timestamp
-		src, dst, payload, ok := frame.ParseUDP(f.Data)
-		if !ok || (o.listen != "" && !o.ours(dst)) {
-			skips++
-			continue
-		}
-		d.began()
-		b, lb := recvnet.StripLB(payload)
-		if lb {
-			lbHeaders++
-		}
-		if r.Datagram(src.Addr(), b) == reasm.Completed {
-			recvnet.Drain(r, deliver)
-		}
-	}
-	now = now.Add(o.timeout) // the capture ends: what is incomplete is lost
-	r.Expire()
-	return o.report(e, r.Stats(), lbHeaders, skips, d)
-}
-
-// ours reports whether dst is one of the --listen ports (any address if
-// --listen's is unspecified).
-func (o *recvOpts) ours(dst netip.AddrPort) bool {
-	p, b := int(dst.Port()), int(o.base.Port())
-	return (o.base.Addr().IsUnspecified() || dst.Addr() == o.base.Addr()) && p >= b && p < b+o.ports
+	return o.report(e, res.Stats, res.LBHeaders, res.Skipped, d)
 }
 
 // newReassembler makes a thread's reassembler: the runtime with --timeout
