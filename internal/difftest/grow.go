@@ -90,23 +90,10 @@ func Grow(in []byte, n int) []byte {
 	if src.Is4() && frame.UDP(in[udp:]).Checksum() == 0 {
 		return f // IPv4 UDP without a checksum
 	}
-	// Not u.CalculateChecksum: an IPv6 header's IPv4-mapped addresses
-	// take IPv6's pseudo-header here.
-	c := packet.TransportChecksum(pseudo(src, dst, l4+add), u, 6)
-	if !packet.VerifyTransport(pseudo(src, dst, l4), in[udp:]) { // the addresses are the same in f
+	c := u.CalculateChecksum(src, dst)
+	if !frame.UDP(in[udp:]).ChecksumValid(src, dst) { // the addresses are the same in f
 		c ^= 1
 	}
 	u.SetChecksum(c)
 	return f
-}
-
-// pseudo is the sum of the pseudo-header of l bytes of UDP from src to
-// dst, by src's family as the IP header had it (IPv6's never Is4).
-func pseudo(src, dst netip.Addr, l int) uint32 {
-	if src.Is4() {
-		s, d := src.As4(), dst.As4()
-		return packet.PseudoHeaderSumIPv4(s[:], d[:], frame.ProtocolUDP, uint16(l))
-	}
-	s, d := src.As16(), dst.As16()
-	return packet.PseudoHeaderSumIPv6(s[:], d[:], frame.ProtocolUDP, uint32(l))
 }
