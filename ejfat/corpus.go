@@ -7,6 +7,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // Corpus returns crafted frames for testing an LB version against the
@@ -181,18 +183,19 @@ func (c *corpus) ipv4Variants(payload []byte) {
 		if base == nil {
 			return
 		}
-		udp := 14 + 20 + 6
+		udp := frame.EthernetLen + frame.IPv4MinLen
 		if v6 {
-			udp = 14 + 40 + 6
+			udp = frame.EthernetLen + frame.IPv6Len
 		}
 		for _, sum := range []uint16{0, 0xffff, 0x1234} {
 			f := append([]byte(nil), base...)
-			binary.BigEndian.PutUint16(f[udp:], sum)
+			frame.UDP(f[udp:]).SetChecksum(sum)
 			c.frames = append(c.frames, f)
 		}
 		if !v6 {
 			f := append([]byte(nil), base...)
-			f[14+10] ^= 0x55
+			ip := frame.IPv4(f[frame.EthernetLen:])
+			ip.SetChecksum(ip.Checksum() ^ 0x5500)
 			c.frames = append(c.frames, f)
 		}
 	}
@@ -227,9 +230,9 @@ func (c *corpus) foreign() {
 	// IPv4 with a wrong version, IHL < 5.
 	if f := c.lbUDP(false, corpusSrc4[0], corpusLB4[0], LBPort, &LB{Magic: LBMagic, Version: 2, Tick: 10}, payload); f != nil {
 		g := append([]byte(nil), f...)
-		g[14] = 0x65
+		g[frame.EthernetLen] = 0x65 // version 6, IHL 5
 		h := append([]byte(nil), f...)
-		h[14] = 0x44
+		h[frame.EthernetLen] = 0x44 // version 4, IHL 4
 		c.frames = append(c.frames, g, h)
 	}
 }

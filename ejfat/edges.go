@@ -3,6 +3,8 @@ package ejfat
 import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // EdgeSeeds returns the seeds of the frames at the edges of length
@@ -32,17 +34,19 @@ func (c *corpus) sized(n int) {
 		}
 		return p
 	}
+	// An ICMP header is a UDP header's length, 8 bytes.
+	const ipv4UDP, ipv6UDP = frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen, frame.EthernetLen + frame.IPv6Len + frame.UDPLen
 	h := &LB{Magic: LBMagic, Version: 2, Protocol: 1, Entropy: 3, Tick: 10}
-	c.size(n, c.lbUDP(false, corpusSrc4[0], corpusLB4[0], LBPort, h, fill(14+20+8+16, 0xffff-20-8-16)))
+	c.size(n, c.lbUDP(false, corpusSrc4[0], corpusLB4[0], LBPort, h, fill(ipv4UDP+LBLen, 0xffff-frame.IPv4MinLen-frame.UDPLen-LBLen)))
 	h3 := &LB{Magic: LBMagic, Version: 3, Protocol: 1, SlotSelect: 7, PortSelect: 1, Tick: 10}
-	c.size(n, c.lbUDP(true, corpusSrc6[0], corpusLB6[0], LBPort+1, h3, fill(14+40+8+16, 0xffff-8-16)))
+	c.size(n, c.lbUDP(true, corpusSrc6[0], corpusLB6[0], LBPort+1, h3, fill(ipv6UDP+LBLen, 0xffff-frame.UDPLen-LBLen)))
 	ip := ip4(corpusSrc4[0], corpusLB4[0], layers.IPProtocolICMPv4)
 	echo := &layers.ICMPv4{TypeCode: layers.CreateICMPv4TypeCode(8, 0), Id: 1, Seq: 2}
-	c.size(n, c.add(eth(layers.EthernetTypeIPv4), ip, echo, gopacket.Payload(fill(14+20+8, 0xffff-20-8))))
+	c.size(n, c.add(eth(layers.EthernetTypeIPv4), ip, echo, gopacket.Payload(fill(ipv4UDP, 0xffff-frame.IPv4MinLen-frame.UDPLen))))
 	ip6h := ip6(corpusSrc6[0], corpusLB6[0], layers.IPProtocolICMPv6)
 	ic := &layers.ICMPv6{TypeCode: layers.CreateICMPv6TypeCode(128, 0)}
 	ic.SetNetworkLayerForChecksum(ip6h)
-	c.size(n, c.add(eth(layers.EthernetTypeIPv6), ip6h, ic, gopacket.Payload(append([]byte{0, 1, 0, 2}, fill(14+40+8, 0xffff-8)...))))
+	c.size(n, c.add(eth(layers.EthernetTypeIPv6), ip6h, ic, gopacket.Payload(append([]byte{0, 1, 0, 2}, fill(ipv6UDP, 0xffff-frame.UDPLen)...))))
 	a := &layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4, HwAddressSize: 6, ProtAddressSize: 4,
 		Operation: layers.ARPRequest, SourceHwAddress: corpusPeerMAC, SourceProtAddress: corpusSrc4[0].To4(), DstHwAddress: make([]byte, 6), DstProtAddress: corpusLB4[0].To4()}
 	c.size(n, c.add(eth(layers.EthernetTypeARP), a))

@@ -134,14 +134,10 @@ func (q *Requester) transfer(data []byte, va uint64, rkey uint32, imm uint32, wi
 // framed it in: from Dst's address to Src's, UDP from Src's port (the
 // request's) to 4791.
 func (q *Requester) icrcOK(datagram []byte) bool {
-	q.ack = Wrap(q.ack[:0], Endpoint{IP: q.Dst.IP, Port: q.Src.Port}, Endpoint{IP: q.Src.IP}, datagram)
-	l4 := ethHeaderLen + ipv4HeaderLen
-	v6 := q.Src.IP.To4() == nil
-	if v6 {
-		l4 = ethHeaderLen + ipv6HeaderLen
-	}
+	to := Endpoint{IP: q.Src.IP}
+	q.ack = Wrap(q.ack[:0], Endpoint{IP: q.Dst.IP, Port: q.Src.Port}, to, datagram)
 	f := q.ack
-	return binary.LittleEndian.Uint32(f[len(f)-packet.ICRCLen:]) == packet.ICRC(f, ethHeaderLen, l4+udpHeaderLen, len(f), v6)
+	return binary.LittleEndian.Uint32(f[len(f)-packet.ICRCLen:]) == icrc(f, to)
 }
 
 // send sends packet i of n of a WRITE of data (or its one SEND).

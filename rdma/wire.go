@@ -7,8 +7,10 @@ package rdma
 import (
 	"encoding/binary"
 	"net"
+	"net/netip"
 
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // Port is RoCEv2's UDP destination port.
@@ -16,29 +18,25 @@ const Port = 4791
 
 // RC opcodes (InfiniBand Architecture, table 38).
 const (
-	SendFirst     = 0x00
-	SendMiddle    = 0x01
-	SendLast      = 0x02
-	SendLastImm   = 0x03
-	SendOnly      = 0x04
-	SendOnlyImm   = 0x05
-	WriteFirst    = 0x06
-	WriteMiddle   = 0x07
-	WriteLast     = 0x08
-	WriteLastImm  = 0x09
-	WriteOnly     = 0x0a
-	WriteOnlyImm  = 0x0b
-	Acknowledge   = 0x11
-	HeaderLen     = 12 // BTH
-	RETHLen       = 16
-	ImmLen        = 4
-	AETHLen       = 4
-	DefaultPKey   = 0xffff
-	psnMask       = 1<<24 - 1
-	ipv4HeaderLen = 20
-	ipv6HeaderLen = 40
-	udpHeaderLen  = 8
-	ethHeaderLen  = 14
+	SendFirst    = 0x00
+	SendMiddle   = 0x01
+	SendLast     = 0x02
+	SendLastImm  = 0x03
+	SendOnly     = 0x04
+	SendOnlyImm  = 0x05
+	WriteFirst   = 0x06
+	WriteMiddle  = 0x07
+	WriteLast    = 0x08
+	WriteLastImm = 0x09
+	WriteOnly    = 0x0a
+	WriteOnlyImm = 0x0b
+	Acknowledge  = 0x11
+	HeaderLen    = 12 // BTH
+	RETHLen      = 16
+	ImmLen       = 4
+	AETHLen      = 4
+	DefaultPKey  = 0xffff
+	psnMask      = 1<<24 - 1
 	// PlacementLen is the length of the placement header the responder
 	// model puts in front of a whole message (models/rdma/naa.nsc).
 	PlacementLen = 85
@@ -147,76 +145,65 @@ func Wrap(b []byte, src, dst Endpoint, datagram []byte) []byte {
 
 // Unwrap returns the UDP payload of a frame AppendFrame or Wrap made (or
 // the responder's ACK maker): what goes on a UDP socket.
-func Unwrap(frame []byte) []byte {
-	if len(frame) > 13 && frame[12] == 0x86 {
-		return frame[ethHeaderLen+ipv6HeaderLen+udpHeaderLen:]
+func Unwrap(f []byte) []byte {
+	if len(f) >= frame.EthernetLen && frame.Ethernet(f).Type() == frame.TypeIPv6 {
+		return f[frame.EthernetLen+frame.IPv6Len+frame.UDPLen:]
 	}
-	return frame[ethHeaderLen+ipv4HeaderLen+udpHeaderLen:]
+	return f[frame.EthernetLen+frame.IPv4MinLen+frame.UDPLen:]
 }
 
+// datagram is the framing of a datagram from src to dst: IPv4 (TTL 64,
+// DF) or IPv6 (hop limit 64) by dst's address, UDP to Port with no
+// checksum (the ICRC covers the datagram).
+func datagram(src, dst Endpoint) frame.Datagram {
+	v4 := dst.IP.To4() != nil
+	return frame.Datagram{DstMAC: dst.MAC, SrcMAC: src.MAC, TTL: 64, DontFragment: true, ZeroIPv6Checksum: true,
+		Src: netip.AddrPortFrom(addr(src.IP, v4), src.Port), Dst: netip.AddrPortFrom(addr(dst.IP, v4), Port)}
+}
+
+// addr is ip in one family; an address missing or of the other family is
+// the family's zero.
+func addr(ip net.IP, v4 bool) netip.Addr {
+	if v4 {
+		if a, ok := netip.AddrFromSlice(ip.To4()); ok {
+			return a
+		}
+		return netip.IPv4Unspecified()
+	}
+	if a, ok := netip.AddrFromSlice(ip.To16()); ok {
+		return a
+	}
+	return netip.IPv6Unspecified()
+}
+
+// appendHeaders appends room for the headers of a frame from src to dst.
 func appendHeaders(b []byte, src, dst Endpoint) []byte {
-	b = append(b, pad6(dst.MAC)...)
-	b = append(b, pad6(src.MAC)...)
-	if dst.IP.To4() != nil {
-		b = append(b, 0x08, 0x00)
-		b = append(b, make([]byte, ipv4HeaderLen)...)
-	} else {
-		b = append(b, 0x86, 0xdd)
-		b = append(b, make([]byte, ipv6HeaderLen)...)
-	}
-	return append(b, make([]byte, udpHeaderLen)...)
+	d := datagram(src, dst)
+	return append(b, make([]byte, d.HeaderLen())...)
 }
 
-func pad6(mac net.HardwareAddr) []byte {
-	var m [6]byte
-	copy(m[:], mac)
-	return m[:]
-}
-
-// setLengths fills the IP and UDP headers of the frame at b[start:] for
-// its length.
+// setLengths writes the headers of the frame at b[start:], lengths and
+// the IPv4 header checksum, for the datagram that follows them to b's end.
 func setLengths(b []byte, start int, src, dst Endpoint) []byte {
-	ip := start + ethHeaderLen
-	end := len(b)
-	if dst.IP.To4() != nil {
-		udp := ip + ipv4HeaderLen
-		h := b[ip:udp]
-		h[0] = 0x45
-		binary.BigEndian.PutUint16(h[2:], uint16(end-ip))
-		h[6] = 0x40 // don't fragment
-		h[8], h[9] = 64, 17
-		copy(h[12:], src.IP.To4())
-		copy(h[16:], dst.IP.To4())
-		binary.BigEndian.PutUint16(h[10:], packet.IPv4HeaderChecksum(h))
-		setUDP(b[udp:], src, end-udp)
-	} else {
-		udp := ip + ipv6HeaderLen
-		h := b[ip:udp]
-		h[0] = 0x60
-		binary.BigEndian.PutUint16(h[4:], uint16(end-udp))
-		h[6], h[7] = 17, 64
-		copy(h[8:], src.IP.To16())
-		copy(h[24:], dst.IP.To16())
-		setUDP(b[udp:], src, end-udp)
-	}
+	d := datagram(src, dst)
+	d.Build(b[start:])
 	return b
 }
 
-func setUDP(u []byte, src Endpoint, n int) {
-	binary.BigEndian.PutUint16(u, src.Port)
-	binary.BigEndian.PutUint16(u[2:], Port)
-	binary.BigEndian.PutUint16(u[4:], uint16(n))
-}
-
-// finish sets the lengths and the ICRC of the frame at b[start:].
+// finish sets the headers and the ICRC of the frame at b[start:].
 func finish(b []byte, start int, src, dst Endpoint) []byte {
 	b = setLengths(b, start, src, dst)
-	f := b[start:]
-	ip, l4 := ethHeaderLen, ethHeaderLen+ipv4HeaderLen
-	v6 := dst.IP.To4() == nil
-	if v6 {
-		l4 = ethHeaderLen + ipv6HeaderLen
-	}
-	binary.LittleEndian.PutUint32(f[len(f)-packet.ICRCLen:], packet.ICRC(f, ip, l4+udpHeaderLen, len(f), v6))
+	binary.LittleEndian.PutUint32(b[len(b)-packet.ICRCLen:], icrc(b[start:], dst))
 	return b
+}
+
+// icrc is the ICRC of the frame f (to dst) as its last four bytes should
+// hold it.
+func icrc(f []byte, dst Endpoint) uint32 {
+	v6 := dst.IP.To4() == nil
+	bth := frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen
+	if v6 {
+		bth = frame.EthernetLen + frame.IPv6Len + frame.UDPLen
+	}
+	return packet.ICRC(f, frame.EthernetLen, bth, len(f), v6)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
-	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026p4host"
+	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026host"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
@@ -24,7 +24,7 @@ import (
 // compiled to v1model P4 and run by the P4 interpreter with the entries
 // of the tables it looks up; every frame it sends to the CPU port
 // (p4.PuntPort) goes to the generated Go host part
-// (ejfat/lbfast/lb2026p4host), which runs the whole pipeline on it with
+// (ejfat/lbfast/lb2026host), which runs the whole pipeline on it with
 // every table. Together they must do what nsc's interpreter does on the
 // LPG embedded in BMv2Small, on the crafted corpus and 100,000 frames
 // derived from it: the same frames leave with the same bytes, or both
@@ -71,11 +71,11 @@ func TestSplitAgainstInterpreter(t *testing.T) {
 	}
 	dev := newMachine(parsed, p4.V1Model, loadP4Tables(t, prog, lines.Bytes()))
 	script := scriptBytes(t, "lb-2026.tables")
-	hts, err := packet.LoadTables(lb2026p4host.Schema, "lb-2026.tables", bytes.NewReader(script))
+	hts, err := packet.LoadTables(lb2026host.Schema, "lb-2026.tables", bytes.NewReader(script))
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := lb2026p4host.New(hts)
+	host, err := lb2026host.New(hts)
 	if err != nil {
 		t.Fatal(err)
 	}

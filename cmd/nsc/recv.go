@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/ejfat/reasm"
+	"github.com/dragonet-go/nsc/ejfat/recvcp"
 	"github.com/dragonet-go/nsc/ejfat/recvnet"
 	"github.com/dragonet-go/nsc/ejfat/segment"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
-	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // recvOpts is nsc recv's command line, and the counters of a run that
@@ -223,7 +223,7 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 	fmt.Fprintf(e.stdout, "receiving on %s, ports %d-%d, with %s, in at most %d MiB\n", first.Addr(), first.Port(),
 		int(first.Port())+o.ports-1, plural(o.threads, "thread"), o.memoryBound()>>20)
 	// The run ends at --duration, --events or a signal; with --cp, a
-	// signal first has the receiver leave the calendars (cpLink.leave).
+	// signal first has the receiver leave the calendars (recvcp.Session.Leave).
 	run, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	o.deliveredEnough = stopRun
@@ -232,13 +232,13 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 		run, cancel = context.WithTimeout(run, o.runFor)
 		defer cancel()
 	}
-	var link *cpLink
-	if o.cp.addr != "" {
+	var link *recvcp.Session
+	if o.cp.Addr != "" {
 		if link, err = o.cp.start(e, first, o.ports, func() (reasm.Stats, float64) { return rx.Stats(), rx.Fill() }); err != nil {
 			rx.Close()
 			return err
 		}
-		defer link.stop() // deregisters after the readers stopped
+		defer link.Stop() // deregisters after the readers stopped
 	}
 	go func() {
 		select {
@@ -248,7 +248,7 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 				if hurry == nil {
 					hurry = context.Background()
 				}
-				link.leave(hurry)
+				link.Leave(hurry)
 			}
 			stopRun()
 		case <-run.Done():
@@ -353,43 +353,14 @@ func (o *recvOpts) offline(e *env) error {
 	if err != nil {
 		return err
 	}
-	var now time.Time
-	if len(frames) > 0 {
-		now = frames[0].CI.Timestamp
-	}
-	r, err := o.newReassembler(func() time.Time { return now })
+	d := &o.got
+	p := recvnet.Replay{Listen: o.base, Ports: o.ports, Timeout: o.timeout, New: o.newReassembler,
+		Deliver: func(ev *reasm.Event) { o.deliver(e, ev, d) }, Began: d.began}
+	res, err := p.Run(frames)
 	if err != nil {
 		return err
 	}
-	d := &o.got
-	deliver := func(ev *reasm.Event) { o.deliver(e, ev, d) }
-	var lbHeaders, skips uint64
-	for _, f := range frames {
-		now = f.CI.Timestamp
-		src, dst, payload, ok := frame.ParseUDP(f.Data)
-		if !ok || (o.listen != "" && !o.ours(dst)) {
-			skips++
-			continue
-		}
-		d.began()
-		b, lb := recvnet.StripLB(payload)
-		if lb {
-			lbHeaders++
-		}
-		if r.Datagram(src.Addr(), b) == reasm.Completed {
-			recvnet.Drain(r, deliver)
-		}
-	}
-	now = now.Add(o.timeout) // the capture ends: what is incomplete is lost
-	r.Expire()
-	return o.report(e, r.Stats(), lbHeaders, skips, d)
-}
-
-// ours reports whether dst is one of the --listen ports (any address if
-// --listen's is unspecified).
-func (o *recvOpts) ours(dst netip.AddrPort) bool {
-	p, b := int(dst.Port()), int(o.base.Port())
-	return (o.base.Addr().IsUnspecified() || dst.Addr() == o.base.Addr()) && p >= b && p < b+o.ports
+	return o.report(e, res.Stats, res.LBHeaders, res.Skipped, d)
 }
 
 // newReassembler makes a thread's reassembler: the runtime with --timeout

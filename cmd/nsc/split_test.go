@@ -39,17 +39,28 @@ func TestCompileXDPSplit(t *testing.T) {
 	}
 	// The checked-in host part (ejfat/lbfast/lb2026host) is the same
 	// graph: the same code but for its package name and command line.
-	shipped, err := os.ReadFile(filepath.Join("..", "..", "ejfat", "lbfast", "lb2026host", "fastpath.go"))
+	if b := hostBody(host); b == "" || b != shippedHost(t) {
+		t.Errorf("the host part differs from ejfat/lbfast/lb2026host")
+	}
+}
+
+// hostBody is a host part written by nsc compile after its package
+// clause: what its package name and command line leave the same.
+func hostBody(src []byte) string {
+	_, rest, _ := strings.Cut(string(src), "\npackage host\n")
+	return rest
+}
+
+// shippedHost is the checked-in host part of lb-2026 after its package
+// clause.
+func shippedHost(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "..", "ejfat", "lbfast", "lb2026host", "fastpath.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := func(src []byte, pkg string) string {
-		_, rest, _ := strings.Cut(string(src), "\npackage "+pkg+"\n")
-		return rest
-	}
-	if b := body(host, "host"); b == "" || b != body(shipped, "lb2026host") {
-		t.Errorf("the host part differs from ejfat/lbfast/lb2026host")
-	}
+	_, rest, _ := strings.Cut(string(src), "\npackage lb2026host\n")
+	return rest
 }
 
 // The same on BMv2Small for v1model P4: the program sends what it punts
@@ -69,5 +80,16 @@ func TestCompileP4Split(t *testing.T) {
 	}
 	if !strings.Contains(string(src), "standard_metadata.egress_spec = 9w510; // to the host CPU") || strings.Contains(string(src), "load_balance_calendar_table") {
 		t.Errorf("the program does not punt to the CPU port, or looks up the calendar")
+	}
+	// One host part serves both splits (ejfat/lbfast.Host): BMv2Small's is
+	// XDPSmall's but for the name of the device's sink node, which the
+	// host part runs first and counts.
+	host, err := os.ReadFile(filepath.Join(dir, "host", "fastpath.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := hostBody(host)
+	if strings.Count(b, "RxPipeline") != 2 || strings.Contains(b, "RxFrames") || strings.ReplaceAll(b, "RxPipeline", "RxFrames") != shippedHost(t) {
+		t.Errorf("the host part on BMv2Small is not ejfat/lbfast/lb2026host's with its sink named RxPipeline")
 	}
 }

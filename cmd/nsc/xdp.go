@@ -14,6 +14,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // runXDP runs a compiled XDP program: `nsc xdp run` (BPF_PROG_TEST_RUN
@@ -102,7 +103,7 @@ func xdpRun(e *env, args []string) error {
 	}
 	short := 0
 	for i, fr := range frames {
-		if len(fr.Data) < 14 {
+		if len(fr.Data) < frame.EthernetLen {
 			short++
 			continue
 		}

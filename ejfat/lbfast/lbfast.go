@@ -2,10 +2,13 @@
 // models, one package per version and PRG: lbNNNN on HostRaw (whole frames
 // in and out, nothing offloaded) and lbNNNNudp on LinuxUDP (behind kernel
 // UDP sockets: the kernel's parsing and checks pruned from the LB). It
-// picks one by version name. lb2026host and lb2026p4host are the host
-// parts of lb-2026 split on XDPSmall and on BMv2Small (docs/embedding.md,
-// "Devices and the host"), which the split tests and `nsc xdp attach
-// --host` run; Host picks one by the device's graph. The packages below are generated
+// picks one by version name. lb2026host is the host part of lb-2026 split
+// on XDPSmall or on BMv2Small (docs/embedding.md, "Devices and the host"):
+// the two embeddings give the same host program but for the name of the
+// device's sink node, RxFrames on XDPSmall and RxPipeline on BMv2Small
+// (cmd/nsc's TestCompileP4Split), so one package serves both; the split
+// tests and `nsc xdp attach --host` run it, and Host picks it by the
+// device's graph. The packages below are generated
 // by nsc compile and checked in; backends/golang's TestGeneratedUpToDate
 // fails when one is stale.
 package lbfast
@@ -25,7 +28,6 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2025udp"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026host"
-	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026p4host"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026udp"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -100,11 +102,10 @@ type Part struct {
 // hosts are the host parts of each version, by the graph of the device's
 // program whose passed or punted frames they run (version@PRG).
 var hosts = map[string]map[string]Part{
-	"lb-2026": {
-		"LB2026@XDPSmall":  {lb2026host.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026host.New(ts) }},
-		"LB2026@BMv2Small": {lb2026p4host.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026p4host.New(ts) }},
-	},
+	"lb-2026": {"LB2026@XDPSmall": lb2026Host, "LB2026@BMv2Small": lb2026Host},
 }
+
+var lb2026Host = Part{lb2026host.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026host.New(ts) }}
 
 // Host returns the host part of version v split with the device whose
 // program runs graph (its name in the program, as nsc compile wrote it).

@@ -2,7 +2,6 @@ package lbnet
 
 import (
 	"bytes"
-	"encoding/binary"
 	"net"
 	"net/netip"
 
@@ -32,18 +31,18 @@ func (f *framer) frame(buf []byte, mac net.HardwareAddr, src netip.AddrPort, n i
 	if src != f.src || !bytes.Equal(mac, f.mac) {
 		d := frame.Datagram{DstMAC: mac, Src: src, Dst: f.dst, TTL: 64}
 		d.Build(f.hdr[:])
-		ip := f.hdr[frame.EthernetLen:]
-		clear(ip[2:4])
-		clear(ip[10:12])
+		ip := frame.IPv4(f.hdr[frame.EthernetLen:])
+		ip.SetTotalLength(0)
+		ip.SetChecksum(0)
 		f.sum = packet.Sum(ip[:frame.IPv4MinLen], 0)
 		f.src, f.mac = src, mac
 	}
 	h := buf[packet.Headroom : packet.Headroom+len(f.hdr)]
 	copy(h, f.hdr[:])
-	ip := h[frame.EthernetLen:]
+	ip := frame.IPv4(h[frame.EthernetLen:])
 	total := uint16(frame.IPv4MinLen + frame.UDPLen + n)
-	binary.BigEndian.PutUint16(ip[2:], total)
-	binary.BigEndian.PutUint16(ip[10:], packet.Fold(f.sum+uint32(total)))
-	binary.BigEndian.PutUint16(ip[frame.IPv4MinLen+4:], uint16(frame.UDPLen+n))
+	ip.SetTotalLength(total)
+	ip.SetChecksum(packet.Fold(f.sum + uint32(total)))
+	frame.UDP(ip[frame.IPv4MinLen:]).SetLength(uint16(frame.UDPLen + n))
 	return packet.Headroom, len(f.hdr) + n
 }

@@ -4,7 +4,9 @@
 // the reassembler of one of N receive threads (port i to thread i mod N,
 // so an event, which the LB keeps on one port, always meets one
 // reassembler), and a consumer per thread handing complete events to the
-// application. It is nsc recv's loop, as ejfat/lbnet is nsc lb's.
+// application. It is nsc recv's loop, as ejfat/lbnet is nsc lb's;
+// Replay runs a capture through a reassembler the same way (nsc recv
+// --in).
 //
 // What goes in: datagrams, with or without the LB header in front of the
 // RE header (a member registered with keepLbHeader gets it; StripLB

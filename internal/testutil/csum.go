@@ -1,11 +1,12 @@
 package testutil
 
 import (
-	"encoding/binary"
 	"net"
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // CsumCorpus is the seed frames of backends/flow/testdata/ops.nsc's
@@ -27,8 +28,8 @@ func CsumCorpus(t testing.TB) [][]byte {
 						u := &layers.UDP{SrcPort: sport, DstPort: dport}
 						u.SetNetworkLayerForChecksum(ip)
 						f := Serialize(t, Eth(layers.EthernetTypeIPv4), ip, u)
-						setSum(f, 14+10, ipSum)
-						setSum(f, 14+20+6, udpSum)
+						setSum(ipSum, frame.IPv4(f[frame.EthernetLen:]).SetChecksum)
+						setSum(udpSum, frame.UDP(f[frame.EthernetLen+frame.IPv4MinLen:]).SetChecksum)
 						frames = append(frames, f)
 					}
 				}
@@ -43,7 +44,7 @@ func CsumCorpus(t testing.TB) [][]byte {
 				u := &layers.UDP{SrcPort: sport, DstPort: 0xffff}
 				u.SetNetworkLayerForChecksum(ip)
 				f := Serialize(t, Eth(layers.EthernetTypeIPv6), ip, u)
-				setSum(f, 14+40+6, udpSum)
+				setSum(udpSum, frame.UDP(f[frame.EthernetLen+frame.IPv6Len:]).SetChecksum)
 				frames = append(frames, f)
 			}
 		}
@@ -51,9 +52,9 @@ func CsumCorpus(t testing.TB) [][]byte {
 	return frames
 }
 
-// setSum overwrites the checksum at off unless sum is -1.
-func setSum(f []byte, off, sum int) {
+// setSum overwrites a checksum with set unless sum is -1.
+func setSum(sum int, set func(uint16)) {
 	if sum >= 0 {
-		binary.BigEndian.PutUint16(f[off:], uint16(sum))
+		set(uint16(sum))
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // UDPCorpus builds the corpus: good datagrams to open and closed ports,
@@ -28,14 +30,16 @@ func UDPCorpus(t testing.TB) [][]byte {
 	}
 	good := udp4(7, 33)
 
+	ip := func(f []byte) frame.IPv4 { return frame.IPv4(f[frame.EthernetLen:]) }
+	udp := func(f []byte) frame.UDP { return frame.UDP(f[frame.EthernetLen+frame.IPv4MinLen:]) }
 	badUDP := append([]byte(nil), good...)
-	badUDP[14+20+6] ^= 0x5a
+	udp(badUDP).SetChecksum(udp(badUDP).Checksum() ^ 0x5a00)
 	badIP := append([]byte(nil), good...)
-	badIP[14+10] ^= 0x01
+	ip(badIP).SetChecksum(ip(badIP).Checksum() ^ 0x0100)
 	zero := append([]byte(nil), good...)
-	zero[14+20+6], zero[14+20+7] = 0, 0
+	udp(zero).SetChecksum(0)
 	badVersion := append([]byte(nil), good...)
-	badVersion[14] = 0x65 // version 6, IHL 5: the checksum is then wrong too
+	ip(badVersion)[0] = 0x65 // version 6, IHL 5: the checksum is then wrong too
 	frames = append(frames, badUDP, badIP, zero, badVersion)
 
 	opts := IPv4(layers.IPProtocolUDP)

@@ -15,8 +15,12 @@ type Datagram struct {
 	DontFragment   bool             // IPv4
 	// Checksum: the UDP checksum over the payload. Without it an IPv4
 	// datagram carries 0 ("none", for a receiver after the kernel's check);
-	// IPv6 requires one and always has it.
+	// IPv6 requires one and has it, unless ZeroIPv6Checksum.
 	Checksum bool
+	// ZeroIPv6Checksum leaves an IPv6 datagram's UDP checksum 0, as
+	// RoCEv2 does: its ICRC covers the datagram (RFC 6935 lets a tunnel
+	// protocol do so).
+	ZeroIPv6Checksum bool
 }
 
 // ipv4 reports whether d goes over IPv4.
@@ -55,7 +59,7 @@ func (d *Datagram) Build(f []byte) {
 			Src: d.Src.Addr(), Dst: d.Dst.Addr()})
 	}
 	u.Encode(&UDPFields{SrcPort: d.Src.Port(), DstPort: d.Dst.Port(), Length: uint16(len(u))})
-	if d.Checksum || !d.ipv4() {
+	if d.ipv4() && d.Checksum || !d.ipv4() && !d.ZeroIPv6Checksum {
 		u.SetChecksum(u.CalculateChecksum(d.Src.Addr(), d.Dst.Addr()))
 	}
 }

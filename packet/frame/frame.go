@@ -203,17 +203,29 @@ func (u UDP) SetChecksum(c uint16) { binary.BigEndian.PutUint16(u[6:], c) }
 
 // CalculateChecksum is the checksum of the datagram u (header and payload,
 // its checksum field read as zero) from src to dst: the value SetChecksum
-// should write (never 0, which means none).
+// should write (never 0, which means none). An IPv4-mapped address sums
+// as its IPv4 address does (its 0xffff word is one's-complement zero), so
+// the family of the addresses need not be the IP header's.
 func (u UDP) CalculateChecksum(src, dst netip.Addr) uint16 {
-	var pseudo uint32
-	if src.Is4() || src.Is4In6() {
-		s, d := src.Unmap().As4(), dst.Unmap().As4()
-		pseudo = packet.PseudoHeaderSumIPv4(s[:], d[:], ProtocolUDP, uint16(len(u)))
-	} else {
-		s, d := src.As16(), dst.As16()
-		pseudo = packet.PseudoHeaderSumIPv6(s[:], d[:], ProtocolUDP, uint32(len(u)))
+	return packet.TransportChecksum(pseudo(src, dst, len(u)), u, 6)
+}
+
+// ChecksumValid reports whether the datagram u from src to dst (as
+// CalculateChecksum takes them) sums to one's-complement zero, its
+// checksum field included. A checksum of 0 over IPv4 (none) is the
+// caller's case.
+func (u UDP) ChecksumValid(src, dst netip.Addr) bool {
+	return packet.VerifyTransport(pseudo(src, dst, len(u)), u)
+}
+
+// pseudo is the sum of the pseudo-header of n bytes of UDP from src to dst.
+func pseudo(src, dst netip.Addr, n int) uint32 {
+	if src.Is4() {
+		s, d := src.As4(), dst.As4()
+		return packet.PseudoHeaderSumIPv4(s[:], d[:], ProtocolUDP, uint16(n))
 	}
-	return packet.TransportChecksum(pseudo, u, 6)
+	s, d := src.As16(), dst.As16()
+	return packet.PseudoHeaderSumIPv6(s[:], d[:], ProtocolUDP, uint32(n))
 }
 
 // UDPFields are a UDP header's fields.

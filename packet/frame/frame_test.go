@@ -16,13 +16,15 @@ var (
 )
 
 // datagrams are the frames the tests build: IPv4 with and without the
-// UDP checksum, IPv4-mapped, IPv6; payloads of odd and even lengths.
+// UDP checksum, IPv4-mapped, IPv6 with and without it; payloads of odd and
+// even lengths.
 func datagrams() []Datagram {
 	return []Datagram{
 		{DstMAC: dstMAC, SrcMAC: srcMAC, Src: netip.MustParseAddrPort("10.0.0.2:5000"), Dst: netip.MustParseAddrPort("10.0.0.1:19522"), TTL: 64, DontFragment: true, Checksum: true},
 		{DstMAC: dstMAC, Src: netip.MustParseAddrPort("127.0.0.1:40000"), Dst: netip.MustParseAddrPort("127.0.0.9:1"), TTL: 64},
 		{Src: netip.MustParseAddrPort("[::ffff:10.1.2.3]:7"), Dst: netip.MustParseAddrPort("[::ffff:10.1.2.4]:8"), TTL: 1, Checksum: true},
 		{DstMAC: dstMAC, SrcMAC: srcMAC, Src: netip.MustParseAddrPort("[fd00::2]:5000"), Dst: netip.MustParseAddrPort("[fd00::1]:19522"), TTL: 64},
+		{Src: netip.MustParseAddrPort("[fd00::3]:49152"), Dst: netip.MustParseAddrPort("[fd00::4]:4791"), TTL: 64, ZeroIPv6Checksum: true},
 	}
 }
 
@@ -78,8 +80,24 @@ func TestBuildAgainstGopacket(t *testing.T) {
 			if d.ipv4() && !d.Checksum {
 				UDP(want[EthernetLen+IPv4MinLen:]).SetChecksum(0)
 			}
+			if !d.ipv4() && d.ZeroIPv6Checksum {
+				UDP(want[EthernetLen+IPv6Len:]).SetChecksum(0)
+			}
 			if !bytes.Equal(f, want) {
 				t.Errorf("%v n=%d: built\n%x\ngopacket\n%x", d.Src, n, f, want)
+			}
+			if u, src, dst := UDP(f[d.HeaderLen()-UDPLen:]), d.Src.Addr(), d.Dst.Addr(); u.Checksum() != 0 {
+				if d.ipv4() {
+					src, dst = src.Unmap(), dst.Unmap()
+				}
+				if !u.ChecksumValid(src, dst) {
+					t.Errorf("%v n=%d: the checksum gopacket agrees with is not valid", d.Src, n)
+				}
+				u[len(u)-1] ^= 0x10
+				if u.ChecksumValid(src, dst) {
+					t.Errorf("%v n=%d: valid with a byte changed", d.Src, n)
+				}
+				u[len(u)-1] ^= 0x10
 			}
 			ps, pd, p, ok := ParseUDP(f)
 			if !ok || ps != netip.AddrPortFrom(d.Src.Addr().Unmap(), d.Src.Port()) || pd != netip.AddrPortFrom(d.Dst.Addr().Unmap(), d.Dst.Port()) || !bytes.Equal(p, payload) {
@@ -168,5 +186,28 @@ func TestBuildNoAllocs(t *testing.T) {
 		if a := testing.AllocsPerRun(100, func() { d.Build(f) }); a != 0 {
 			t.Errorf("%v: %v allocations", d.Src, a)
 		}
+	}
+}
+
+// TestChecksumMappedIPv6: over an IPv6 header with IPv4-mapped addresses
+// the checksum is gopacket's, whichever family's pseudo-header sums them
+// (their 0xffff words are one's-complement zero).
+func TestChecksumMappedIPv6(t *testing.T) {
+	src, dst := netip.MustParseAddr("::ffff:0.0.0.0"), netip.MustParseAddr("::ffff:10.1.2.4")
+	ip := &layers.IPv6{Version: 6, HopLimit: 64, NextHeader: layers.IPProtocolUDP, SrcIP: src.AsSlice(), DstIP: dst.AsSlice()}
+	udp := &layers.UDP{SrcPort: 0xffff, DstPort: 53}
+	udp.SetNetworkLayerForChecksum(ip)
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, udp, gopacket.Payload("abc")); err != nil {
+		t.Fatal(err)
+	}
+	u := UDP(buf.Bytes())
+	want := u.Checksum()
+	if !u.ChecksumValid(src, dst) || !u.ChecksumValid(src.Unmap(), dst.Unmap()) {
+		t.Errorf("gopacket's checksum %#04x: valid %v over IPv6, %v over IPv4", want, u.ChecksumValid(src, dst), u.ChecksumValid(src.Unmap(), dst.Unmap()))
+	}
+	u.SetChecksum(0)
+	if got, got4 := u.CalculateChecksum(src, dst), u.CalculateChecksum(src.Unmap(), dst.Unmap()); got != want || got4 != want {
+		t.Errorf("checksum %#04x (unmapped %#04x), gopacket %#04x", got, got4, want)
 	}
 }
