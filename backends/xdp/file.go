@@ -312,6 +312,11 @@ func (c *gen) file(opt Options) (*Program, error) {
 	}
 	if c.usesSum {
 		w.WriteString(sumC + "\n")
+	} else if c.usesICRC {
+		w.WriteString(sumFragsC + "\n") // its chunk buffer
+	}
+	if c.usesICRC {
+		w.WriteString(icrcC() + "\n")
 	}
 	if c.usesPopSum {
 		w.WriteString(popSumC + "\n")
