@@ -20,6 +20,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/rdma"
 	"github.com/dragonet-go/nsc/rdma/irnxdphost"
 	"github.com/dragonet-go/nsc/rdma/naaxdphost"
 	"github.com/dragonet-go/nsc/sim"
@@ -37,7 +38,8 @@ type splitEnd struct{ Device, Host, Data string }
 // checks; every frame it passes, unchanged, goes to the generated host
 // part (rdma/naaxdphost, rdma/irnxdphost), which runs the whole responder
 // on it. On the crafted traffic (the scenarios in testdata's order, state
-// carried across), the same with each ICRC broken, and 20,000 frames
+// carried across) and WRITEs up to the MTU (the ICRC read from XDP
+// fragments), the same with each ICRC broken, and 20,000 frames
 // derived from it (half of them with the ICRC made right again): frame by frame where it ends and its bytes are the
 // interpreter's on the responder embedded in RDMAXDP, and so are the
 // drops counted by reason and the runs of every host node.
@@ -79,6 +81,13 @@ func TestXDPSplit(t *testing.T) {
 				for _, s := range sc[name] {
 					seeds = append(seeds, s.frame)
 				}
+			}
+			// WRITE Only frames up to the MTU, IPv4 and IPv6, past the
+			// XDP head (BPF_PROG_TEST_RUN's 3,520 bytes): the ICRC read
+			// from fragments, in every piece size.
+			for _, n := range []int{4096, 4093, 3999, 2051} {
+				w := withRETH(write(qpn, rdma.WriteOnly, ipsn, fill(n, byte(n))), regionBase, rkey, uint32(n))
+				seeds = append(seeds, frame(w), rdma.AppendFrame(nil, host6, naa6, w))
 			}
 			frames := append([][]byte(nil), seeds...)
 			for _, f := range seeds {
