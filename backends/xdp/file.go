@@ -310,10 +310,11 @@ func (c *gen) file(opt Options) (*Program, error) {
 		}
 		c.tableC(&w, tm.Index)
 	}
+	if c.usesSum || c.usesICRC {
+		w.WriteString(chunkC)
+	}
 	if c.usesSum {
 		w.WriteString(sumC + "\n")
-	} else if c.usesICRC {
-		w.WriteString(sumFragsC + "\n") // its chunk buffer
 	}
 	if c.usesICRC {
 		w.WriteString(icrcC() + "\n")
