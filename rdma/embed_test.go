@@ -13,9 +13,9 @@ import (
 )
 
 // TestDevices embeds each responder in the NICs and devices of
-// models/rdma (nics.nsc, fpga.nsc, irn-nics.nsc, xdp.nsc): the ICRC check pruned
-// where the NIC checks it, what goes to a device, what to the host and
-// why; then nsc verify, with the QP and region tables, on synthesized
+// models/rdma (nics.nsc, fpga.nsc, irn-nics.nsc, xdp.nsc): the ICRC check
+// pruned where the NIC checks it, what goes to a device, what to the host
+// and why; then nsc verify, with the QP and region tables, on synthesized
 // packets and on the crafted traffic as it is and with its ICRCs broken,
 // finds the honest ones sound and catches each liar, naming its claim.
 func TestDevices(t *testing.T) {

@@ -39,10 +39,11 @@ type splitEnd struct{ Device, Host, Data string }
 // part (rdma/naaxdphost, rdma/irnxdphost), which runs the whole responder
 // on it. On the crafted traffic (the scenarios in testdata's order, state
 // carried across) and WRITEs up to the MTU (the ICRC read from XDP
-// fragments), the same with each ICRC broken, and 20,000 frames
-// derived from it (half of them with the ICRC made right again): frame by frame where it ends and its bytes are the
-// interpreter's on the responder embedded in RDMAXDP, and so are the
-// drops counted by reason and the runs of every host node.
+// fragments), the same with each ICRC broken, and 20,000 frames derived
+// from them (half with the ICRC made right again): frame by frame where
+// it ends and its bytes are the interpreter's on the responder embedded
+// in RDMAXDP, and so are the drops counted by reason and the runs of
+// every host node.
 func TestXDPSplit(t *testing.T) {
 	for _, c := range []struct {
 		lpg  string
