@@ -13,9 +13,9 @@ import (
 )
 
 // TestDevices embeds each responder in the NICs and devices of
-// models/rdma (nics.nsc, fpga.nsc, irn-nics.nsc): the ICRC check pruned
-// where the NIC checks it, what goes to a device, what to the host and
-// why; then nsc verify, with the QP and region tables, on synthesized
+// models/rdma (nics.nsc, fpga.nsc, irn-nics.nsc, xdp.nsc): the ICRC check
+// pruned where the NIC checks it, what goes to a device, what to the host
+// and why; then nsc verify, with the QP and region tables, on synthesized
 // packets and on the crafted traffic as it is and with its ICRCs broken,
 // finds the honest ones sound and catches each liar, naming its claim.
 func TestDevices(t *testing.T) {
@@ -40,6 +40,12 @@ func TestDevices(t *testing.T) {
 		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNNICSmall", sc: irnScenarios,
 			host:   map[string]string{"RxLoad": "490-bit entries and IRNNICSmall holds at most 256 bits an entry (limit register_bits)", "RxAdvance": ""},
 			device: []string{"RxRC", "RxKind"}},
+		{file: "rdma/xdp.nsc", lpg: "NAAResponder", prg: "RDMAXDP", sc: scenarios,
+			host:   map[string]string{"RxLoad": "(limit register_entries)", "RxStore": "(limit register_entries)", "RxConnection": ""},
+			device: []string{"RxICRC", "RxExtractImm", "RxSizeOK"}},
+		{file: "rdma/xdp.nsc", lpg: "IRNResponder", prg: "RDMAXDP", sc: irnScenarios,
+			host:   map[string]string{"RxLoad": "(limit register_entries)", "RxRegion": ""},
+			device: []string{"RxICRC", "RxRETH", "RxSizeOK"}},
 		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNLyingNIC", sc: irnScenarios, liar: "icrc_ok(bth)"},
 		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNOffsetNIC", sc: irnScenarios, liar: "icrc_ok(bth)", rightICRC: true},
 	} {

@@ -43,6 +43,10 @@ var generated = []struct {
 	// also the one on BMv2Small (backends/p4/split_test.go; cmd/nsc's
 	// TestCompileP4Split holds the two the same).
 	{"ejfat/lb-2026.nsc", "LB2026", "XDPSmall", "ejfat/lbfast/lb2026host", ""},
+	// The host parts of the RDMA responders split on RDMAXDP
+	// (rdma/split_test.go).
+	{"rdma/xdp.nsc", "NAAResponder", "RDMAXDP", "rdma/naaxdphost", ""},
+	{"rdma/xdp.nsc", "IRNResponder", "RDMAXDP", "rdma/irnxdphost", ""},
 }
 
 // TestGeneratedUpToDate fails when a checked-in fast path is not what

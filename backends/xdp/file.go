@@ -310,8 +310,14 @@ func (c *gen) file(opt Options) (*Program, error) {
 		}
 		c.tableC(&w, tm.Index)
 	}
+	if c.usesSum || c.usesICRC {
+		w.WriteString(chunkC)
+	}
 	if c.usesSum {
 		w.WriteString(sumC + "\n")
+	}
+	if c.usesICRC {
+		w.WriteString(icrcC() + "\n")
 	}
 	if c.usesPopSum {
 		w.WriteString(popSumC + "\n")

@@ -30,13 +30,9 @@ func (c *gen) inHead(p, off string, n int) string {
 	return fmt.Sprintf("if ((void *)(%s + %d) > data_end) { if (%s + %d <= NSC_LEN) %s %s }", p, n, off, n, c.beyondHead(), c.malformed())
 }
 
-// sumFragsC sums a range that does not lie in the head, through a per-CPU
-// buffer: whole chunks, then the rest in pieces of 256, 128, … 4, 2 and 1
-// bytes. Every size is a constant (a size the verifier had to follow
-// through a loop's bound made it walk every chunk length) and every piece
-// but the last two starts a multiple of 4 bytes from start, so big-endian
-// 32-bit words sum as the 16-bit ones do; a last odd byte is a high byte.
-const sumFragsC = `#define NSC_CHUNK 512
+// chunkC is the per-CPU buffer that bytes outside the head are read into
+// (bpf_xdp_load_bytes) by nsc_sum_frags and nsc_icrc_bad (icrc.go).
+const chunkC = `#define NSC_CHUNK 512
 struct nsc_chunk { unsigned char b[NSC_CHUNK]; };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -44,7 +40,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct nsc_chunk);
 } nsc_chunk SEC(".maps");
+`
 
+// sumFragsC sums a range that does not lie in the head, through the chunk
+// buffer: whole chunks, then the rest in pieces of 256, 128, … 4, 2 and 1
+// bytes. Every size is a constant (a size the verifier had to follow
+// through a loop's bound made it walk every chunk length) and every piece
+// but the last two starts a multiple of 4 bytes from start, so big-endian
+// 32-bit words sum as the 16-bit ones do; a last odd byte is a high byte.
+const sumFragsC = `
 #define NSC_SUM_PIECE(size) \
 	if (r & (size)) { \
 		if (bpf_xdp_load_bytes(ctx, pos & NSC_OM, buf->b, (size))) \

@@ -130,6 +130,7 @@ type gen struct {
 	metaWords  int
 	validWords int
 	usesSum    bool // nsc_sum: checksum verify/compute
+	usesICRC   bool // nsc_icrc_bad: checksum verify icrc
 	usesPopSum bool // nsc_popdelta
 	usesMove   bool // nsc_pop_move / nsc_push_move
 	parseSites int
