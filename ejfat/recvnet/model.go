@@ -1,7 +1,6 @@
 package recvnet
 
 import (
-	"bytes"
 	"context"
 	"net/netip"
 	"sync"
@@ -17,16 +16,22 @@ import (
 // Model is a Reassembler that runs the Go code nsc generates from
 // models/ejfat/reassembler.nsc (ejfat/reasmfast) on
 // datagrams: each goes in as the frame the kernel received — Ethernet, IP
-// and UDP headers rebuilt in front of it (UDP checksum 0 over IPv4: the
+// and UDP headers written in front of it (UDP checksum 0 over IPv4: the
 // kernel checked it) — and the model decides its fate by its own rules
-// (its state declaration's timeout and caps, not --timeout).
+// (its state declaration's timeout and caps, not --timeout). A complete
+// event is the state's buffer, kept out of it until Release gives it back.
 type Model struct {
-	mu    sync.Mutex // the pipeline and stats: receive thread, consumer and progress meet here
-	pl    *reasmfast.Pipeline
-	buf   []byte
-	queue chan *reasm.Event
-	stats reasm.Stats
+	mu     sync.Mutex // the pipeline and stats: receive thread, consumer and progress meet here
+	pl     *reasmfast.Pipeline
+	buf    []byte
+	queue  chan *reasm.Event
+	events []*reasm.Event // released ones, for the next complete events
+	stats  reasm.Stats
 }
+
+// Room is the bytes FrameAt needs free in front of a datagram: the
+// headers it writes there and the generated code's headroom.
+const Room = packet.Headroom + frame.EthernetLen + frame.IPv6Len + frame.UDPLen
 
 // NewModel makes a Model on clock now (nil: time.Now) whose queue holds
 // queue complete events.
@@ -48,21 +53,41 @@ var reasons = map[string]reasm.Reason{
 	"too large": reasm.TooLarge, "truncated": reasm.Short,
 }
 
+// Datagram copies b behind room of its own and runs it (FrameAt).
 func (m *Model) Datagram(src netip.Addr, b []byte) reasm.Reason {
+	n := Room + len(b) + packet.Headroom
+	if cap(m.buf) < n {
+		m.buf = make([]byte, n)
+	}
+	copy(m.buf[Room:], b)
+	return m.FrameAt(src, m.buf[:n], Room, len(b))
+}
+
+// FrameAt runs the datagram buf[off:off+n] from src, with its headers
+// written in place in front of it: buf must have Room bytes before off
+// and packet.Headroom after off+n, as a reader that receives into
+// buf[Room:] leaves them. The datagram's bytes may change.
+func (m *Model) FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stats.Packets++
-	m.stats.Bytes += uint64(len(b))
-	frame := m.frame(src, b)
-	r := m.pl.Process(frame, packet.Headroom, len(frame)-2*packet.Headroom)
+	m.stats.Bytes += uint64(n)
+	re := ejfat.RE(buf[off : off+n])
+	key := reasm.Key{Src: src}
+	if len(re) >= ejfat.RELen {
+		key.DataID, key.Number = re.DataID(), re.EventNumber()
+	}
+	h := headers(src, buf[:off+n], off)
+	r := m.pl.Process(buf, off-h, h+n)
 	if r.Sink >= 0 {
 		m.stats.Reassembled++
-		re := ejfat.RE(b)
-		ev := &reasm.Event{Key: reasm.Key{Src: src, DataID: re.DataID(), Number: re.EventNumber()}, Data: bytes.Clone(r.Data)}
+		ev := m.event()
+		ev.Key, ev.Data = key, m.pl.States()[0].Keep()
 		select {
 		case m.queue <- ev:
 		default:
 			m.stats.EnqueueErrors++
+			m.release(ev)
 		}
 		m.stats.Segments[reasm.Completed]++
 		return reasm.Completed
@@ -75,25 +100,36 @@ func (m *Model) Datagram(src netip.Addr, b []byte) reasm.Reason {
 	return why
 }
 
-// frame rebuilds the frame of datagram b from src in m's buffer, with
-// packet.Headroom on either side: to an unspecified address, ports 0, the
-// UDP checksum 0 over IPv4 (the kernel checked it) and computed over IPv6
-// (where it is not optional).
-func (m *Model) frame(src netip.Addr, b []byte) []byte {
+// event is a released Event, or a new one.
+func (m *Model) event() *reasm.Event {
+	if k := len(m.events); k > 0 {
+		ev := m.events[k-1]
+		m.events = m.events[:k-1]
+		return ev
+	}
+	return &reasm.Event{}
+}
+
+// release gives ev's buffer back to the state and keeps ev.
+func (m *Model) release(ev *reasm.Event) {
+	m.pl.States()[0].Reuse(ev.Data)
+	*ev = reasm.Event{}
+	m.events = append(m.events, ev)
+}
+
+// headers writes, in front of the datagram f[off:] from src, the frame's
+// headers the kernel took off, and returns their length: to an
+// unspecified address, ports 0, the UDP checksum 0 over IPv4 (the kernel
+// checked it) and computed over IPv6 (where it is not optional).
+func headers(src netip.Addr, f []byte, off int) int {
 	to := netip.IPv4Unspecified()
 	if !src.Is4() {
 		to = netip.IPv6Unspecified()
 	}
 	d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(to, 0), TTL: 64}
-	hdr := d.HeaderLen()
-	n := 2*packet.Headroom + hdr + len(b)
-	if cap(m.buf) < n {
-		m.buf = make([]byte, n)
-	}
-	f := m.buf[:n]
-	copy(f[packet.Headroom+hdr:], b)
-	d.Build(f[packet.Headroom : n-packet.Headroom])
-	return f
+	h := d.HeaderLen()
+	d.Build(f[off-h:])
+	return h
 }
 
 func (m *Model) Expire() {} // the model's state expires as segments come
@@ -124,7 +160,12 @@ func (m *Model) dequeued() {
 	m.mu.Unlock()
 }
 
-func (m *Model) Release(*reasm.Event) {}
+// Release gives ev's buffer back to the model's state.
+func (m *Model) Release(ev *reasm.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.release(ev)
+}
 
 func (m *Model) Fill() float64 { return float64(len(m.queue)) / float64(cap(m.queue)) }
 

@@ -129,6 +129,28 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 	return packet.PlaceComplete, e.buf[:e.length]
 }
 
+// Keep takes the event the last Place completed out of the state, so it
+// stays valid past the next Place, until Reuse gives its buffer back: an
+// application that hands events to another goroutine then needs no copy.
+// It returns nil when the last Place completed nothing.
+func (s *State) Keep() []byte {
+	e := s.held
+	if e == nil {
+		return nil
+	}
+	b := e.buf[:e.length]
+	e.buf = nil
+	s.free = append(s.free, e)
+	s.held = nil
+	return b
+}
+
+// Reuse gives back, for events to come, a buffer Keep took.
+func (s *State) Reuse(b []byte) {
+	b = b[:cap(b)]
+	s.buffers[len(b)] = append(s.buffers[len(b)], b)
+}
+
 // start makes the entry of a new event, evicting the oldest ones first
 // until it fits under the caps.
 func (s *State) start(key *StateKey, length uint64, now time.Time) *entry {
