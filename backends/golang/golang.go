@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"slices"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends"
@@ -73,6 +74,9 @@ type gen struct {
 
 	// hdrs is a stack of scopes: header index -> variable holding its bytes.
 	hdrs []map[int]string
+	// parsed are the headers an unrolled parse extracted on the way to
+	// what it prints now (parseFrom).
+	parsed []int
 
 	owner    *dataflow.Node // the F-node being generated
 	counters int            // edge counters placed
@@ -86,7 +90,9 @@ type gen struct {
 
 // mustValid reports whether wire header h is valid whenever the node being
 // generated runs: its checks can go.
-func (c *gen) mustValid(h int) bool { return c.owner != nil && c.valid.Must(c.owner, h) }
+func (c *gen) mustValid(h int) bool {
+	return slices.Contains(c.parsed, h) || c.owner != nil && c.valid.Must(c.owner, h)
+}
 
 // mayValid reports whether header h can be valid when the node runs.
 func (c *gen) mayValid(h int) bool { return c.owner == nil || c.valid.May(c.owner, h) }
@@ -316,7 +322,7 @@ func (c *gen) malformed() string {
 
 func (c *gen) Input(n *dataflow.Node) {
 	if h := n.Op.Header; h >= 0 {
-		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ParseFrame(%d)", h)), c.malformed())
+		c.emit("if !%s { %s }", c.parseFrame(h), c.malformed())
 	}
 }
 

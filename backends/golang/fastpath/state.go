@@ -33,6 +33,7 @@ type State struct {
 
 	free    []*entry
 	held    *entry           // the entry whose event the last complete handed out
+	last    *entry           // the live entry the last segment went to: the next one's, mostly
 	buffers map[int][][]byte // by capacity class
 
 	TimedOut, Evicted uint64
@@ -95,7 +96,10 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 	case size > length || offset > length-size:
 		return packet.PlaceOutOfBounds, nil
 	}
-	e := s.live[*key]
+	e := s.last
+	if e == nil || e.key != *key {
+		e = s.live[*key]
+	}
 	if e == nil {
 		if f, ok := s.done[*key]; ok {
 			if f.complete {
@@ -118,6 +122,7 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 			return packet.PlaceOverlap, nil
 		}
 	}
+	s.last = e
 	copy(e.buf[offset:], payload)
 	e.add(offset, offset+size)
 	e.arrived += size
@@ -172,6 +177,9 @@ func (s *State) start(key *StateKey, length uint64, now time.Time) *entry {
 // finish ends a live entry and remembers, for one timeout and at most
 // Events keys, how it ended.
 func (s *State) finish(e *entry, now time.Time, complete bool) {
+	if s.last == e {
+		s.last = nil
+	}
 	s.bytes -= e.length
 	delete(s.live, e.key)
 	s.age.remove(e)

@@ -420,99 +420,323 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 			}
 			pendD6, pendK6 = 0, false
 		}
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s3 := uint16(r)
-				cb[0] = byte(s3 >> 8)
-				cb[1] = byte(s3)
+		parsed2 := false
+		for { // the parse graph from ethernet; break ends it
+			h0 = -1
+			h1 = -1
+			h2 = -1
+			h3, h3len = -1, 0
+			h4 = -1
+			h5 = -1
+			h6 = -1
+			h7 = -1
+			h8 = -1
+			cur = 0
+			x3 := (h0 >= 0) // already there: nothing to do
+			if !x3 {
+				x3 = cur >= 0 && cur+14 <= len(data)
+				if x3 {
+					h0 = cur
+					cur += 14
+				} else {
+					h0 = -1
+				} // ethernet
 			}
-			pendD6, pendK6 = 0, false
+			if !x3 {
+				break
+			}
+			b4 := data[h0 : h0+14] // ethernet
+			if (uint64(b4[12])<<8|uint64(b4[13]))&0xffff == 0x800 {
+				x5 := (h3 >= 0) // already there: nothing to do
+				if !x5 {
+					if off := cur; off >= 0 && off+20 <= len(data) {
+						h3, h3len = off, 20
+						if !(h3 >= 0) {
+							return pl.drop(0)
+						}
+						b7 := data[h3 : h3+20] // ipv4
+						ext6 := ((int64((uint64(b7[0]) >> 0 & 0xf)) - 5) * 4)
+						x5 = ext6 >= 0 && ext6 <= int64(len(data)) && off+20+int(ext6) <= len(data)
+						if x5 {
+							h3len += int(ext6)
+							cur = off + h3len
+						}
+					}
+					if !x5 {
+						h3 = -1
+					} // ipv4
+				}
+				if !x5 {
+					break
+				}
+				b8 := data[h3 : h3+20] // ipv4
+				if uint64(b8[9])&0xff == 0x11 {
+					x9 := (h8 >= 0) // already there: nothing to do
+					if !x9 {
+						x9 = cur >= 0 && cur+8 <= len(data)
+						if x9 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x9 {
+						break
+					}
+					parsed2 = true
+					break
+				}
+				b10 := data[h3 : h3+20] // ipv4
+				if uint64(b10[9])&0xff == 0x1 {
+					x11 := (h5 >= 0) // already there: nothing to do
+					if !x11 {
+						x11 = cur >= 0 && cur+4 <= len(data)
+						if x11 {
+							h5 = cur
+							cur += 4
+						} else {
+							h5 = -1
+						} // icmp
+					}
+					if !x11 {
+						break
+					}
+					parsed2 = true
+					break
+				}
+				parsed2 = true
+				break
+			}
+			b12 := data[h0 : h0+14] // ethernet
+			if (uint64(b12[12])<<8|uint64(b12[13]))&0xffff == 0x86dd {
+				x13 := (h4 >= 0) // already there: nothing to do
+				if !x13 {
+					x13 = cur >= 0 && cur+40 <= len(data)
+					if x13 {
+						h4 = cur
+						cur += 40
+					} else {
+						h4 = -1
+					} // ipv6
+				}
+				if !x13 {
+					break
+				}
+				b14 := data[h4 : h4+40] // ipv6
+				if uint64(b14[6])&0xff == 0x11 {
+					x15 := (h8 >= 0) // already there: nothing to do
+					if !x15 {
+						x15 = cur >= 0 && cur+8 <= len(data)
+						if x15 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x15 {
+						break
+					}
+					parsed2 = true
+					break
+				}
+				b16 := data[h4 : h4+40] // ipv6
+				if uint64(b16[6])&0xff == 0x3a {
+					x17 := (h6 >= 0) // already there: nothing to do
+					if !x17 {
+						x17 = cur >= 0 && cur+4 <= len(data)
+						if x17 {
+							h6 = cur
+							cur += 4
+						} else {
+							h6 = -1
+						} // icmpv6
+					}
+					if !x17 {
+						break
+					}
+					parsed2 = true
+					break
+				}
+				parsed2 = true
+				break
+			}
+			b18 := data[h0 : h0+14] // ethernet
+			if (uint64(b18[12])<<8|uint64(b18[13]))&0xffff == 0x806 {
+				x19 := (h2 >= 0) // already there: nothing to do
+				if !x19 {
+					x19 = cur >= 0 && cur+28 <= len(data)
+					if x19 {
+						h2 = cur
+						cur += 28
+					} else {
+						h2 = -1
+					} // arp
+				}
+				if !x19 {
+					break
+				}
+				parsed2 = true
+				break
+			}
+			b20 := data[h0 : h0+14] // ethernet
+			if (uint64(b20[12])<<8|uint64(b20[13]))&0xffff == 0x8100 {
+				x21 := (h1 >= 0) // already there: nothing to do
+				if !x21 {
+					x21 = cur >= 0 && cur+4 <= len(data)
+					if x21 {
+						h1 = cur
+						cur += 4
+					} else {
+						h1 = -1
+					} // vlan
+				}
+				if !x21 {
+					break
+				}
+				b22 := data[h1 : h1+4] // vlan
+				if (uint64(b22[2])<<8|uint64(b22[3]))&0xffff == 0x800 {
+					x23 := (h3 >= 0) // already there: nothing to do
+					if !x23 {
+						if off := cur; off >= 0 && off+20 <= len(data) {
+							h3, h3len = off, 20
+							if !(h3 >= 0) {
+								return pl.drop(0)
+							}
+							b25 := data[h3 : h3+20] // ipv4
+							ext24 := ((int64((uint64(b25[0]) >> 0 & 0xf)) - 5) * 4)
+							x23 = ext24 >= 0 && ext24 <= int64(len(data)) && off+20+int(ext24) <= len(data)
+							if x23 {
+								h3len += int(ext24)
+								cur = off + h3len
+							}
+						}
+						if !x23 {
+							h3 = -1
+						} // ipv4
+					}
+					if !x23 {
+						break
+					}
+					b26 := data[h3 : h3+20] // ipv4
+					if uint64(b26[9])&0xff == 0x11 {
+						x27 := (h8 >= 0) // already there: nothing to do
+						if !x27 {
+							x27 = cur >= 0 && cur+8 <= len(data)
+							if x27 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x27 {
+							break
+						}
+						parsed2 = true
+						break
+					}
+					b28 := data[h3 : h3+20] // ipv4
+					if uint64(b28[9])&0xff == 0x1 {
+						x29 := (h5 >= 0) // already there: nothing to do
+						if !x29 {
+							x29 = cur >= 0 && cur+4 <= len(data)
+							if x29 {
+								h5 = cur
+								cur += 4
+							} else {
+								h5 = -1
+							} // icmp
+						}
+						if !x29 {
+							break
+						}
+						parsed2 = true
+						break
+					}
+					parsed2 = true
+					break
+				}
+				b30 := data[h1 : h1+4] // vlan
+				if (uint64(b30[2])<<8|uint64(b30[3]))&0xffff == 0x86dd {
+					x31 := (h4 >= 0) // already there: nothing to do
+					if !x31 {
+						x31 = cur >= 0 && cur+40 <= len(data)
+						if x31 {
+							h4 = cur
+							cur += 40
+						} else {
+							h4 = -1
+						} // ipv6
+					}
+					if !x31 {
+						break
+					}
+					b32 := data[h4 : h4+40] // ipv6
+					if uint64(b32[6])&0xff == 0x11 {
+						x33 := (h8 >= 0) // already there: nothing to do
+						if !x33 {
+							x33 = cur >= 0 && cur+8 <= len(data)
+							if x33 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x33 {
+							break
+						}
+						parsed2 = true
+						break
+					}
+					b34 := data[h4 : h4+40] // ipv6
+					if uint64(b34[6])&0xff == 0x3a {
+						x35 := (h6 >= 0) // already there: nothing to do
+						if !x35 {
+							x35 = cur >= 0 && cur+4 <= len(data)
+							if x35 {
+								h6 = cur
+								cur += 4
+							} else {
+								h6 = -1
+							} // icmpv6
+						}
+						if !x35 {
+							break
+						}
+						parsed2 = true
+						break
+					}
+					parsed2 = true
+					break
+				}
+				b36 := data[h1 : h1+4] // vlan
+				if (uint64(b36[2])<<8|uint64(b36[3]))&0xffff == 0x806 {
+					x37 := (h2 >= 0) // already there: nothing to do
+					if !x37 {
+						x37 = cur >= 0 && cur+28 <= len(data)
+						if x37 {
+							h2 = cur
+							cur += 28
+						} else {
+							h2 = -1
+						} // arp
+					}
+					if !x37 {
+						break
+					}
+					parsed2 = true
+					break
+				}
+				parsed2 = true
+				break
+			}
+			parsed2 = true
+			break
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt2 := p.ParseFrame(0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		if !rt2 {
+		if !parsed2 {
 			return pl.drop(0)
 		}
 		goto t1
@@ -539,32 +763,32 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s4 := uint16(r)
-				cb[0] = byte(s4 >> 8)
-				cb[1] = byte(s4)
+				s38 := uint16(r)
+				cb[0] = byte(s38 >> 8)
+				cb[1] = byte(s38)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		ok5 := false
+		ok39 := false
 		if h3+h3len <= len(data) {
-			ok5 = packet.Fold(packet.Sum(data[h3:h3+h3len], 0)) == 0
+			ok39 = packet.Fold(packet.Sum(data[h3:h3+h3len], 0)) == 0
 		}
-		if ok5 {
+		if ok39 {
 			goto t5
 		}
 		goto n4
 	}
 t5:
 	{ // HasUdp: test valid(udp) && udp.length >= 8
-		c6 := (h8 >= 0)
-		if c6 {
+		c40 := (h8 >= 0)
+		if c40 {
 			if !(h8 >= 0) {
 				return pl.drop(2)
 			}
-			b7 := data[h8 : h8+8] // udp
-			c6 = ((uint64(b7[4])<<8 | uint64(b7[5])) >= 0x8)
+			b41 := data[h8 : h8+8] // udp
+			c40 = ((uint64(b41[4])<<8 | uint64(b41[5])) >= 0x8)
 		}
-		if c6 {
+		if c40 {
 			goto t11
 		}
 		goto n6
@@ -580,9 +804,9 @@ t11:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s12 := uint16(r)
-				cb[0] = byte(s12 >> 8)
-				cb[1] = byte(s12)
+				s46 := uint16(r)
+				cb[0] = byte(s46 >> 8)
+				cb[1] = byte(s46)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -625,7 +849,7 @@ t11:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		ok13, wellFormed := p.VerifyChecksum(8)
+		ok47, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -663,7 +887,7 @@ t11:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if ok13 && wellFormed {
+		if ok47 && wellFormed {
 			goto t13
 		}
 		goto n12
@@ -671,19 +895,19 @@ t11:
 t13:
 	{ // Tern: lookup t_tern
 		act, params := 0, []packet.Value(defaultParams0)
-		b15 := data[h3 : h3+20] // ipv4
-		kw14 := (uint64(b15[12])<<24 | uint64(b15[13])<<16 | uint64(b15[14])<<8 | uint64(b15[15]))
-		b17 := data[h8 : h8+8] // udp
-		kw16 := (uint64(b17[0])<<8 | uint64(b17[1]))
-		pr18 := pl.tables[0].Probes()
-		k19 := kw16<<0 | kw14<<16
-		if pi20 := &pr18.Packed; len(pi20.Slots) > 0 {
-			k19 &= pi20.Mask
-			m, j := uint64(len(pi20.Slots)-1), packet.PackedHash(k19)>>(pi20.Shift&63)
-			sl := &pi20.Slots[j]
-			for sl.Entry != 0 && sl.Key != k19 {
+		b49 := data[h3 : h3+20] // ipv4
+		kw48 := (uint64(b49[12])<<24 | uint64(b49[13])<<16 | uint64(b49[14])<<8 | uint64(b49[15]))
+		b51 := data[h8 : h8+8] // udp
+		kw50 := (uint64(b51[0])<<8 | uint64(b51[1]))
+		pr52 := pl.tables[0].Probes()
+		k53 := kw50<<0 | kw48<<16
+		if pi54 := &pr52.Packed; len(pi54.Slots) > 0 {
+			k53 &= pi54.Mask
+			m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53)>>(pi54.Shift&63)
+			sl := &pi54.Slots[j]
+			for sl.Entry != 0 && sl.Key != k53 {
 				j = (j + 1) & m
-				sl = &pi20.Slots[j]
+				sl = &pi54.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -698,16 +922,16 @@ t13:
 					goto t14
 				}
 			}
-		} else if sc21 := &pr18.Scan; len(sc21.Rows) > 0 {
-			for i := range sc21.Rows {
-				r := &sc21.Rows[i]
-				if kw14&r.Match[0].Mask == r.Match[0].Val && kw16-r.Match[1].Lo <= r.Match[1].Span {
+		} else if sc55 := &pr52.Scan; len(sc55.Rows) > 0 {
+			for i := range sc55.Rows {
+				r := &sc55.Rows[i]
+				if kw48&r.Match[0].Mask == r.Match[0].Val && kw50-r.Match[1].Lo <= r.Match[1].Span {
 					act, params = int(r.Action), r.Params
 					break
 				}
 			}
-		} else if pr18.Len != 0 {
-			if a, ps, hit := pl.tables[0].LookupWordAction(k19); hit {
+		} else if pr52.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k53); hit {
 				act, params = a, ps
 			}
 		}
@@ -725,18 +949,18 @@ t13:
 t14:
 	{ // Lpm: lookup t_lpm
 		act, params := 1, []packet.Value(nil)
-		b23 := data[h3 : h3+20] // ipv4
-		kw22 := (uint64(b23[9]))
-		kw24 := (uint64(b23[16])<<24 | uint64(b23[17])<<16 | uint64(b23[18])<<8 | uint64(b23[19]))
-		pr25 := pl.tables[1].Probes()
-		k26 := kw24<<0 | kw22<<32
-		if pi27 := &pr25.Packed; len(pi27.Slots) > 0 {
-			k26 &= pi27.Mask
-			m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26)>>(pi27.Shift&63)
-			sl := &pi27.Slots[j]
-			for sl.Entry != 0 && sl.Key != k26 {
+		b57 := data[h3 : h3+20] // ipv4
+		kw56 := (uint64(b57[9]))
+		kw58 := (uint64(b57[16])<<24 | uint64(b57[17])<<16 | uint64(b57[18])<<8 | uint64(b57[19]))
+		pr59 := pl.tables[1].Probes()
+		k60 := kw58<<0 | kw56<<32
+		if pi61 := &pr59.Packed; len(pi61.Slots) > 0 {
+			k60 &= pi61.Mask
+			m, j := uint64(len(pi61.Slots)-1), packet.PackedHash(k60)>>(pi61.Shift&63)
+			sl := &pi61.Slots[j]
+			for sl.Entry != 0 && sl.Key != k60 {
 				j = (j + 1) & m
-				sl = &pi27.Slots[j]
+				sl = &pi61.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -753,30 +977,30 @@ t14:
 					goto t15
 				}
 			}
-		} else if iv28 := pr25.Intervals; iv28 != nil {
-			h29 := packet.WordsHash(kw22, 0, 0, 0)
-			for m, j := uint64(len(iv28.Groups)-1), h29>>(iv28.Shift&63); ; j = (j + 1) & m {
-				g := &iv28.Groups[j]
+		} else if iv62 := pr59.Intervals; iv62 != nil {
+			h63 := packet.WordsHash(kw56, 0, 0, 0)
+			for m, j := uint64(len(iv62.Groups)-1), h63>>(iv62.Shift&63); ; j = (j + 1) & m {
+				g := &iv62.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw22 {
-					ss, k := iv28.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw56 {
+					ss, k := iv62.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw24 {
+						if ss[k+half] <= kw58 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv28.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv62.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if pr25.Len != 0 {
-			if a, ps, hit := pl.tables[1].LookupWordAction(k26); hit {
+		} else if pr59.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k60); hit {
 				act, params = a, ps
 			}
 		}
@@ -795,31 +1019,31 @@ t14:
 	}
 t15:
 	{ // Arith: set meta.b, meta.a, meta.c, meta.odd
-		b30 := data[h8 : h8+8] // udp
-		m1 = (((m0.Lo * 0x3) + ((uint64(b30[0])<<8 | uint64(b30[1])) << (0x28 & 63))) ^ (^m1))
-		m0 = m0.Shl(uint(min(packet.Value{Lo: ((uint64(b30[2])<<8 | uint64(b30[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b64 := data[h8 : h8+8] // udp
+		m1 = (((m0.Lo * 0x3) + ((uint64(b64[0])<<8 | uint64(b64[1])) << (0x28 & 63))) ^ (^m1))
+		m0 = m0.Shl(uint(min(packet.Value{Lo: ((uint64(b64[2])<<8 | uint64(b64[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m2 = (packet.Value{Lo: ((uint64(len(data)-h8) * 0x7) & 0x7ffffffff)}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0xffff})).Lo
-		b31 := data[h3 : h3+20] // ipv4
-		m4 = ((((uint64(b31[8]) * 0x12c) & 0x1ffff) + (uint64(b31[4])<<8 | uint64(b31[5]))) & 0x3ffff) & 0x1fff
+		b65 := data[h3 : h3+20] // ipv4
+		m4 = ((((uint64(b65[8]) * 0x12c) & 0x1ffff) + (uint64(b65[4])<<8 | uint64(b65[5]))) & 0x3ffff) & 0x1fff
 		goto t16
 	}
 t16:
 	{ // Wide: lookup t_wide
 		act, params := 1, []packet.Value(nil)
-		kw32 := m0
-		b34 := data[h8 : h8+8] // udp
-		kw33 := (uint64(b34[2])<<8 | uint64(b34[3]))
-		pr35 := pl.tables[2].Probes()
-		if wl36 := &pr35.Words; len(wl36.Slots) > 0 {
-			x38 := kw32.Hi & wl36.Mask[0]
-			x39 := kw32.Lo & wl36.Mask[1]
-			x40 := kw33 & wl36.Mask[2]
-			h37 := packet.WordsHash(x38, x39, x40, 0)
-			m, j := uint64(len(wl36.Slots)-1), h37>>(wl36.Shift&63)
-			sl := &wl36.Slots[j]
-			for sl.Entry != 0 && !(sl.Keys[0] == x38 && sl.Keys[1] == x39 && sl.Keys[2] == x40) {
+		kw66 := m0
+		b68 := data[h8 : h8+8] // udp
+		kw67 := (uint64(b68[2])<<8 | uint64(b68[3]))
+		pr69 := pl.tables[2].Probes()
+		if wl70 := &pr69.Words; len(wl70.Slots) > 0 {
+			x72 := kw66.Hi & wl70.Mask[0]
+			x73 := kw66.Lo & wl70.Mask[1]
+			x74 := kw67 & wl70.Mask[2]
+			h71 := packet.WordsHash(x72, x73, x74, 0)
+			m, j := uint64(len(wl70.Slots)-1), h71>>(wl70.Shift&63)
+			sl := &wl70.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x72 && sl.Keys[1] == x73 && sl.Keys[2] == x74) {
 				j = (j + 1) & m
-				sl = &wl36.Slots[j]
+				sl = &wl70.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -834,8 +1058,8 @@ t16:
 					goto t17
 				}
 			}
-		} else if pr35.Len != 0 {
-			if a, ps, hit := pl.tables[2].LookupWordsAction(kw32.Hi, kw32.Lo, kw33, 0); hit {
+		} else if pr69.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordsAction(kw66.Hi, kw66.Lo, kw67, 0); hit {
 				act, params = a, ps
 			}
 		}
@@ -853,18 +1077,18 @@ t16:
 t17:
 	{ // Slots: lookup t_slots
 		act, params := 1, []packet.Value(nil)
-		b42 := data[h8 : h8+8] // udp
-		kw41 := (uint64(b42[2])<<8 | uint64(b42[3]))
-		kw43 := (m3 & 0x7)
-		pr44 := pl.tables[4].Probes()
-		k45 := kw43<<0 | kw41<<3
-		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
-			k45 &= pi46.Mask
-			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)>>(pi46.Shift&63)
-			sl := &pi46.Slots[j]
-			for sl.Entry != 0 && sl.Key != k45 {
+		b76 := data[h8 : h8+8] // udp
+		kw75 := (uint64(b76[2])<<8 | uint64(b76[3]))
+		kw77 := (m3 & 0x7)
+		pr78 := pl.tables[4].Probes()
+		k79 := kw77<<0 | kw75<<3
+		if pi80 := &pr78.Packed; len(pi80.Slots) > 0 {
+			k79 &= pi80.Mask
+			m, j := uint64(len(pi80.Slots)-1), packet.PackedHash(k79)>>(pi80.Shift&63)
+			sl := &pi80.Slots[j]
+			for sl.Entry != 0 && sl.Key != k79 {
 				j = (j + 1) & m
-				sl = &pi46.Slots[j]
+				sl = &pi80.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -879,8 +1103,8 @@ t17:
 					goto t18
 				}
 			}
-		} else if pr44.Len != 0 {
-			if a, ps, hit := pl.tables[4].LookupWordAction(k45); hit {
+		} else if pr78.Len != 0 {
+			if a, ps, hit := pl.tables[4].LookupWordAction(k79); hit {
 				act, params = a, ps
 			}
 		}
@@ -898,15 +1122,15 @@ t17:
 t18:
 	{ // NoKeys: lookup t_none
 		act, params := 1, []packet.Value(nil)
-		pr47 := pl.tables[5].Probes()
-		k48 := uint64(0)
-		if pi49 := &pr47.Packed; len(pi49.Slots) > 0 {
-			k48 &= pi49.Mask
-			m, j := uint64(len(pi49.Slots)-1), packet.PackedHash(k48)>>(pi49.Shift&63)
-			sl := &pi49.Slots[j]
-			for sl.Entry != 0 && sl.Key != k48 {
+		pr81 := pl.tables[5].Probes()
+		k82 := uint64(0)
+		if pi83 := &pr81.Packed; len(pi83.Slots) > 0 {
+			k82 &= pi83.Mask
+			m, j := uint64(len(pi83.Slots)-1), packet.PackedHash(k82)>>(pi83.Shift&63)
+			sl := &pi83.Slots[j]
+			for sl.Entry != 0 && sl.Key != k82 {
 				j = (j + 1) & m
-				sl = &pi49.Slots[j]
+				sl = &pi83.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -921,8 +1145,8 @@ t18:
 					goto t19
 				}
 			}
-		} else if pr47.Len != 0 {
-			if a, ps, hit := pl.tables[5].LookupWordAction(k48); hit {
+		} else if pr81.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordAction(k82); hit {
 				act, params = a, ps
 			}
 		}
@@ -939,21 +1163,21 @@ t18:
 	}
 t19:
 	{ // Cmp: test meta.a > 0x1_0000_0000_0000_0000 || meta.c in [100, 3000] && ipv4.dst in 10.0.0.0/8 || meta.b in 0x10&&&0xf0
-		c51 := (m0.Cmp(packet.Value{Hi: 0x1, Lo: 0x0}) > 0)
-		if !c51 {
-			r53 := m2
-			c52 := (r53 >= 0x64 && r53 <= 0xbb8)
-			if c52 {
-				b54 := data[h3 : h3+20] // ipv4
-				c52 = ((uint64(b54[16])<<24|uint64(b54[17])<<16|uint64(b54[18])<<8|uint64(b54[19]))&0xff000000 == 0xa000000)
+		c85 := (m0.Cmp(packet.Value{Hi: 0x1, Lo: 0x0}) > 0)
+		if !c85 {
+			r87 := m2
+			c86 := (r87 >= 0x64 && r87 <= 0xbb8)
+			if c86 {
+				b88 := data[h3 : h3+20] // ipv4
+				c86 = ((uint64(b88[16])<<24|uint64(b88[17])<<16|uint64(b88[18])<<8|uint64(b88[19]))&0xff000000 == 0xa000000)
 			}
-			c51 = c52
+			c85 = c86
 		}
-		c50 := c51
-		if !c50 {
-			c50 = (m1&0xf0 == 0x10)
+		c84 := c85
+		if !c84 {
+			c84 = (m1&0xf0 == 0x10)
 		}
-		if c50 {
+		if c84 {
 			goto t21
 		}
 		// decided NotA true
@@ -962,11 +1186,11 @@ t19:
 	}
 t21:
 	{ // Sw: switch meta.a & 0xffff_ffff_ffff_ffff_ffff
-		v55 := m0.And(packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff})
+		v89 := m0.And(packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff})
 		switch {
-		case v55 == packet.Value{Lo: 0x1234}:
+		case v89 == packet.Value{Lo: 0x1234}:
 			goto t24
-		case v55 == packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff}:
+		case v89 == packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff}:
 			goto n22
 		default:
 			pl.edges[7]++
@@ -975,54 +1199,54 @@ t21:
 	}
 t24:
 	{ // Rewrite: set ipv4.ttl, ipv4.dst, udp.dport, ipv4.flags
-		var d64 uint64          // ipv4 checksum
-		var d65 uint64          // udp checksum
-		b66 := data[h3 : h3+20] // ipv4
-		v67 := (uint64(b66[8]) - 0x1)
-		os68 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[8])<<8|uint64(b66[9]))))
-		b66[8] = byte(v67)
-		dl69 := os68 + uint64(uint32(uint64(b66[8])<<8|uint64(b66[9])))
-		d64 += dl69
-		v70 := (m1 & 0xffffffff)
-		os71 := uint64(^uint32((uint64(b66[16])<<24 | uint64(b66[17])<<16 | uint64(b66[18])<<8 | uint64(b66[19]))))
-		s72 := uint32(v70)
-		b66[16] = byte(s72 >> 24)
-		b66[17] = byte(s72 >> 16)
-		b66[18] = byte(s72 >> 8)
-		b66[19] = byte(s72)
-		dl73 := os71 + uint64(uint32(v70))
-		d64 += dl73
-		d65 += dl73
-		v74 := uint64(0x7)
-		b75 := data[h8 : h8+8] // udp
-		os76 := uint64(^uint16((uint64(b75[2])<<8 | uint64(b75[3]))))
-		s77 := uint16(v74)
-		b75[2] = byte(s77 >> 8)
-		b75[3] = byte(s77)
-		dl78 := os76 + uint64(uint16(v74))
-		d65 += dl78
-		v79 := uint64(0x2)
-		os80 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[6])<<8|uint64(b66[7]))))
-		b66[6] = b66[6]&^0xe0 | byte(v79)<<5&0xe0
-		dl81 := os80 + uint64(uint32(uint64(b66[6])<<8|uint64(b66[7])))
-		d64 += dl81
+		var d98 uint64           // ipv4 checksum
+		var d99 uint64           // udp checksum
+		b100 := data[h3 : h3+20] // ipv4
+		v101 := (uint64(b100[8]) - 0x1)
+		os102 := (uint64(1)*0xffff - uint64(uint32(uint64(b100[8])<<8|uint64(b100[9]))))
+		b100[8] = byte(v101)
+		dl103 := os102 + uint64(uint32(uint64(b100[8])<<8|uint64(b100[9])))
+		d98 += dl103
+		v104 := (m1 & 0xffffffff)
+		os105 := uint64(^uint32((uint64(b100[16])<<24 | uint64(b100[17])<<16 | uint64(b100[18])<<8 | uint64(b100[19]))))
+		s106 := uint32(v104)
+		b100[16] = byte(s106 >> 24)
+		b100[17] = byte(s106 >> 16)
+		b100[18] = byte(s106 >> 8)
+		b100[19] = byte(s106)
+		dl107 := os105 + uint64(uint32(v104))
+		d98 += dl107
+		d99 += dl107
+		v108 := uint64(0x7)
+		b109 := data[h8 : h8+8] // udp
+		os110 := uint64(^uint16((uint64(b109[2])<<8 | uint64(b109[3]))))
+		s111 := uint16(v108)
+		b109[2] = byte(s111 >> 8)
+		b109[3] = byte(s111)
+		dl112 := os110 + uint64(uint16(v108))
+		d99 += dl112
+		v113 := uint64(0x2)
+		os114 := (uint64(1)*0xffff - uint64(uint32(uint64(b100[6])<<8|uint64(b100[7]))))
+		b100[6] = b100[6]&^0xe0 | byte(v113)<<5&0xe0
+		dl115 := os114 + uint64(uint32(uint64(b100[6])<<8|uint64(b100[7])))
+		d98 += dl115
 		if h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d64
+			x := uint64(^cv) + d98
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s82 := uint16(r)
-			cb[0] = byte(s82 >> 8)
-			cb[1] = byte(s82)
+			s116 := uint16(r)
+			cb[0] = byte(s116 >> 8)
+			cb[1] = byte(s116)
 		}
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d65
+				x := uint64(^cv) + d99
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -1030,9 +1254,9 @@ t24:
 				if r == 0 {
 					r = 0xffff
 				}
-				s83 := uint16(r)
-				cb[0] = byte(s83 >> 8)
-				cb[1] = byte(s83)
+				s117 := uint16(r)
+				cb[0] = byte(s117 >> 8)
+				cb[1] = byte(s117)
 			}
 		}
 		goto t25
@@ -1048,13 +1272,13 @@ t25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s84 := uint16(r)
-				cb[0] = byte(s84 >> 8)
-				cb[1] = byte(s84)
+				s118 := uint16(r)
+				cb[0] = byte(s118 >> 8)
+				cb[1] = byte(s118)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		b85 := data[h8 : h8+8] // udp
+		b119 := data[h8 : h8+8] // udp
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
 				cb := data[h6+2 : h6+4]
@@ -1064,9 +1288,9 @@ t25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s87 := uint16(r)
-				cb[0] = byte(s87 >> 8)
-				cb[1] = byte(s87)
+				s121 := uint16(r)
+				cb[0] = byte(s121 >> 8)
+				cb[1] = byte(s121)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1109,7 +1333,7 @@ t25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt86 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b85[6])<<8 | uint64(b85[7])) + 0x1) & 0x1ffff)}, update0)
+		rt120 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b119[6])<<8 | uint64(b119[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1147,7 +1371,7 @@ t25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt86 {
+		if !rt120 {
 			return pl.drop(6)
 		}
 		if pendK6 {
@@ -1159,9 +1383,9 @@ t25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s89 := uint16(r)
-				cb[0] = byte(s89 >> 8)
-				cb[1] = byte(s89)
+				s123 := uint16(r)
+				cb[0] = byte(s123 >> 8)
+				cb[1] = byte(s123)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1204,7 +1428,7 @@ t25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt88 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
+		rt122 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1242,7 +1466,7 @@ t25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt88 {
+		if !rt122 {
 			return pl.drop(6)
 		}
 		goto t26
@@ -1258,9 +1482,9 @@ t26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s90 := uint16(r)
-				cb[0] = byte(s90 >> 8)
-				cb[1] = byte(s90)
+				s124 := uint16(r)
+				cb[0] = byte(s124 >> 8)
+				cb[1] = byte(s124)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1273,9 +1497,9 @@ t26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s92 := uint16(r)
-				cb[0] = byte(s92 >> 8)
-				cb[1] = byte(s92)
+				s126 := uint16(r)
+				cb[0] = byte(s126 >> 8)
+				cb[1] = byte(s126)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1318,7 +1542,7 @@ t26:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt91 := p.ComputeChecksum(8)
+		rt125 := p.ComputeChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1356,18 +1580,18 @@ t26:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt91 {
+		if !rt125 {
 			return pl.drop(7)
 		}
 		goto t27
 	}
 t27:
 	{ // Out: switch meta.k
-		v93 := m3
+		v127 := m3
 		switch {
-		case v93 == 0x1:
+		case v127 == 0x1:
 			goto n42
-		case v93 == 0x2:
+		case v127 == 0x2:
 			return pl.drop(8)
 		default:
 			goto t41
@@ -1384,9 +1608,9 @@ t41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s144 := uint16(r)
-				cb[0] = byte(s144 >> 8)
-				cb[1] = byte(s144)
+				s178 := uint16(r)
+				cb[0] = byte(s178 >> 8)
+				cb[1] = byte(s178)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1398,12 +1622,12 @@ n4:
 	}
 n6:
 	{ // V4Other: switch ipv4.proto
-		b9 := data[h3 : h3+20] // ipv4
-		v8 := uint64(b9[9])
+		b43 := data[h3 : h3+20] // ipv4
+		v42 := uint64(b43[9])
 		switch {
-		case v8 == 0x1:
+		case v42 == 0x1:
 			goto n10
-		case v8 == 0x6:
+		case v42 == 0x6:
 			goto n8
 		default:
 			goto n7
@@ -1421,12 +1645,12 @@ n8:
 	}
 n10:
 	{ // PopV4: pop ipv4
-		po10, pn11 := h3, h3len // ipv4
-		if po10+pn11 > len(data) {
+		po44, pn45 := h3, h3len // ipv4
+		if po44+pn45 > len(data) {
 			return pl.drop(4)
 		}
-		if po10 < len(data)-po10-pn11 {
-			if o, k := po10, pn11; k >= 16 && o >= 16 && o <= 64 {
+		if po44 < len(data)-po44-pn45 {
+			if o, k := po44, pn45; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -1440,22 +1664,22 @@ n10:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn11:pn11+po10], data[:po10])
+				copy(data[pn45:pn45+po44], data[:po44])
 			}
-			data = data[pn11:]
+			data = data[pn45:]
 		} else {
-			copy(data[po10:], data[po10+pn11:])
-			data = data[:len(data)-pn11]
+			copy(data[po44:], data[po44+pn45:])
+			data = data[:len(data)-pn45]
 		}
 		h3 = -1
-		if (h5 >= 0) && h5 > po10 {
-			h5 -= pn11
+		if (h5 >= 0) && h5 > po44 {
+			h5 -= pn45
 		} // icmp
-		if (h8 >= 0) && h8 > po10 {
-			h8 -= pn11
+		if (h8 >= 0) && h8 > po44 {
+			h8 -= pn45
 		} // udp
-		if cur > po10 {
-			cur = max(po10, cur-pn11)
+		if cur > po44 {
+			cur = max(po44, cur-pn45)
 		}
 		pl.edges[8]++
 		goto n41
@@ -1471,418 +1695,14 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s56 := uint16(r)
-				cb[0] = byte(s56 >> 8)
-				cb[1] = byte(s56)
-			}
-			pendD6, pendK6 = 0, false
-		}
-		if !(h0 >= 0) {
-			return pl.drop(5)
-		}
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s58 := uint16(r)
-				cb[0] = byte(s58 >> 8)
-				cb[1] = byte(s58)
-			}
-			pendD6, pendK6 = 0, false
-		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt57 := p.Push(1, h0+14, 0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		if !rt57 {
-			return pl.drop(5)
-		}
-		goto n23
-	}
-n23:
-	{ // VlanFields: set vlan.vid, vlan.type, ethernet.type
-		b59 := data[h1 : h1+4] // vlan
-		s60 := uint16((uint64(b59[0])<<8|uint64(b59[1]))&^0xfff | uint64(0xabc)<<0&0xfff)
-		b59[0] = byte(s60 >> 8)
-		b59[1] = byte(s60)
-		b61 := data[h0 : h0+14] // ethernet
-		s62 := uint16((uint64(b61[12])<<8 | uint64(b61[13])))
-		b59[2] = byte(s62 >> 8)
-		b59[3] = byte(s62)
-		s63 := uint16(0x8100)
-		b61[12] = byte(s63 >> 8)
-		b61[13] = byte(s63)
-		pl.edges[10]++
-		goto n24
-	}
-n24:
-	{ // Rewrite: set ipv4.ttl, ipv4.dst, udp.dport, ipv4.flags
-		var d64 uint64          // ipv4 checksum
-		var d65 uint64          // udp checksum
-		b66 := data[h3 : h3+20] // ipv4
-		v67 := (uint64(b66[8]) - 0x1)
-		os68 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[8])<<8|uint64(b66[9]))))
-		b66[8] = byte(v67)
-		dl69 := os68 + uint64(uint32(uint64(b66[8])<<8|uint64(b66[9])))
-		d64 += dl69
-		v70 := (m1 & 0xffffffff)
-		os71 := uint64(^uint32((uint64(b66[16])<<24 | uint64(b66[17])<<16 | uint64(b66[18])<<8 | uint64(b66[19]))))
-		s72 := uint32(v70)
-		b66[16] = byte(s72 >> 24)
-		b66[17] = byte(s72 >> 16)
-		b66[18] = byte(s72 >> 8)
-		b66[19] = byte(s72)
-		dl73 := os71 + uint64(uint32(v70))
-		d64 += dl73
-		d65 += dl73
-		v74 := uint64(0x7)
-		b75 := data[h8 : h8+8] // udp
-		os76 := uint64(^uint16((uint64(b75[2])<<8 | uint64(b75[3]))))
-		s77 := uint16(v74)
-		b75[2] = byte(s77 >> 8)
-		b75[3] = byte(s77)
-		dl78 := os76 + uint64(uint16(v74))
-		d65 += dl78
-		v79 := uint64(0x2)
-		os80 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[6])<<8|uint64(b66[7]))))
-		b66[6] = b66[6]&^0xe0 | byte(v79)<<5&0xe0
-		dl81 := os80 + uint64(uint32(uint64(b66[6])<<8|uint64(b66[7])))
-		d64 += dl81
-		if h3+h3len <= len(data) {
-			cb := data[h3+10 : h3+12]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d64
-			x += bits.RotateLeft64(x, 32)
-			y := uint32(x >> 32)
-			y += bits.RotateLeft32(y, 16)
-			r := ^uint16(y >> 16)
-			s82 := uint16(r)
-			cb[0] = byte(s82 >> 8)
-			cb[1] = byte(s82)
-		}
-		if h8+8 <= len(data) {
-			cb := data[h8+6 : h8+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			if cv != 0 {
-				x := uint64(^cv) + d65
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				if r == 0 {
-					r = 0xffff
-				}
-				s83 := uint16(r)
-				cb[0] = byte(s83 >> 8)
-				cb[1] = byte(s83)
-			}
-		}
-		goto n25
-	}
-n25:
-	{ // Fiddle: set udp.checksum, udp.sport
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s84 := uint16(r)
-				cb[0] = byte(s84 >> 8)
-				cb[1] = byte(s84)
-			}
-			pendD6, pendK6 = 0, false
-		}
-		b85 := data[h8 : h8+8] // udp
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s87 := uint16(r)
-				cb[0] = byte(s87 >> 8)
-				cb[1] = byte(s87)
-			}
-			pendD6, pendK6 = 0, false
-		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt86 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b85[6])<<8 | uint64(b85[7])) + 0x1) & 0x1ffff)}, update0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		if !rt86 {
-			return pl.drop(6)
-		}
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s89 := uint16(r)
-				cb[0] = byte(s89 >> 8)
-				cb[1] = byte(s89)
-			}
-			pendD6, pendK6 = 0, false
-		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt88 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		if !rt88 {
-			return pl.drop(6)
-		}
-		goto n26
-	}
-n26:
-	{ // Recompute: checksum compute udp
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
 				s90 := uint16(r)
 				cb[0] = byte(s90 >> 8)
 				cb[1] = byte(s90)
 			}
 			pendD6, pendK6 = 0, false
+		}
+		if !(h0 >= 0) {
+			return pl.drop(5)
 		}
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
@@ -1938,7 +1758,7 @@ n26:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt91 := p.ComputeChecksum(8)
+		rt91 := p.Push(1, h0+14, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1977,17 +1797,421 @@ n26:
 			h8 = p.Hdr[8].Off
 		}
 		if !rt91 {
+			return pl.drop(5)
+		}
+		goto n23
+	}
+n23:
+	{ // VlanFields: set vlan.vid, vlan.type, ethernet.type
+		b93 := data[h1 : h1+4] // vlan
+		s94 := uint16((uint64(b93[0])<<8|uint64(b93[1]))&^0xfff | uint64(0xabc)<<0&0xfff)
+		b93[0] = byte(s94 >> 8)
+		b93[1] = byte(s94)
+		b95 := data[h0 : h0+14] // ethernet
+		s96 := uint16((uint64(b95[12])<<8 | uint64(b95[13])))
+		b93[2] = byte(s96 >> 8)
+		b93[3] = byte(s96)
+		s97 := uint16(0x8100)
+		b95[12] = byte(s97 >> 8)
+		b95[13] = byte(s97)
+		pl.edges[10]++
+		goto n24
+	}
+n24:
+	{ // Rewrite: set ipv4.ttl, ipv4.dst, udp.dport, ipv4.flags
+		var d98 uint64           // ipv4 checksum
+		var d99 uint64           // udp checksum
+		b100 := data[h3 : h3+20] // ipv4
+		v101 := (uint64(b100[8]) - 0x1)
+		os102 := (uint64(1)*0xffff - uint64(uint32(uint64(b100[8])<<8|uint64(b100[9]))))
+		b100[8] = byte(v101)
+		dl103 := os102 + uint64(uint32(uint64(b100[8])<<8|uint64(b100[9])))
+		d98 += dl103
+		v104 := (m1 & 0xffffffff)
+		os105 := uint64(^uint32((uint64(b100[16])<<24 | uint64(b100[17])<<16 | uint64(b100[18])<<8 | uint64(b100[19]))))
+		s106 := uint32(v104)
+		b100[16] = byte(s106 >> 24)
+		b100[17] = byte(s106 >> 16)
+		b100[18] = byte(s106 >> 8)
+		b100[19] = byte(s106)
+		dl107 := os105 + uint64(uint32(v104))
+		d98 += dl107
+		d99 += dl107
+		v108 := uint64(0x7)
+		b109 := data[h8 : h8+8] // udp
+		os110 := uint64(^uint16((uint64(b109[2])<<8 | uint64(b109[3]))))
+		s111 := uint16(v108)
+		b109[2] = byte(s111 >> 8)
+		b109[3] = byte(s111)
+		dl112 := os110 + uint64(uint16(v108))
+		d99 += dl112
+		v113 := uint64(0x2)
+		os114 := (uint64(1)*0xffff - uint64(uint32(uint64(b100[6])<<8|uint64(b100[7]))))
+		b100[6] = b100[6]&^0xe0 | byte(v113)<<5&0xe0
+		dl115 := os114 + uint64(uint32(uint64(b100[6])<<8|uint64(b100[7])))
+		d98 += dl115
+		if h3+h3len <= len(data) {
+			cb := data[h3+10 : h3+12]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			x := uint64(^cv) + d98
+			x += bits.RotateLeft64(x, 32)
+			y := uint32(x >> 32)
+			y += bits.RotateLeft32(y, 16)
+			r := ^uint16(y >> 16)
+			s116 := uint16(r)
+			cb[0] = byte(s116 >> 8)
+			cb[1] = byte(s116)
+		}
+		if h8+8 <= len(data) {
+			cb := data[h8+6 : h8+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			if cv != 0 {
+				x := uint64(^cv) + d99
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				if r == 0 {
+					r = 0xffff
+				}
+				s117 := uint16(r)
+				cb[0] = byte(s117 >> 8)
+				cb[1] = byte(s117)
+			}
+		}
+		goto n25
+	}
+n25:
+	{ // Fiddle: set udp.checksum, udp.sport
+		if pendK6 {
+			if (h6 >= 0) && h6+4 <= len(data) {
+				cb := data[h6+2 : h6+4]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD6
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s118 := uint16(r)
+				cb[0] = byte(s118 >> 8)
+				cb[1] = byte(s118)
+			}
+			pendD6, pendK6 = 0, false
+		}
+		b119 := data[h8 : h8+8] // udp
+		if pendK6 {
+			if (h6 >= 0) && h6+4 <= len(data) {
+				cb := data[h6+2 : h6+4]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD6
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s121 := uint16(r)
+				cb[0] = byte(s121 >> 8)
+				cb[1] = byte(s121)
+			}
+			pendD6, pendK6 = 0, false
+		}
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{Valid: true}
+		rt120 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b119[6])<<8 | uint64(b119[7])) + 0x1) & 0x1ffff)}, update0)
+		data, cur = p.Data, p.Cursor
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2 = -1
+		if p.Hdr[2].Valid {
+			h2 = p.Hdr[2].Off
+		}
+		h3, h3len = -1, 0
+		if p.Hdr[3].Valid {
+			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		if !rt120 {
+			return pl.drop(6)
+		}
+		if pendK6 {
+			if (h6 >= 0) && h6+4 <= len(data) {
+				cb := data[h6+2 : h6+4]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD6
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s123 := uint16(r)
+				cb[0] = byte(s123 >> 8)
+				cb[1] = byte(s123)
+			}
+			pendD6, pendK6 = 0, false
+		}
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{Valid: true}
+		rt122 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
+		data, cur = p.Data, p.Cursor
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2 = -1
+		if p.Hdr[2].Valid {
+			h2 = p.Hdr[2].Off
+		}
+		h3, h3len = -1, 0
+		if p.Hdr[3].Valid {
+			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		if !rt122 {
+			return pl.drop(6)
+		}
+		goto n26
+	}
+n26:
+	{ // Recompute: checksum compute udp
+		if pendK6 {
+			if (h6 >= 0) && h6+4 <= len(data) {
+				cb := data[h6+2 : h6+4]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD6
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s124 := uint16(r)
+				cb[0] = byte(s124 >> 8)
+				cb[1] = byte(s124)
+			}
+			pendD6, pendK6 = 0, false
+		}
+		if pendK6 {
+			if (h6 >= 0) && h6+4 <= len(data) {
+				cb := data[h6+2 : h6+4]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				x := uint64(^cv) + pendD6
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				s126 := uint16(r)
+				cb[0] = byte(s126 >> 8)
+				cb[1] = byte(s126)
+			}
+			pendD6, pendK6 = 0, false
+		}
+		p.Load(buf, off, n) // the packet's buffer; its state follows
+		p.Data, p.Cursor = data, cur
+		p.Hdr[0] = packet.HeaderState{}
+		if h0 >= 0 {
+			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		}
+		p.Hdr[1] = packet.HeaderState{}
+		if h1 >= 0 {
+			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		}
+		p.Hdr[2] = packet.HeaderState{}
+		if h2 >= 0 {
+			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+		}
+		p.Hdr[3] = packet.HeaderState{}
+		if h3 >= 0 {
+			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+		}
+		p.Hdr[4] = packet.HeaderState{}
+		if h4 >= 0 {
+			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+		}
+		p.Hdr[5] = packet.HeaderState{}
+		if h5 >= 0 {
+			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+		}
+		p.Hdr[6] = packet.HeaderState{}
+		if h6 >= 0 {
+			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+		}
+		p.Hdr[7] = packet.HeaderState{}
+		if h7 >= 0 {
+			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+		}
+		p.Hdr[8] = packet.HeaderState{}
+		if h8 >= 0 {
+			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+		}
+		p.Hdr[9] = packet.HeaderState{Valid: true}
+		rt125 := p.ComputeChecksum(8)
+		data, cur = p.Data, p.Cursor
+		h0 = -1
+		if p.Hdr[0].Valid {
+			h0 = p.Hdr[0].Off
+		}
+		h1 = -1
+		if p.Hdr[1].Valid {
+			h1 = p.Hdr[1].Off
+		}
+		h2 = -1
+		if p.Hdr[2].Valid {
+			h2 = p.Hdr[2].Off
+		}
+		h3, h3len = -1, 0
+		if p.Hdr[3].Valid {
+			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+		}
+		h4 = -1
+		if p.Hdr[4].Valid {
+			h4 = p.Hdr[4].Off
+		}
+		h5 = -1
+		if p.Hdr[5].Valid {
+			h5 = p.Hdr[5].Off
+		}
+		h6 = -1
+		if p.Hdr[6].Valid {
+			h6 = p.Hdr[6].Off
+		}
+		h7 = -1
+		if p.Hdr[7].Valid {
+			h7 = p.Hdr[7].Off
+		}
+		h8 = -1
+		if p.Hdr[8].Valid {
+			h8 = p.Hdr[8].Off
+		}
+		if !rt125 {
 			return pl.drop(7)
 		}
 		goto n27
 	}
 n27:
 	{ // Out: switch meta.k
-		v93 := m3
+		v127 := m3
 		switch {
-		case v93 == 0x1:
+		case v127 == 0x1:
 			goto n42
-		case v93 == 0x2:
+		case v127 == 0x2:
 			return pl.drop(8)
 		default:
 			goto n41
@@ -2003,24 +2227,24 @@ n28:
 n29:
 	{ // V6Lpm: lookup t_v6
 		act, params := 0, []packet.Value(defaultParams3)
-		b95 := data[h4 : h4+40] // ipv6
-		kw94 := packet.Value{Hi: (uint64(b95[24])<<56 | uint64(b95[25])<<48 | uint64(b95[26])<<40 | uint64(b95[27])<<32 | uint64(b95[28])<<24 | uint64(b95[29])<<16 | uint64(b95[30])<<8 | uint64(b95[31])), Lo: (uint64(b95[32])<<56 | uint64(b95[33])<<48 | uint64(b95[34])<<40 | uint64(b95[35])<<32 | uint64(b95[36])<<24 | uint64(b95[37])<<16 | uint64(b95[38])<<8 | uint64(b95[39]))}
-		pr96 := pl.tables[3].Probes()
-		if wl97 := &pr96.Words; len(wl97.Slots) > 0 {
-			x99 := kw94.Hi & wl97.Mask[0]
-			x100 := kw94.Lo & wl97.Mask[1]
-			h98 := packet.WordsHash(x99, x100, 0, 0)
-			m, j := uint64(len(wl97.Slots)-1), h98>>(wl97.Shift&63)
-			sl := &wl97.Slots[j]
-			for sl.Entry != 0 && !(sl.Keys[0] == x99 && sl.Keys[1] == x100) {
+		b129 := data[h4 : h4+40] // ipv6
+		kw128 := packet.Value{Hi: (uint64(b129[24])<<56 | uint64(b129[25])<<48 | uint64(b129[26])<<40 | uint64(b129[27])<<32 | uint64(b129[28])<<24 | uint64(b129[29])<<16 | uint64(b129[30])<<8 | uint64(b129[31])), Lo: (uint64(b129[32])<<56 | uint64(b129[33])<<48 | uint64(b129[34])<<40 | uint64(b129[35])<<32 | uint64(b129[36])<<24 | uint64(b129[37])<<16 | uint64(b129[38])<<8 | uint64(b129[39]))}
+		pr130 := pl.tables[3].Probes()
+		if wl131 := &pr130.Words; len(wl131.Slots) > 0 {
+			x133 := kw128.Hi & wl131.Mask[0]
+			x134 := kw128.Lo & wl131.Mask[1]
+			h132 := packet.WordsHash(x133, x134, 0, 0)
+			m, j := uint64(len(wl131.Slots)-1), h132>>(wl131.Shift&63)
+			sl := &wl131.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x133 && sl.Keys[1] == x134) {
 				j = (j + 1) & m
-				sl = &wl97.Slots[j]
+				sl = &wl131.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr96.Len != 0 {
-			if a, ps, hit := pl.tables[3].LookupWordsAction(kw94.Hi, kw94.Lo, 0, 0); hit {
+		} else if pr130.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordsAction(kw128.Hi, kw128.Lo, 0, 0); hit {
 				act, params = a, ps
 			}
 		}
@@ -2040,27 +2264,27 @@ n29:
 n30:
 	{ // Two: lookup t_two
 		act, params := 1, []packet.Value(nil)
-		b102 := data[h4 : h4+40] // ipv6
-		kw101 := packet.Value{Hi: (uint64(b102[8])<<56 | uint64(b102[9])<<48 | uint64(b102[10])<<40 | uint64(b102[11])<<32 | uint64(b102[12])<<24 | uint64(b102[13])<<16 | uint64(b102[14])<<8 | uint64(b102[15])), Lo: (uint64(b102[16])<<56 | uint64(b102[17])<<48 | uint64(b102[18])<<40 | uint64(b102[19])<<32 | uint64(b102[20])<<24 | uint64(b102[21])<<16 | uint64(b102[22])<<8 | uint64(b102[23]))}
-		kw103 := packet.Value{Hi: (uint64(b102[24])<<56 | uint64(b102[25])<<48 | uint64(b102[26])<<40 | uint64(b102[27])<<32 | uint64(b102[28])<<24 | uint64(b102[29])<<16 | uint64(b102[30])<<8 | uint64(b102[31])), Lo: (uint64(b102[32])<<56 | uint64(b102[33])<<48 | uint64(b102[34])<<40 | uint64(b102[35])<<32 | uint64(b102[36])<<24 | uint64(b102[37])<<16 | uint64(b102[38])<<8 | uint64(b102[39]))}
-		pr104 := pl.tables[6].Probes()
-		if wl105 := &pr104.Words; len(wl105.Slots) > 0 {
-			x107 := kw101.Hi & wl105.Mask[0]
-			x108 := kw101.Lo & wl105.Mask[1]
-			x109 := kw103.Hi & wl105.Mask[2]
-			x110 := kw103.Lo & wl105.Mask[3]
-			h106 := packet.WordsHash(x107, x108, x109, x110)
-			m, j := uint64(len(wl105.Slots)-1), h106>>(wl105.Shift&63)
-			sl := &wl105.Slots[j]
-			for sl.Entry != 0 && !(sl.Keys[0] == x107 && sl.Keys[1] == x108 && sl.Keys[2] == x109 && sl.Keys[3] == x110) {
+		b136 := data[h4 : h4+40] // ipv6
+		kw135 := packet.Value{Hi: (uint64(b136[8])<<56 | uint64(b136[9])<<48 | uint64(b136[10])<<40 | uint64(b136[11])<<32 | uint64(b136[12])<<24 | uint64(b136[13])<<16 | uint64(b136[14])<<8 | uint64(b136[15])), Lo: (uint64(b136[16])<<56 | uint64(b136[17])<<48 | uint64(b136[18])<<40 | uint64(b136[19])<<32 | uint64(b136[20])<<24 | uint64(b136[21])<<16 | uint64(b136[22])<<8 | uint64(b136[23]))}
+		kw137 := packet.Value{Hi: (uint64(b136[24])<<56 | uint64(b136[25])<<48 | uint64(b136[26])<<40 | uint64(b136[27])<<32 | uint64(b136[28])<<24 | uint64(b136[29])<<16 | uint64(b136[30])<<8 | uint64(b136[31])), Lo: (uint64(b136[32])<<56 | uint64(b136[33])<<48 | uint64(b136[34])<<40 | uint64(b136[35])<<32 | uint64(b136[36])<<24 | uint64(b136[37])<<16 | uint64(b136[38])<<8 | uint64(b136[39]))}
+		pr138 := pl.tables[6].Probes()
+		if wl139 := &pr138.Words; len(wl139.Slots) > 0 {
+			x141 := kw135.Hi & wl139.Mask[0]
+			x142 := kw135.Lo & wl139.Mask[1]
+			x143 := kw137.Hi & wl139.Mask[2]
+			x144 := kw137.Lo & wl139.Mask[3]
+			h140 := packet.WordsHash(x141, x142, x143, x144)
+			m, j := uint64(len(wl139.Slots)-1), h140>>(wl139.Shift&63)
+			sl := &wl139.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x141 && sl.Keys[1] == x142 && sl.Keys[2] == x143 && sl.Keys[3] == x144) {
 				j = (j + 1) & m
-				sl = &wl105.Slots[j]
+				sl = &wl139.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr104.Len != 0 {
-			if a, ps, hit := pl.tables[6].LookupWordsAction(kw101.Hi, kw101.Lo, kw103.Hi, kw103.Lo); hit {
+		} else if pr138.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordsAction(kw135.Hi, kw135.Lo, kw137.Hi, kw137.Lo); hit {
 				act, params = a, ps
 			}
 		}
@@ -2079,15 +2303,15 @@ n30:
 	}
 n31:
 	{ // Echo6: test valid(icmpv6) && icmpv6.type == 128
-		c111 := (h6 >= 0)
-		if c111 {
+		c145 := (h6 >= 0)
+		if c145 {
 			if !(h6 >= 0) {
 				return pl.drop(9)
 			}
-			b112 := data[h6 : h6+4] // icmpv6
-			c111 = (uint64(b112[0]) == 0x80)
+			b146 := data[h6 : h6+4] // icmpv6
+			c145 = (uint64(b146[0]) == 0x80)
 		}
-		if c111 {
+		if c145 {
 			goto n32
 		}
 		goto n36
@@ -2107,20 +2331,20 @@ n33:
 	}
 n34:
 	{ // Echo6Pop: pop icmp_echo
-		po113, pn114 := h7, 4 // icmp_echo
-		if po113+pn114 > len(data) {
+		po147, pn148 := h7, 4 // icmp_echo
+		if po147+pn148 > len(data) {
 			return pl.drop(11)
 		}
-		if po113 > h6 && (po113-h6)%2 == 0 {
-			pw116 := data[po113 : po113+4]
-			d115 := uint64(^uint32((uint64(pw116[0])<<24 | uint64(pw116[1])<<16 | uint64(pw116[2])<<8 | uint64(pw116[3]))))
+		if po147 > h6 && (po147-h6)%2 == 0 {
+			pw150 := data[po147 : po147+4]
+			d149 := uint64(^uint32((uint64(pw150[0])<<24 | uint64(pw150[1])<<16 | uint64(pw150[2])<<8 | uint64(pw150[3]))))
 			if h6+4 <= len(data) {
-				pendD6 += d115
+				pendD6 += d149
 				pendK6 = true
 			}
 		}
-		if po113 < len(data)-po113-pn114 {
-			if o, k := po113, pn114; k >= 16 && o >= 16 && o <= 64 {
+		if po147 < len(data)-po147-pn148 {
+			if o, k := po147, pn148; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -2134,67 +2358,67 @@ n34:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn114:pn114+po113], data[:po113])
+				copy(data[pn148:pn148+po147], data[:po147])
 			}
-			data = data[pn114:]
+			data = data[pn148:]
 		} else {
-			copy(data[po113:], data[po113+pn114:])
-			data = data[:len(data)-pn114]
+			copy(data[po147:], data[po147+pn148:])
+			data = data[:len(data)-pn148]
 		}
 		h7 = -1
-		if cur > po113 {
-			cur = max(po113, cur-pn114)
+		if cur > po147 {
+			cur = max(po147, cur-pn148)
 		}
 		goto n35
 	}
 n35:
 	{ // Echo6Set: set icmpv6.type, ipv6.dst, ipv6.payload_len
-		var d117 uint64 // icmpv6 checksum
-		v118 := uint64(0x81)
-		b119 := data[h6 : h6+4] // icmpv6
-		os120 := (uint64(1)*0xffff - uint64(uint32(uint64(b119[0])<<8|uint64(b119[1]))))
-		b119[0] = byte(v118)
-		dl121 := os120 + uint64(uint32(uint64(b119[0])<<8|uint64(b119[1])))
-		d117 += dl121
-		b122 := data[h4 : h4+40] // ipv6
-		v123 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		wv125 := packet.Value{Hi: (uint64(b122[24])<<56 | uint64(b122[25])<<48 | uint64(b122[26])<<40 | uint64(b122[27])<<32 | uint64(b122[28])<<24 | uint64(b122[29])<<16 | uint64(b122[30])<<8 | uint64(b122[31])), Lo: (uint64(b122[32])<<56 | uint64(b122[33])<<48 | uint64(b122[34])<<40 | uint64(b122[35])<<32 | uint64(b122[36])<<24 | uint64(b122[37])<<16 | uint64(b122[38])<<8 | uint64(b122[39]))}
-		ws126 := ^wv125.Hi
-		ws127 := ^wv125.Lo
-		os124 := (ws126>>32 + uint64(uint32(ws126))) + (ws127>>32 + uint64(uint32(ws127)))
-		v128 := v123
-		s129 := v128.Hi
-		b122[24] = byte(s129 >> 56)
-		b122[25] = byte(s129 >> 48)
-		b122[26] = byte(s129 >> 40)
-		b122[27] = byte(s129 >> 32)
-		b122[28] = byte(s129 >> 24)
-		b122[29] = byte(s129 >> 16)
-		b122[30] = byte(s129 >> 8)
-		b122[31] = byte(s129)
-		s130 := v128.Lo
-		b122[32] = byte(s130 >> 56)
-		b122[33] = byte(s130 >> 48)
-		b122[34] = byte(s130 >> 40)
-		b122[35] = byte(s130 >> 32)
-		b122[36] = byte(s130 >> 24)
-		b122[37] = byte(s130 >> 16)
-		b122[38] = byte(s130 >> 8)
-		b122[39] = byte(s130)
-		wv131 := v123
-		ws132 := wv131.Hi
-		ws133 := wv131.Lo
-		dl134 := os124 + (ws132>>32 + uint64(uint32(ws132))) + (ws133>>32 + uint64(uint32(ws133)))
-		d117 += dl134
-		v135 := ((uint64(b122[4])<<8 | uint64(b122[5])) - 0x4)
-		os136 := uint64(^uint16((uint64(b122[4])<<8 | uint64(b122[5]))))
-		s137 := uint16(v135)
-		b122[4] = byte(s137 >> 8)
-		b122[5] = byte(s137)
-		dl138 := os136 + uint64(uint16(v135))
-		d117 += dl138
+		var d151 uint64 // icmpv6 checksum
+		v152 := uint64(0x81)
+		b153 := data[h6 : h6+4] // icmpv6
+		os154 := (uint64(1)*0xffff - uint64(uint32(uint64(b153[0])<<8|uint64(b153[1]))))
+		b153[0] = byte(v152)
+		dl155 := os154 + uint64(uint32(uint64(b153[0])<<8|uint64(b153[1])))
+		d151 += dl155
+		b156 := data[h4 : h4+40] // ipv6
+		v157 := packet.Value{Hi: (uint64(b156[8])<<56 | uint64(b156[9])<<48 | uint64(b156[10])<<40 | uint64(b156[11])<<32 | uint64(b156[12])<<24 | uint64(b156[13])<<16 | uint64(b156[14])<<8 | uint64(b156[15])), Lo: (uint64(b156[16])<<56 | uint64(b156[17])<<48 | uint64(b156[18])<<40 | uint64(b156[19])<<32 | uint64(b156[20])<<24 | uint64(b156[21])<<16 | uint64(b156[22])<<8 | uint64(b156[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		wv159 := packet.Value{Hi: (uint64(b156[24])<<56 | uint64(b156[25])<<48 | uint64(b156[26])<<40 | uint64(b156[27])<<32 | uint64(b156[28])<<24 | uint64(b156[29])<<16 | uint64(b156[30])<<8 | uint64(b156[31])), Lo: (uint64(b156[32])<<56 | uint64(b156[33])<<48 | uint64(b156[34])<<40 | uint64(b156[35])<<32 | uint64(b156[36])<<24 | uint64(b156[37])<<16 | uint64(b156[38])<<8 | uint64(b156[39]))}
+		ws160 := ^wv159.Hi
+		ws161 := ^wv159.Lo
+		os158 := (ws160>>32 + uint64(uint32(ws160))) + (ws161>>32 + uint64(uint32(ws161)))
+		v162 := v157
+		s163 := v162.Hi
+		b156[24] = byte(s163 >> 56)
+		b156[25] = byte(s163 >> 48)
+		b156[26] = byte(s163 >> 40)
+		b156[27] = byte(s163 >> 32)
+		b156[28] = byte(s163 >> 24)
+		b156[29] = byte(s163 >> 16)
+		b156[30] = byte(s163 >> 8)
+		b156[31] = byte(s163)
+		s164 := v162.Lo
+		b156[32] = byte(s164 >> 56)
+		b156[33] = byte(s164 >> 48)
+		b156[34] = byte(s164 >> 40)
+		b156[35] = byte(s164 >> 32)
+		b156[36] = byte(s164 >> 24)
+		b156[37] = byte(s164 >> 16)
+		b156[38] = byte(s164 >> 8)
+		b156[39] = byte(s164)
+		wv165 := v157
+		ws166 := wv165.Hi
+		ws167 := wv165.Lo
+		dl168 := os158 + (ws166>>32 + uint64(uint32(ws166))) + (ws167>>32 + uint64(uint32(ws167)))
+		d151 += dl168
+		v169 := ((uint64(b156[4])<<8 | uint64(b156[5])) - 0x4)
+		os170 := uint64(^uint16((uint64(b156[4])<<8 | uint64(b156[5]))))
+		s171 := uint16(v169)
+		b156[4] = byte(s171 >> 8)
+		b156[5] = byte(s171)
+		dl172 := os170 + uint64(uint16(v169))
+		d151 += dl172
 		if h6+4 <= len(data) {
-			pendD6 += d117
+			pendD6 += d151
 			pendK6 = true
 		}
 		pl.edges[13]++
@@ -2219,9 +2443,9 @@ n37:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s139 := uint16(r)
-				cb[0] = byte(s139 >> 8)
-				cb[1] = byte(s139)
+				s173 := uint16(r)
+				cb[0] = byte(s173 >> 8)
+				cb[1] = byte(s173)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2264,7 +2488,7 @@ n37:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		ok140, wellFormed := p.VerifyChecksum(8)
+		ok174, wellFormed := p.VerifyChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2302,7 +2526,7 @@ n37:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if ok140 && wellFormed {
+		if ok174 && wellFormed {
 			pl.edges[15]++
 			goto n42
 		}
@@ -2322,12 +2546,12 @@ n38:
 	}
 n39:
 	{ // PopVlan: pop vlan
-		po141, pn142 := h1, 4 // vlan
-		if po141+pn142 > len(data) {
+		po175, pn176 := h1, 4 // vlan
+		if po175+pn176 > len(data) {
 			return pl.drop(13)
 		}
-		if po141 < len(data)-po141-pn142 {
-			if o, k := po141, pn142; k >= 16 && o >= 16 && o <= 64 {
+		if po175 < len(data)-po175-pn176 {
+			if o, k := po175, pn176; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -2341,28 +2565,28 @@ n39:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn142:pn142+po141], data[:po141])
+				copy(data[pn176:pn176+po175], data[:po175])
 			}
-			data = data[pn142:]
+			data = data[pn176:]
 		} else {
-			copy(data[po141:], data[po141+pn142:])
-			data = data[:len(data)-pn142]
+			copy(data[po175:], data[po175+pn176:])
+			data = data[:len(data)-pn176]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po141 {
-			h2 -= pn142
+		if (h2 >= 0) && h2 > po175 {
+			h2 -= pn176
 		} // arp
-		if (h5 >= 0) && h5 > po141 {
-			h5 -= pn142
+		if (h5 >= 0) && h5 > po175 {
+			h5 -= pn176
 		} // icmp
-		if (h6 >= 0) && h6 > po141 {
-			h6 -= pn142
+		if (h6 >= 0) && h6 > po175 {
+			h6 -= pn176
 		} // icmpv6
-		if (h8 >= 0) && h8 > po141 {
-			h8 -= pn142
+		if (h8 >= 0) && h8 > po175 {
+			h8 -= pn176
 		} // udp
-		if cur > po141 {
-			cur = max(po141, cur-pn142)
+		if cur > po175 {
+			cur = max(po175, cur-pn176)
 		}
 		pl.edges[16]++
 		goto n41
@@ -2378,9 +2602,9 @@ n40:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s143 := uint16(r)
-				cb[0] = byte(s143 >> 8)
-				cb[1] = byte(s143)
+				s177 := uint16(r)
+				cb[0] = byte(s177 >> 8)
+				cb[1] = byte(s177)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2397,9 +2621,9 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s144 := uint16(r)
-				cb[0] = byte(s144 >> 8)
-				cb[1] = byte(s144)
+				s178 := uint16(r)
+				cb[0] = byte(s178 >> 8)
+				cb[1] = byte(s178)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2416,9 +2640,9 @@ n42:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s145 := uint16(r)
-				cb[0] = byte(s145 >> 8)
-				cb[1] = byte(s145)
+				s179 := uint16(r)
+				cb[0] = byte(s179 >> 8)
+				cb[1] = byte(s179)
 			}
 			pendD6, pendK6 = 0, false
 		}
