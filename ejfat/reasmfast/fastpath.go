@@ -839,118 +839,128 @@ n6:
 	}
 n7:
 	{ // UDPCsum: checksum verify udp
-		if !fastpath.Within(buf, data) {
-			buf, off, n = fastpath.Rebase(&pl.event, data)
-			data = buf[off : off+n]
+		none43 := false
+		if (h8 >= 0) && (h3 >= 0) && h3 < h8 {
+			b45 := data[h8 : h8+8]  // udp
+			b46 := data[h3 : h3+20] // ipv4
+			end44 := h3 + int((uint64(b46[2])<<8 | uint64(b46[3])))
+			none43 = end44 <= len(data) && end44 >= h8+8 && (uint64(b45[6])<<8|uint64(b45[7])) == 0
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 16, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
-		}
-		p.Hdr[11] = packet.HeaderState{}
-		if h11 >= 0 {
-			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 16, Valid: true}
-		}
-		p.Hdr[12] = packet.HeaderState{}
-		if h12 >= 0 {
-			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
-		}
-		p.Hdr[13] = packet.HeaderState{Valid: true}
-		ok42, wellFormed := p.VerifyChecksum(8)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		h11 = -1
-		if p.Hdr[11].Valid {
-			h11 = p.Hdr[11].Off
-		}
-		h12 = -1
-		if p.Hdr[12].Valid {
-			h12 = p.Hdr[12].Off
+		ok42, wellFormed := true, true
+		if !none43 {
+			if !fastpath.Within(buf, data) {
+				buf, off, n = fastpath.Rebase(&pl.event, data)
+				data = buf[off : off+n]
+			}
+			p.Load(buf, off, n) // the packet's buffer; its state follows
+			p.Data, p.Cursor = data, cur
+			p.Hdr[0] = packet.HeaderState{}
+			if h0 >= 0 {
+				p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+			}
+			p.Hdr[1] = packet.HeaderState{}
+			if h1 >= 0 {
+				p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+			}
+			p.Hdr[2] = packet.HeaderState{}
+			if h2 >= 0 {
+				p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+			}
+			p.Hdr[3] = packet.HeaderState{}
+			if h3 >= 0 {
+				p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+			}
+			p.Hdr[4] = packet.HeaderState{}
+			if h4 >= 0 {
+				p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+			}
+			p.Hdr[5] = packet.HeaderState{}
+			if h5 >= 0 {
+				p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+			}
+			p.Hdr[6] = packet.HeaderState{}
+			if h6 >= 0 {
+				p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+			}
+			p.Hdr[7] = packet.HeaderState{}
+			if h7 >= 0 {
+				p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+			}
+			p.Hdr[8] = packet.HeaderState{}
+			if h8 >= 0 {
+				p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+			}
+			p.Hdr[9] = packet.HeaderState{}
+			if h9 >= 0 {
+				p.Hdr[9] = packet.HeaderState{Off: h9, Len: 16, Valid: true}
+			}
+			p.Hdr[10] = packet.HeaderState{}
+			if h10 >= 0 {
+				p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+			}
+			p.Hdr[11] = packet.HeaderState{}
+			if h11 >= 0 {
+				p.Hdr[11] = packet.HeaderState{Off: h11, Len: 16, Valid: true}
+			}
+			p.Hdr[12] = packet.HeaderState{}
+			if h12 >= 0 {
+				p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+			}
+			p.Hdr[13] = packet.HeaderState{Valid: true}
+			ok42, wellFormed = p.VerifyChecksum(8)
+			data, cur = p.Data, p.Cursor
+			h0 = -1
+			if p.Hdr[0].Valid {
+				h0 = p.Hdr[0].Off
+			}
+			h1 = -1
+			if p.Hdr[1].Valid {
+				h1 = p.Hdr[1].Off
+			}
+			h2 = -1
+			if p.Hdr[2].Valid {
+				h2 = p.Hdr[2].Off
+			}
+			h3, h3len = -1, 0
+			if p.Hdr[3].Valid {
+				h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+			}
+			h4 = -1
+			if p.Hdr[4].Valid {
+				h4 = p.Hdr[4].Off
+			}
+			h5 = -1
+			if p.Hdr[5].Valid {
+				h5 = p.Hdr[5].Off
+			}
+			h6 = -1
+			if p.Hdr[6].Valid {
+				h6 = p.Hdr[6].Off
+			}
+			h7 = -1
+			if p.Hdr[7].Valid {
+				h7 = p.Hdr[7].Off
+			}
+			h8 = -1
+			if p.Hdr[8].Valid {
+				h8 = p.Hdr[8].Off
+			}
+			h9 = -1
+			if p.Hdr[9].Valid {
+				h9 = p.Hdr[9].Off
+			}
+			h10 = -1
+			if p.Hdr[10].Valid {
+				h10 = p.Hdr[10].Off
+			}
+			h11 = -1
+			if p.Hdr[11].Valid {
+				h11 = p.Hdr[11].Off
+			}
+			h12 = -1
+			if p.Hdr[12].Valid {
+				h12 = p.Hdr[12].Off
+			}
 		}
 		if ok42 && wellFormed {
 			goto n8
@@ -960,53 +970,53 @@ n7:
 n8:
 	{ // Ports: lookup data_ports
 		act, params := 0, []packet.Value(nil)
-		b44 := data[h8 : h8+8] // udp
-		kw43 := (uint64(b44[2])<<8 | uint64(b44[3]))
-		pr45 := pl.tables[0].Probes()
-		k46 := kw43 << 0
-		if pi47 := &pr45.Packed; len(pi47.Slots) > 0 {
-			k46 &= pi47.Mask
-			m, j := uint64(len(pi47.Slots)-1), packet.PackedHash(k46)>>(pi47.Shift&63)
-			sl := &pi47.Slots[j]
-			for sl.Entry != 0 && sl.Key != k46 {
+		b48 := data[h8 : h8+8] // udp
+		kw47 := (uint64(b48[2])<<8 | uint64(b48[3]))
+		pr49 := pl.tables[0].Probes()
+		k50 := kw47 << 0
+		if pi51 := &pr49.Packed; len(pi51.Slots) > 0 {
+			k50 &= pi51.Mask
+			m, j := uint64(len(pi51.Slots)-1), packet.PackedHash(k50)>>(pi51.Shift&63)
+			sl := &pi51.Slots[j]
+			for sl.Entry != 0 && sl.Key != k50 {
 				j = (j + 1) & m
-				sl = &pi47.Slots[j]
+				sl = &pi51.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc48 := &pr45.Scan; len(sc48.Rows) > 0 {
-			for i := range sc48.Rows {
-				r := &sc48.Rows[i]
-				if kw43-r.Match[0].Lo <= r.Match[0].Span {
+		} else if sc52 := &pr49.Scan; len(sc52.Rows) > 0 {
+			for i := range sc52.Rows {
+				r := &sc52.Rows[i]
+				if kw47-r.Match[0].Lo <= r.Match[0].Span {
 					act, params = int(r.Action), r.Params
 					break
 				}
 			}
-		} else if iv49 := pr45.Intervals; iv49 != nil {
-			h50 := packet.WordsHash(0, 0, 0, 0)
-			for m, j := uint64(len(iv49.Groups)-1), h50>>(iv49.Shift&63); ; j = (j + 1) & m {
-				g := &iv49.Groups[j]
+		} else if iv53 := pr49.Intervals; iv53 != nil {
+			h54 := packet.WordsHash(0, 0, 0, 0)
+			for m, j := uint64(len(iv53.Groups)-1), h54>>(iv53.Shift&63); ; j = (j + 1) & m {
+				g := &iv53.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
 				if true {
-					ss, k := iv49.Starts[g.Lo:g.Hi], 0
+					ss, k := iv53.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw43 {
+						if ss[k+half] <= kw47 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv49.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv53.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if pr45.Len != 0 {
-			if a, ps, hit := pl.tables[0].LookupWordAction(k46); hit {
+		} else if pr49.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k50); hit {
 				act, params = a, ps
 			}
 		}
@@ -1033,21 +1043,21 @@ n9:
 	}
 n10:
 	{ // LBCheck: test lb.L == 0x4c && lb.B == 0x42 && lb.Version in [2, 3] && lb.Protocol == 1
-		b54 := data[h9 : h9+16] // lb
-		c53 := (uint64(b54[0]) == 0x4c)
-		if c53 {
-			c53 = (uint64(b54[1]) == 0x42)
+		b58 := data[h9 : h9+16] // lb
+		c57 := (uint64(b58[0]) == 0x4c)
+		if c57 {
+			c57 = (uint64(b58[1]) == 0x42)
 		}
-		c52 := c53
-		if c52 {
-			r55 := uint64(b54[2])
-			c52 = (r55 >= 0x2 && r55 <= 0x3)
+		c56 := c57
+		if c56 {
+			r59 := uint64(b58[2])
+			c56 = (r59 >= 0x2 && r59 <= 0x3)
 		}
-		c51 := c52
-		if c51 {
-			c51 = (uint64(b54[3]) == 0x1)
+		c55 := c56
+		if c55 {
+			c55 = (uint64(b58[3]) == 0x1)
 		}
-		if c51 {
+		if c55 {
 			pl.edges[1]++
 			goto n11
 		}
@@ -1065,32 +1075,32 @@ n11:
 	}
 n12:
 	{ // RECheck: test re.Version == 1 && re.Rsvd == 0
-		b57 := data[h12 : h12+20] // re
-		c56 := ((uint64(b57[0]) >> 4 & 0xf) == 0x1)
-		if c56 {
-			c56 = (((uint64(b57[0])<<8 | uint64(b57[1])) >> 0 & 0xfff) == 0x0)
+		b61 := data[h12 : h12+20] // re
+		c60 := ((uint64(b61[0]) >> 4 & 0xf) == 0x1)
+		if c60 {
+			c60 = (((uint64(b61[0])<<8 | uint64(b61[1])) >> 0 & 0xfff) == 0x0)
 		}
-		if c56 {
+		if c60 {
 			goto n13
 		}
 		goto n32
 	}
 n13:
 	{ // UDPLength: test udp.length >= rx.hdrs && udp.length <= len(udp)
-		b59 := data[h8 : h8+8] // udp
-		c58 := ((uint64(b59[4])<<8 | uint64(b59[5])) >= m2)
-		if c58 {
-			c58 = ((uint64(b59[4])<<8 | uint64(b59[5])) <= uint64(len(data)-h8))
+		b63 := data[h8 : h8+8] // udp
+		c62 := ((uint64(b63[4])<<8 | uint64(b63[5])) >= m2)
+		if c62 {
+			c62 = ((uint64(b63[4])<<8 | uint64(b63[5])) <= uint64(len(data)-h8))
 		}
-		if c58 {
+		if c62 {
 			goto n14
 		}
 		goto n33
 	}
 n14:
 	{ // Size: set rx.size
-		b60 := data[h8 : h8+8] // udp
-		m3 = ((uint64(b60[4])<<8 | uint64(b60[5])) - m2) & 0xffff
+		b64 := data[h8 : h8+8] // udp
+		m3 = ((uint64(b64[4])<<8 | uint64(b64[5])) - m2) & 0xffff
 		goto n15
 	}
 n15:
@@ -1102,18 +1112,18 @@ n15:
 	}
 n16:
 	{ // PopLB: pop lb
-		po61, pn62 := h9, 16 // lb
-		if po61+pn62 > len(data) {
+		po65, pn66 := h9, 16 // lb
+		if po65+pn66 > len(data) {
 			return pl.drop(2)
 		}
-		pendOff = po61
-		pendN = pn62
+		pendOff = po65
+		pendN = pn66
 		h9 = -1
-		if h12 > po61 {
-			h12 -= pn62
+		if h12 > po65 {
+			h12 -= pn66
 		} // re
-		if cur > po61 {
-			cur = max(po61, cur-pn62)
+		if cur > po65 {
+			cur = max(po65, cur-pn66)
 		}
 		pl.edges[2]++
 		goto n17
@@ -1145,13 +1155,13 @@ n17:
 			}
 			pendN = 0
 		}
-		po63, pn64 := h8, 8 // udp
-		if po63+pn64 > len(data) {
+		po67, pn68 := h8, 8 // udp
+		if po67+pn68 > len(data) {
 			return pl.drop(3)
 		}
-		pendN += pn64
-		if po63 < len(data)-po63-pendN {
-			if o, k := po63, pendN; k >= 16 && o >= 16 && o <= 64 {
+		pendN += pn68
+		if po67 < len(data)-po67-pendN {
+			if o, k := po67, pendN; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -1165,20 +1175,20 @@ n17:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pendN:pendN+po63], data[:po63])
+				copy(data[pendN:pendN+po67], data[:po67])
 			}
 			data = data[pendN:]
 		} else {
-			copy(data[po63:], data[po63+pendN:])
+			copy(data[po67:], data[po67+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h8 = -1
-		if h12 > po63 {
-			h12 -= pn64
+		if h12 > po67 {
+			h12 -= pn68
 		} // re
-		if cur > po63 {
-			cur = max(po63, cur-pn64)
+		if cur > po67 {
+			cur = max(po67, cur-pn68)
 		}
 		goto n18
 	}
@@ -1191,21 +1201,21 @@ n18:
 	}
 n19:
 	{ // PopIPv4: pop ipv4
-		po65, pn66 := h3, h3len // ipv4
-		if po65+pn66 > len(data) {
+		po69, pn70 := h3, h3len // ipv4
+		if po69+pn70 > len(data) {
 			return pl.drop(4)
 		}
-		pendOff = po65
-		pendN = pn66
+		pendOff = po69
+		pendN = pn70
 		h3 = -1
-		if (h5 >= 0) && h5 > po65 {
-			h5 -= pn66
+		if (h5 >= 0) && h5 > po69 {
+			h5 -= pn70
 		} // icmp
-		if h12 > po65 {
-			h12 -= pn66
+		if h12 > po69 {
+			h12 -= pn70
 		} // re
-		if cur > po65 {
-			cur = max(po65, cur-pn66)
+		if cur > po69 {
+			cur = max(po69, cur-pn70)
 		}
 		goto n21
 	}
@@ -1214,21 +1224,21 @@ n20:
 		if !(h4 >= 0) {
 			return pl.drop(5)
 		}
-		po67, pn68 := h4, 40 // ipv6
-		if po67+pn68 > len(data) {
+		po71, pn72 := h4, 40 // ipv6
+		if po71+pn72 > len(data) {
 			return pl.drop(5)
 		}
-		pendOff = po67
-		pendN = pn68
+		pendOff = po71
+		pendN = pn72
 		h4 = -1
-		if (h6 >= 0) && h6 > po67 {
-			h6 -= pn68
+		if (h6 >= 0) && h6 > po71 {
+			h6 -= pn72
 		} // icmpv6
-		if h12 > po67 {
-			h12 -= pn68
+		if h12 > po71 {
+			h12 -= pn72
 		} // re
-		if cur > po67 {
-			cur = max(po67, cur-pn68)
+		if cur > po71 {
+			cur = max(po71, cur-pn72)
 		}
 		pl.edges[3]++
 		goto n21
@@ -1260,13 +1270,13 @@ n21:
 			}
 			pendN = 0
 		}
-		po69, pn70 := h0, 14 // ethernet
-		if po69+pn70 > len(data) {
+		po73, pn74 := h0, 14 // ethernet
+		if po73+pn74 > len(data) {
 			return pl.drop(6)
 		}
-		pendN += pn70
-		if po69 < len(data)-po69-pendN {
-			if o, k := po69, pendN; k >= 16 && o >= 16 && o <= 64 {
+		pendN += pn74
+		if po73 < len(data)-po73-pendN {
+			if o, k := po73, pendN; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -1280,55 +1290,55 @@ n21:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pendN:pendN+po69], data[:po69])
+				copy(data[pendN:pendN+po73], data[:po73])
 			}
 			data = data[pendN:]
 		} else {
-			copy(data[po69:], data[po69+pendN:])
+			copy(data[po73:], data[po73+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h0 = -1
-		if (h1 >= 0) && h1 > po69 {
-			h1 -= pn70
+		if (h1 >= 0) && h1 > po73 {
+			h1 -= pn74
 		} // vlan
-		if (h2 >= 0) && h2 > po69 {
-			h2 -= pn70
+		if (h2 >= 0) && h2 > po73 {
+			h2 -= pn74
 		} // arp
-		if (h4 >= 0) && h4 > po69 {
-			h4 -= pn70
+		if (h4 >= 0) && h4 > po73 {
+			h4 -= pn74
 		} // ipv6
-		if (h5 >= 0) && h5 > po69 {
-			h5 -= pn70
+		if (h5 >= 0) && h5 > po73 {
+			h5 -= pn74
 		} // icmp
-		if (h6 >= 0) && h6 > po69 {
-			h6 -= pn70
+		if (h6 >= 0) && h6 > po73 {
+			h6 -= pn74
 		} // icmpv6
-		if h12 > po69 {
-			h12 -= pn70
+		if h12 > po73 {
+			h12 -= pn74
 		} // re
-		if cur > po69 {
-			cur = max(po69, cur-pn70)
+		if cur > po73 {
+			cur = max(po73, cur-pn74)
 		}
 		goto n22
 	}
 n22:
 	{ // Place: place events at re.Offset
-		var key71 fastpath.StateKey
-		key71[1] = m0
-		kv72 := m1
-		key71[2], key71[3] = kv72.Hi, kv72.Lo
-		b73 := data[h12 : h12+20] // re
-		key71[5] = (uint64(b73[2])<<8 | uint64(b73[3]))
-		key71[7] = (uint64(b73[12])<<56 | uint64(b73[13])<<48 | uint64(b73[14])<<40 | uint64(b73[15])<<32 | uint64(b73[16])<<24 | uint64(b73[17])<<16 | uint64(b73[18])<<8 | uint64(b73[19]))
-		rest74 := uint64(max(len(data)-cur, 0))
-		size75 := m3
-		if size75 > rest74 {
+		var key75 fastpath.StateKey
+		key75[1] = m0
+		kv76 := m1
+		key75[2], key75[3] = kv76.Hi, kv76.Lo
+		b77 := data[h12 : h12+20] // re
+		key75[5] = (uint64(b77[2])<<8 | uint64(b77[3]))
+		key75[7] = (uint64(b77[12])<<56 | uint64(b77[13])<<48 | uint64(b77[14])<<40 | uint64(b77[15])<<32 | uint64(b77[16])<<24 | uint64(b77[17])<<16 | uint64(b77[18])<<8 | uint64(b77[19]))
+		rest78 := uint64(max(len(data)-cur, 0))
+		size79 := m3
+		if size79 > rest78 {
 			return pl.drop(7)
 		}
-		port76, ev77 := pl.states[0].Place(&key71, (uint64(b73[8])<<24 | uint64(b73[9])<<16 | uint64(b73[10])<<8 | uint64(b73[11])), (uint64(b73[4])<<24 | uint64(b73[5])<<16 | uint64(b73[6])<<8 | uint64(b73[7])), data[cur:cur+int(size75)])
-		if port76 == 1 { // the packet is the event now
-			data, cur = ev77, 0
+		port80, ev81 := pl.states[0].Place(&key75, (uint64(b77[8])<<24 | uint64(b77[9])<<16 | uint64(b77[10])<<8 | uint64(b77[11])), (uint64(b77[4])<<24 | uint64(b77[5])<<16 | uint64(b77[6])<<8 | uint64(b77[7])), data[cur:cur+int(size79)])
+		if port80 == 1 { // the packet is the event now
+			data, cur = ev81, 0
 			h0 = -1
 			h1 = -1
 			h2 = -1
@@ -1343,7 +1353,7 @@ n22:
 			h11 = -1
 			h12 = -1
 		}
-		switch port76 {
+		switch port80 {
 		case 0:
 			goto n24
 		case 1:

@@ -62,6 +62,7 @@ type doneMark struct {
 type ended struct {
 	key StateKey
 	seq uint64
+	at  time.Time
 }
 
 // NewState makes def's state, empty.
@@ -185,7 +186,7 @@ func (s *State) finish(e *entry, now time.Time, complete bool) {
 	s.age.remove(e)
 	s.seq++
 	s.done[e.key] = doneMark{at: now, seq: s.seq, complete: complete}
-	s.ended = append(s.ended, ended{e.key, s.seq})
+	s.ended = append(s.ended, ended{e.key, s.seq, now})
 	for len(s.done) > s.def.Events {
 		s.forgetOldest()
 	}
@@ -205,19 +206,20 @@ func (s *State) forgetOldest() {
 
 // expire drops the entries whose timeout has passed, oldest first, and
 // forgets the keys that finished longer than a timeout ago.
+//
+// It runs at every segment, so it compares times with cut, one
+// subtraction, and reads a finished key's time from ended, not done: each
+// key in done has its one entry in ended, which leaves with it.
 func (s *State) expire(now time.Time) {
-	for e := s.age.head; e != nil && now.Sub(e.first) >= s.def.Timeout; e = s.age.head {
+	cut := now.Add(-s.def.Timeout) // what began or ended by then is past its timeout
+	for e := s.age.head; e != nil && !e.first.After(cut); e = s.age.head {
 		s.finish(e, now, false)
 		s.release(e)
 		s.TimedOut++
 	}
-	for len(s.ended) > 0 {
+	for len(s.ended) > 0 && !s.ended[0].at.After(cut) {
 		x := s.ended[0]
-		f, ok := s.done[x.key]
-		if ok && f.seq == x.seq && now.Sub(f.at) < s.def.Timeout {
-			break
-		}
-		if ok && f.seq == x.seq {
+		if f, ok := s.done[x.key]; ok && f.seq == x.seq {
 			delete(s.done, x.key)
 		}
 		s.ended = s.ended[1:]

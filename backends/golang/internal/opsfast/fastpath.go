@@ -810,82 +810,92 @@ t11:
 			}
 			pendD6, pendK6 = 0, false
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		none48 := false
+		if (h8 >= 0) && (h3 >= 0) && h3 < h8 {
+			b50 := data[h8 : h8+8]  // udp
+			b51 := data[h3 : h3+20] // ipv4
+			end49 := h3 + int((uint64(b51[2])<<8 | uint64(b51[3])))
+			none48 = end49 <= len(data) && end49 >= h8+8 && (uint64(b50[6])<<8|uint64(b50[7])) == 0
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		ok47, wellFormed := p.VerifyChecksum(8)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
+		ok47, wellFormed := true, true
+		if !none48 {
+			p.Load(buf, off, n) // the packet's buffer; its state follows
+			p.Data, p.Cursor = data, cur
+			p.Hdr[0] = packet.HeaderState{}
+			if h0 >= 0 {
+				p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+			}
+			p.Hdr[1] = packet.HeaderState{}
+			if h1 >= 0 {
+				p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+			}
+			p.Hdr[2] = packet.HeaderState{}
+			if h2 >= 0 {
+				p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+			}
+			p.Hdr[3] = packet.HeaderState{}
+			if h3 >= 0 {
+				p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+			}
+			p.Hdr[4] = packet.HeaderState{}
+			if h4 >= 0 {
+				p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+			}
+			p.Hdr[5] = packet.HeaderState{}
+			if h5 >= 0 {
+				p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+			}
+			p.Hdr[6] = packet.HeaderState{}
+			if h6 >= 0 {
+				p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+			}
+			p.Hdr[7] = packet.HeaderState{}
+			if h7 >= 0 {
+				p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+			}
+			p.Hdr[8] = packet.HeaderState{}
+			if h8 >= 0 {
+				p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+			}
+			p.Hdr[9] = packet.HeaderState{Valid: true}
+			ok47, wellFormed = p.VerifyChecksum(8)
+			data, cur = p.Data, p.Cursor
+			h0 = -1
+			if p.Hdr[0].Valid {
+				h0 = p.Hdr[0].Off
+			}
+			h1 = -1
+			if p.Hdr[1].Valid {
+				h1 = p.Hdr[1].Off
+			}
+			h2 = -1
+			if p.Hdr[2].Valid {
+				h2 = p.Hdr[2].Off
+			}
+			h3, h3len = -1, 0
+			if p.Hdr[3].Valid {
+				h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+			}
+			h4 = -1
+			if p.Hdr[4].Valid {
+				h4 = p.Hdr[4].Off
+			}
+			h5 = -1
+			if p.Hdr[5].Valid {
+				h5 = p.Hdr[5].Off
+			}
+			h6 = -1
+			if p.Hdr[6].Valid {
+				h6 = p.Hdr[6].Off
+			}
+			h7 = -1
+			if p.Hdr[7].Valid {
+				h7 = p.Hdr[7].Off
+			}
+			h8 = -1
+			if p.Hdr[8].Valid {
+				h8 = p.Hdr[8].Off
+			}
 		}
 		if ok47 && wellFormed {
 			goto t13
@@ -895,19 +905,19 @@ t11:
 t13:
 	{ // Tern: lookup t_tern
 		act, params := 0, []packet.Value(defaultParams0)
-		b49 := data[h3 : h3+20] // ipv4
-		kw48 := (uint64(b49[12])<<24 | uint64(b49[13])<<16 | uint64(b49[14])<<8 | uint64(b49[15]))
-		b51 := data[h8 : h8+8] // udp
-		kw50 := (uint64(b51[0])<<8 | uint64(b51[1]))
-		pr52 := pl.tables[0].Probes()
-		k53 := kw50<<0 | kw48<<16
-		if pi54 := &pr52.Packed; len(pi54.Slots) > 0 {
-			k53 &= pi54.Mask
-			m, j := uint64(len(pi54.Slots)-1), packet.PackedHash(k53)>>(pi54.Shift&63)
-			sl := &pi54.Slots[j]
-			for sl.Entry != 0 && sl.Key != k53 {
+		b53 := data[h3 : h3+20] // ipv4
+		kw52 := (uint64(b53[12])<<24 | uint64(b53[13])<<16 | uint64(b53[14])<<8 | uint64(b53[15]))
+		b55 := data[h8 : h8+8] // udp
+		kw54 := (uint64(b55[0])<<8 | uint64(b55[1]))
+		pr56 := pl.tables[0].Probes()
+		k57 := kw54<<0 | kw52<<16
+		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
+			k57 &= pi58.Mask
+			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)>>(pi58.Shift&63)
+			sl := &pi58.Slots[j]
+			for sl.Entry != 0 && sl.Key != k57 {
 				j = (j + 1) & m
-				sl = &pi54.Slots[j]
+				sl = &pi58.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -922,16 +932,16 @@ t13:
 					goto t14
 				}
 			}
-		} else if sc55 := &pr52.Scan; len(sc55.Rows) > 0 {
-			for i := range sc55.Rows {
-				r := &sc55.Rows[i]
-				if kw48&r.Match[0].Mask == r.Match[0].Val && kw50-r.Match[1].Lo <= r.Match[1].Span {
+		} else if sc59 := &pr56.Scan; len(sc59.Rows) > 0 {
+			for i := range sc59.Rows {
+				r := &sc59.Rows[i]
+				if kw52&r.Match[0].Mask == r.Match[0].Val && kw54-r.Match[1].Lo <= r.Match[1].Span {
 					act, params = int(r.Action), r.Params
 					break
 				}
 			}
-		} else if pr52.Len != 0 {
-			if a, ps, hit := pl.tables[0].LookupWordAction(k53); hit {
+		} else if pr56.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k57); hit {
 				act, params = a, ps
 			}
 		}
@@ -949,18 +959,18 @@ t13:
 t14:
 	{ // Lpm: lookup t_lpm
 		act, params := 1, []packet.Value(nil)
-		b57 := data[h3 : h3+20] // ipv4
-		kw56 := (uint64(b57[9]))
-		kw58 := (uint64(b57[16])<<24 | uint64(b57[17])<<16 | uint64(b57[18])<<8 | uint64(b57[19]))
-		pr59 := pl.tables[1].Probes()
-		k60 := kw58<<0 | kw56<<32
-		if pi61 := &pr59.Packed; len(pi61.Slots) > 0 {
-			k60 &= pi61.Mask
-			m, j := uint64(len(pi61.Slots)-1), packet.PackedHash(k60)>>(pi61.Shift&63)
-			sl := &pi61.Slots[j]
-			for sl.Entry != 0 && sl.Key != k60 {
+		b61 := data[h3 : h3+20] // ipv4
+		kw60 := (uint64(b61[9]))
+		kw62 := (uint64(b61[16])<<24 | uint64(b61[17])<<16 | uint64(b61[18])<<8 | uint64(b61[19]))
+		pr63 := pl.tables[1].Probes()
+		k64 := kw62<<0 | kw60<<32
+		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
+			k64 &= pi65.Mask
+			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)>>(pi65.Shift&63)
+			sl := &pi65.Slots[j]
+			for sl.Entry != 0 && sl.Key != k64 {
 				j = (j + 1) & m
-				sl = &pi61.Slots[j]
+				sl = &pi65.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -977,30 +987,30 @@ t14:
 					goto t15
 				}
 			}
-		} else if iv62 := pr59.Intervals; iv62 != nil {
-			h63 := packet.WordsHash(kw56, 0, 0, 0)
-			for m, j := uint64(len(iv62.Groups)-1), h63>>(iv62.Shift&63); ; j = (j + 1) & m {
-				g := &iv62.Groups[j]
+		} else if iv66 := pr63.Intervals; iv66 != nil {
+			h67 := packet.WordsHash(kw60, 0, 0, 0)
+			for m, j := uint64(len(iv66.Groups)-1), h67>>(iv66.Shift&63); ; j = (j + 1) & m {
+				g := &iv66.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw56 {
-					ss, k := iv62.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw60 {
+					ss, k := iv66.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw58 {
+						if ss[k+half] <= kw62 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv62.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv66.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if pr59.Len != 0 {
-			if a, ps, hit := pl.tables[1].LookupWordAction(k60); hit {
+		} else if pr63.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k64); hit {
 				act, params = a, ps
 			}
 		}
@@ -1019,31 +1029,31 @@ t14:
 	}
 t15:
 	{ // Arith: set meta.b, meta.a, meta.c, meta.odd
-		b64 := data[h8 : h8+8] // udp
-		m1 = (((m0.Lo * 0x3) + ((uint64(b64[0])<<8 | uint64(b64[1])) << (0x28 & 63))) ^ (^m1))
-		m0 = m0.Shl(uint(min(packet.Value{Lo: ((uint64(b64[2])<<8 | uint64(b64[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b68 := data[h8 : h8+8] // udp
+		m1 = (((m0.Lo * 0x3) + ((uint64(b68[0])<<8 | uint64(b68[1])) << (0x28 & 63))) ^ (^m1))
+		m0 = m0.Shl(uint(min(packet.Value{Lo: ((uint64(b68[2])<<8 | uint64(b68[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m2 = (packet.Value{Lo: ((uint64(len(data)-h8) * 0x7) & 0x7ffffffff)}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0xffff})).Lo
-		b65 := data[h3 : h3+20] // ipv4
-		m4 = ((((uint64(b65[8]) * 0x12c) & 0x1ffff) + (uint64(b65[4])<<8 | uint64(b65[5]))) & 0x3ffff) & 0x1fff
+		b69 := data[h3 : h3+20] // ipv4
+		m4 = ((((uint64(b69[8]) * 0x12c) & 0x1ffff) + (uint64(b69[4])<<8 | uint64(b69[5]))) & 0x3ffff) & 0x1fff
 		goto t16
 	}
 t16:
 	{ // Wide: lookup t_wide
 		act, params := 1, []packet.Value(nil)
-		kw66 := m0
-		b68 := data[h8 : h8+8] // udp
-		kw67 := (uint64(b68[2])<<8 | uint64(b68[3]))
-		pr69 := pl.tables[2].Probes()
-		if wl70 := &pr69.Words; len(wl70.Slots) > 0 {
-			x72 := kw66.Hi & wl70.Mask[0]
-			x73 := kw66.Lo & wl70.Mask[1]
-			x74 := kw67 & wl70.Mask[2]
-			h71 := packet.WordsHash(x72, x73, x74, 0)
-			m, j := uint64(len(wl70.Slots)-1), h71>>(wl70.Shift&63)
-			sl := &wl70.Slots[j]
-			for sl.Entry != 0 && !(sl.Keys[0] == x72 && sl.Keys[1] == x73 && sl.Keys[2] == x74) {
+		kw70 := m0
+		b72 := data[h8 : h8+8] // udp
+		kw71 := (uint64(b72[2])<<8 | uint64(b72[3]))
+		pr73 := pl.tables[2].Probes()
+		if wl74 := &pr73.Words; len(wl74.Slots) > 0 {
+			x76 := kw70.Hi & wl74.Mask[0]
+			x77 := kw70.Lo & wl74.Mask[1]
+			x78 := kw71 & wl74.Mask[2]
+			h75 := packet.WordsHash(x76, x77, x78, 0)
+			m, j := uint64(len(wl74.Slots)-1), h75>>(wl74.Shift&63)
+			sl := &wl74.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x76 && sl.Keys[1] == x77 && sl.Keys[2] == x78) {
 				j = (j + 1) & m
-				sl = &wl70.Slots[j]
+				sl = &wl74.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1058,8 +1068,8 @@ t16:
 					goto t17
 				}
 			}
-		} else if pr69.Len != 0 {
-			if a, ps, hit := pl.tables[2].LookupWordsAction(kw66.Hi, kw66.Lo, kw67, 0); hit {
+		} else if pr73.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordsAction(kw70.Hi, kw70.Lo, kw71, 0); hit {
 				act, params = a, ps
 			}
 		}
@@ -1077,18 +1087,18 @@ t16:
 t17:
 	{ // Slots: lookup t_slots
 		act, params := 1, []packet.Value(nil)
-		b76 := data[h8 : h8+8] // udp
-		kw75 := (uint64(b76[2])<<8 | uint64(b76[3]))
-		kw77 := (m3 & 0x7)
-		pr78 := pl.tables[4].Probes()
-		k79 := kw77<<0 | kw75<<3
-		if pi80 := &pr78.Packed; len(pi80.Slots) > 0 {
-			k79 &= pi80.Mask
-			m, j := uint64(len(pi80.Slots)-1), packet.PackedHash(k79)>>(pi80.Shift&63)
-			sl := &pi80.Slots[j]
-			for sl.Entry != 0 && sl.Key != k79 {
+		b80 := data[h8 : h8+8] // udp
+		kw79 := (uint64(b80[2])<<8 | uint64(b80[3]))
+		kw81 := (m3 & 0x7)
+		pr82 := pl.tables[4].Probes()
+		k83 := kw81<<0 | kw79<<3
+		if pi84 := &pr82.Packed; len(pi84.Slots) > 0 {
+			k83 &= pi84.Mask
+			m, j := uint64(len(pi84.Slots)-1), packet.PackedHash(k83)>>(pi84.Shift&63)
+			sl := &pi84.Slots[j]
+			for sl.Entry != 0 && sl.Key != k83 {
 				j = (j + 1) & m
-				sl = &pi80.Slots[j]
+				sl = &pi84.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1103,8 +1113,8 @@ t17:
 					goto t18
 				}
 			}
-		} else if pr78.Len != 0 {
-			if a, ps, hit := pl.tables[4].LookupWordAction(k79); hit {
+		} else if pr82.Len != 0 {
+			if a, ps, hit := pl.tables[4].LookupWordAction(k83); hit {
 				act, params = a, ps
 			}
 		}
@@ -1122,15 +1132,15 @@ t17:
 t18:
 	{ // NoKeys: lookup t_none
 		act, params := 1, []packet.Value(nil)
-		pr81 := pl.tables[5].Probes()
-		k82 := uint64(0)
-		if pi83 := &pr81.Packed; len(pi83.Slots) > 0 {
-			k82 &= pi83.Mask
-			m, j := uint64(len(pi83.Slots)-1), packet.PackedHash(k82)>>(pi83.Shift&63)
-			sl := &pi83.Slots[j]
-			for sl.Entry != 0 && sl.Key != k82 {
+		pr85 := pl.tables[5].Probes()
+		k86 := uint64(0)
+		if pi87 := &pr85.Packed; len(pi87.Slots) > 0 {
+			k86 &= pi87.Mask
+			m, j := uint64(len(pi87.Slots)-1), packet.PackedHash(k86)>>(pi87.Shift&63)
+			sl := &pi87.Slots[j]
+			for sl.Entry != 0 && sl.Key != k86 {
 				j = (j + 1) & m
-				sl = &pi83.Slots[j]
+				sl = &pi87.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -1145,8 +1155,8 @@ t18:
 					goto t19
 				}
 			}
-		} else if pr81.Len != 0 {
-			if a, ps, hit := pl.tables[5].LookupWordAction(k82); hit {
+		} else if pr85.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordAction(k86); hit {
 				act, params = a, ps
 			}
 		}
@@ -1163,21 +1173,21 @@ t18:
 	}
 t19:
 	{ // Cmp: test meta.a > 0x1_0000_0000_0000_0000 || meta.c in [100, 3000] && ipv4.dst in 10.0.0.0/8 || meta.b in 0x10&&&0xf0
-		c85 := (m0.Cmp(packet.Value{Hi: 0x1, Lo: 0x0}) > 0)
-		if !c85 {
-			r87 := m2
-			c86 := (r87 >= 0x64 && r87 <= 0xbb8)
-			if c86 {
-				b88 := data[h3 : h3+20] // ipv4
-				c86 = ((uint64(b88[16])<<24|uint64(b88[17])<<16|uint64(b88[18])<<8|uint64(b88[19]))&0xff000000 == 0xa000000)
+		c89 := (m0.Cmp(packet.Value{Hi: 0x1, Lo: 0x0}) > 0)
+		if !c89 {
+			r91 := m2
+			c90 := (r91 >= 0x64 && r91 <= 0xbb8)
+			if c90 {
+				b92 := data[h3 : h3+20] // ipv4
+				c90 = ((uint64(b92[16])<<24|uint64(b92[17])<<16|uint64(b92[18])<<8|uint64(b92[19]))&0xff000000 == 0xa000000)
 			}
-			c85 = c86
+			c89 = c90
 		}
-		c84 := c85
-		if !c84 {
-			c84 = (m1&0xf0 == 0x10)
+		c88 := c89
+		if !c88 {
+			c88 = (m1&0xf0 == 0x10)
 		}
-		if c84 {
+		if c88 {
 			goto t21
 		}
 		// decided NotA true
@@ -1186,11 +1196,11 @@ t19:
 	}
 t21:
 	{ // Sw: switch meta.a & 0xffff_ffff_ffff_ffff_ffff
-		v89 := m0.And(packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff})
+		v93 := m0.And(packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff})
 		switch {
-		case v89 == packet.Value{Lo: 0x1234}:
+		case v93 == packet.Value{Lo: 0x1234}:
 			goto t24
-		case v89 == packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff}:
+		case v93 == packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff}:
 			goto n22
 		default:
 			pl.edges[7]++
@@ -1199,54 +1209,54 @@ t21:
 	}
 t24:
 	{ // Rewrite: set ipv4.ttl, ipv4.dst, udp.dport, ipv4.flags
-		var d98 uint64           // ipv4 checksum
-		var d99 uint64           // udp checksum
-		b100 := data[h3 : h3+20] // ipv4
-		v101 := (uint64(b100[8]) - 0x1)
-		os102 := (uint64(1)*0xffff - uint64(uint32(uint64(b100[8])<<8|uint64(b100[9]))))
-		b100[8] = byte(v101)
-		dl103 := os102 + uint64(uint32(uint64(b100[8])<<8|uint64(b100[9])))
-		d98 += dl103
-		v104 := (m1 & 0xffffffff)
-		os105 := uint64(^uint32((uint64(b100[16])<<24 | uint64(b100[17])<<16 | uint64(b100[18])<<8 | uint64(b100[19]))))
-		s106 := uint32(v104)
-		b100[16] = byte(s106 >> 24)
-		b100[17] = byte(s106 >> 16)
-		b100[18] = byte(s106 >> 8)
-		b100[19] = byte(s106)
-		dl107 := os105 + uint64(uint32(v104))
-		d98 += dl107
-		d99 += dl107
-		v108 := uint64(0x7)
-		b109 := data[h8 : h8+8] // udp
-		os110 := uint64(^uint16((uint64(b109[2])<<8 | uint64(b109[3]))))
-		s111 := uint16(v108)
-		b109[2] = byte(s111 >> 8)
-		b109[3] = byte(s111)
-		dl112 := os110 + uint64(uint16(v108))
-		d99 += dl112
-		v113 := uint64(0x2)
-		os114 := (uint64(1)*0xffff - uint64(uint32(uint64(b100[6])<<8|uint64(b100[7]))))
-		b100[6] = b100[6]&^0xe0 | byte(v113)<<5&0xe0
-		dl115 := os114 + uint64(uint32(uint64(b100[6])<<8|uint64(b100[7])))
-		d98 += dl115
+		var d102 uint64          // ipv4 checksum
+		var d103 uint64          // udp checksum
+		b104 := data[h3 : h3+20] // ipv4
+		v105 := (uint64(b104[8]) - 0x1)
+		os106 := (uint64(1)*0xffff - uint64(uint32(uint64(b104[8])<<8|uint64(b104[9]))))
+		b104[8] = byte(v105)
+		dl107 := os106 + uint64(uint32(uint64(b104[8])<<8|uint64(b104[9])))
+		d102 += dl107
+		v108 := (m1 & 0xffffffff)
+		os109 := uint64(^uint32((uint64(b104[16])<<24 | uint64(b104[17])<<16 | uint64(b104[18])<<8 | uint64(b104[19]))))
+		s110 := uint32(v108)
+		b104[16] = byte(s110 >> 24)
+		b104[17] = byte(s110 >> 16)
+		b104[18] = byte(s110 >> 8)
+		b104[19] = byte(s110)
+		dl111 := os109 + uint64(uint32(v108))
+		d102 += dl111
+		d103 += dl111
+		v112 := uint64(0x7)
+		b113 := data[h8 : h8+8] // udp
+		os114 := uint64(^uint16((uint64(b113[2])<<8 | uint64(b113[3]))))
+		s115 := uint16(v112)
+		b113[2] = byte(s115 >> 8)
+		b113[3] = byte(s115)
+		dl116 := os114 + uint64(uint16(v112))
+		d103 += dl116
+		v117 := uint64(0x2)
+		os118 := (uint64(1)*0xffff - uint64(uint32(uint64(b104[6])<<8|uint64(b104[7]))))
+		b104[6] = b104[6]&^0xe0 | byte(v117)<<5&0xe0
+		dl119 := os118 + uint64(uint32(uint64(b104[6])<<8|uint64(b104[7])))
+		d102 += dl119
 		if h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d98
+			x := uint64(^cv) + d102
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s116 := uint16(r)
-			cb[0] = byte(s116 >> 8)
-			cb[1] = byte(s116)
+			s120 := uint16(r)
+			cb[0] = byte(s120 >> 8)
+			cb[1] = byte(s120)
 		}
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d99
+				x := uint64(^cv) + d103
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -1254,9 +1264,9 @@ t24:
 				if r == 0 {
 					r = 0xffff
 				}
-				s117 := uint16(r)
-				cb[0] = byte(s117 >> 8)
-				cb[1] = byte(s117)
+				s121 := uint16(r)
+				cb[0] = byte(s121 >> 8)
+				cb[1] = byte(s121)
 			}
 		}
 		goto t25
@@ -1272,13 +1282,13 @@ t25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s118 := uint16(r)
-				cb[0] = byte(s118 >> 8)
-				cb[1] = byte(s118)
+				s122 := uint16(r)
+				cb[0] = byte(s122 >> 8)
+				cb[1] = byte(s122)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		b119 := data[h8 : h8+8] // udp
+		b123 := data[h8 : h8+8] // udp
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
 				cb := data[h6+2 : h6+4]
@@ -1288,9 +1298,9 @@ t25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s121 := uint16(r)
-				cb[0] = byte(s121 >> 8)
-				cb[1] = byte(s121)
+				s125 := uint16(r)
+				cb[0] = byte(s125 >> 8)
+				cb[1] = byte(s125)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1333,7 +1343,7 @@ t25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt120 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b119[6])<<8 | uint64(b119[7])) + 0x1) & 0x1ffff)}, update0)
+		rt124 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b123[6])<<8 | uint64(b123[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1371,7 +1381,7 @@ t25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt120 {
+		if !rt124 {
 			return pl.drop(6)
 		}
 		if pendK6 {
@@ -1383,9 +1393,9 @@ t25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s123 := uint16(r)
-				cb[0] = byte(s123 >> 8)
-				cb[1] = byte(s123)
+				s127 := uint16(r)
+				cb[0] = byte(s127 >> 8)
+				cb[1] = byte(s127)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1428,7 +1438,7 @@ t25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt122 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
+		rt126 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1466,7 +1476,7 @@ t25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt122 {
+		if !rt126 {
 			return pl.drop(6)
 		}
 		goto t26
@@ -1482,9 +1492,9 @@ t26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s124 := uint16(r)
-				cb[0] = byte(s124 >> 8)
-				cb[1] = byte(s124)
+				s128 := uint16(r)
+				cb[0] = byte(s128 >> 8)
+				cb[1] = byte(s128)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1497,9 +1507,9 @@ t26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s126 := uint16(r)
-				cb[0] = byte(s126 >> 8)
-				cb[1] = byte(s126)
+				s130 := uint16(r)
+				cb[0] = byte(s130 >> 8)
+				cb[1] = byte(s130)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1542,7 +1552,7 @@ t26:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt125 := p.ComputeChecksum(8)
+		rt129 := p.ComputeChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1580,18 +1590,18 @@ t26:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt125 {
+		if !rt129 {
 			return pl.drop(7)
 		}
 		goto t27
 	}
 t27:
 	{ // Out: switch meta.k
-		v127 := m3
+		v131 := m3
 		switch {
-		case v127 == 0x1:
+		case v131 == 0x1:
 			goto n42
-		case v127 == 0x2:
+		case v131 == 0x2:
 			return pl.drop(8)
 		default:
 			goto t41
@@ -1608,9 +1618,9 @@ t41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s178 := uint16(r)
-				cb[0] = byte(s178 >> 8)
-				cb[1] = byte(s178)
+				s186 := uint16(r)
+				cb[0] = byte(s186 >> 8)
+				cb[1] = byte(s186)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1695,9 +1705,9 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s90 := uint16(r)
-				cb[0] = byte(s90 >> 8)
-				cb[1] = byte(s90)
+				s94 := uint16(r)
+				cb[0] = byte(s94 >> 8)
+				cb[1] = byte(s94)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1713,9 +1723,9 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s92 := uint16(r)
-				cb[0] = byte(s92 >> 8)
-				cb[1] = byte(s92)
+				s96 := uint16(r)
+				cb[0] = byte(s96 >> 8)
+				cb[1] = byte(s96)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1758,7 +1768,7 @@ n22:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt91 := p.Push(1, h0+14, 0)
+		rt95 := p.Push(1, h0+14, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1796,77 +1806,77 @@ n22:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt91 {
+		if !rt95 {
 			return pl.drop(5)
 		}
 		goto n23
 	}
 n23:
 	{ // VlanFields: set vlan.vid, vlan.type, ethernet.type
-		b93 := data[h1 : h1+4] // vlan
-		s94 := uint16((uint64(b93[0])<<8|uint64(b93[1]))&^0xfff | uint64(0xabc)<<0&0xfff)
-		b93[0] = byte(s94 >> 8)
-		b93[1] = byte(s94)
-		b95 := data[h0 : h0+14] // ethernet
-		s96 := uint16((uint64(b95[12])<<8 | uint64(b95[13])))
-		b93[2] = byte(s96 >> 8)
-		b93[3] = byte(s96)
-		s97 := uint16(0x8100)
-		b95[12] = byte(s97 >> 8)
-		b95[13] = byte(s97)
+		b97 := data[h1 : h1+4] // vlan
+		s98 := uint16((uint64(b97[0])<<8|uint64(b97[1]))&^0xfff | uint64(0xabc)<<0&0xfff)
+		b97[0] = byte(s98 >> 8)
+		b97[1] = byte(s98)
+		b99 := data[h0 : h0+14] // ethernet
+		s100 := uint16((uint64(b99[12])<<8 | uint64(b99[13])))
+		b97[2] = byte(s100 >> 8)
+		b97[3] = byte(s100)
+		s101 := uint16(0x8100)
+		b99[12] = byte(s101 >> 8)
+		b99[13] = byte(s101)
 		pl.edges[10]++
 		goto n24
 	}
 n24:
 	{ // Rewrite: set ipv4.ttl, ipv4.dst, udp.dport, ipv4.flags
-		var d98 uint64           // ipv4 checksum
-		var d99 uint64           // udp checksum
-		b100 := data[h3 : h3+20] // ipv4
-		v101 := (uint64(b100[8]) - 0x1)
-		os102 := (uint64(1)*0xffff - uint64(uint32(uint64(b100[8])<<8|uint64(b100[9]))))
-		b100[8] = byte(v101)
-		dl103 := os102 + uint64(uint32(uint64(b100[8])<<8|uint64(b100[9])))
-		d98 += dl103
-		v104 := (m1 & 0xffffffff)
-		os105 := uint64(^uint32((uint64(b100[16])<<24 | uint64(b100[17])<<16 | uint64(b100[18])<<8 | uint64(b100[19]))))
-		s106 := uint32(v104)
-		b100[16] = byte(s106 >> 24)
-		b100[17] = byte(s106 >> 16)
-		b100[18] = byte(s106 >> 8)
-		b100[19] = byte(s106)
-		dl107 := os105 + uint64(uint32(v104))
-		d98 += dl107
-		d99 += dl107
-		v108 := uint64(0x7)
-		b109 := data[h8 : h8+8] // udp
-		os110 := uint64(^uint16((uint64(b109[2])<<8 | uint64(b109[3]))))
-		s111 := uint16(v108)
-		b109[2] = byte(s111 >> 8)
-		b109[3] = byte(s111)
-		dl112 := os110 + uint64(uint16(v108))
-		d99 += dl112
-		v113 := uint64(0x2)
-		os114 := (uint64(1)*0xffff - uint64(uint32(uint64(b100[6])<<8|uint64(b100[7]))))
-		b100[6] = b100[6]&^0xe0 | byte(v113)<<5&0xe0
-		dl115 := os114 + uint64(uint32(uint64(b100[6])<<8|uint64(b100[7])))
-		d98 += dl115
+		var d102 uint64          // ipv4 checksum
+		var d103 uint64          // udp checksum
+		b104 := data[h3 : h3+20] // ipv4
+		v105 := (uint64(b104[8]) - 0x1)
+		os106 := (uint64(1)*0xffff - uint64(uint32(uint64(b104[8])<<8|uint64(b104[9]))))
+		b104[8] = byte(v105)
+		dl107 := os106 + uint64(uint32(uint64(b104[8])<<8|uint64(b104[9])))
+		d102 += dl107
+		v108 := (m1 & 0xffffffff)
+		os109 := uint64(^uint32((uint64(b104[16])<<24 | uint64(b104[17])<<16 | uint64(b104[18])<<8 | uint64(b104[19]))))
+		s110 := uint32(v108)
+		b104[16] = byte(s110 >> 24)
+		b104[17] = byte(s110 >> 16)
+		b104[18] = byte(s110 >> 8)
+		b104[19] = byte(s110)
+		dl111 := os109 + uint64(uint32(v108))
+		d102 += dl111
+		d103 += dl111
+		v112 := uint64(0x7)
+		b113 := data[h8 : h8+8] // udp
+		os114 := uint64(^uint16((uint64(b113[2])<<8 | uint64(b113[3]))))
+		s115 := uint16(v112)
+		b113[2] = byte(s115 >> 8)
+		b113[3] = byte(s115)
+		dl116 := os114 + uint64(uint16(v112))
+		d103 += dl116
+		v117 := uint64(0x2)
+		os118 := (uint64(1)*0xffff - uint64(uint32(uint64(b104[6])<<8|uint64(b104[7]))))
+		b104[6] = b104[6]&^0xe0 | byte(v117)<<5&0xe0
+		dl119 := os118 + uint64(uint32(uint64(b104[6])<<8|uint64(b104[7])))
+		d102 += dl119
 		if h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d98
+			x := uint64(^cv) + d102
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s116 := uint16(r)
-			cb[0] = byte(s116 >> 8)
-			cb[1] = byte(s116)
+			s120 := uint16(r)
+			cb[0] = byte(s120 >> 8)
+			cb[1] = byte(s120)
 		}
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d99
+				x := uint64(^cv) + d103
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -1874,9 +1884,9 @@ n24:
 				if r == 0 {
 					r = 0xffff
 				}
-				s117 := uint16(r)
-				cb[0] = byte(s117 >> 8)
-				cb[1] = byte(s117)
+				s121 := uint16(r)
+				cb[0] = byte(s121 >> 8)
+				cb[1] = byte(s121)
 			}
 		}
 		goto n25
@@ -1892,13 +1902,13 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s118 := uint16(r)
-				cb[0] = byte(s118 >> 8)
-				cb[1] = byte(s118)
+				s122 := uint16(r)
+				cb[0] = byte(s122 >> 8)
+				cb[1] = byte(s122)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		b119 := data[h8 : h8+8] // udp
+		b123 := data[h8 : h8+8] // udp
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
 				cb := data[h6+2 : h6+4]
@@ -1908,9 +1918,9 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s121 := uint16(r)
-				cb[0] = byte(s121 >> 8)
-				cb[1] = byte(s121)
+				s125 := uint16(r)
+				cb[0] = byte(s125 >> 8)
+				cb[1] = byte(s125)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1953,7 +1963,7 @@ n25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt120 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b119[6])<<8 | uint64(b119[7])) + 0x1) & 0x1ffff)}, update0)
+		rt124 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b123[6])<<8 | uint64(b123[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1991,7 +2001,7 @@ n25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt120 {
+		if !rt124 {
 			return pl.drop(6)
 		}
 		if pendK6 {
@@ -2003,9 +2013,9 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s123 := uint16(r)
-				cb[0] = byte(s123 >> 8)
-				cb[1] = byte(s123)
+				s127 := uint16(r)
+				cb[0] = byte(s127 >> 8)
+				cb[1] = byte(s127)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2048,7 +2058,7 @@ n25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt122 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
+		rt126 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2086,7 +2096,7 @@ n25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt122 {
+		if !rt126 {
 			return pl.drop(6)
 		}
 		goto n26
@@ -2102,9 +2112,9 @@ n26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s124 := uint16(r)
-				cb[0] = byte(s124 >> 8)
-				cb[1] = byte(s124)
+				s128 := uint16(r)
+				cb[0] = byte(s128 >> 8)
+				cb[1] = byte(s128)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2117,9 +2127,9 @@ n26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s126 := uint16(r)
-				cb[0] = byte(s126 >> 8)
-				cb[1] = byte(s126)
+				s130 := uint16(r)
+				cb[0] = byte(s130 >> 8)
+				cb[1] = byte(s130)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2162,7 +2172,7 @@ n26:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt125 := p.ComputeChecksum(8)
+		rt129 := p.ComputeChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2200,18 +2210,18 @@ n26:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt125 {
+		if !rt129 {
 			return pl.drop(7)
 		}
 		goto n27
 	}
 n27:
 	{ // Out: switch meta.k
-		v127 := m3
+		v131 := m3
 		switch {
-		case v127 == 0x1:
+		case v131 == 0x1:
 			goto n42
-		case v127 == 0x2:
+		case v131 == 0x2:
 			return pl.drop(8)
 		default:
 			goto n41
@@ -2227,24 +2237,24 @@ n28:
 n29:
 	{ // V6Lpm: lookup t_v6
 		act, params := 0, []packet.Value(defaultParams3)
-		b129 := data[h4 : h4+40] // ipv6
-		kw128 := packet.Value{Hi: (uint64(b129[24])<<56 | uint64(b129[25])<<48 | uint64(b129[26])<<40 | uint64(b129[27])<<32 | uint64(b129[28])<<24 | uint64(b129[29])<<16 | uint64(b129[30])<<8 | uint64(b129[31])), Lo: (uint64(b129[32])<<56 | uint64(b129[33])<<48 | uint64(b129[34])<<40 | uint64(b129[35])<<32 | uint64(b129[36])<<24 | uint64(b129[37])<<16 | uint64(b129[38])<<8 | uint64(b129[39]))}
-		pr130 := pl.tables[3].Probes()
-		if wl131 := &pr130.Words; len(wl131.Slots) > 0 {
-			x133 := kw128.Hi & wl131.Mask[0]
-			x134 := kw128.Lo & wl131.Mask[1]
-			h132 := packet.WordsHash(x133, x134, 0, 0)
-			m, j := uint64(len(wl131.Slots)-1), h132>>(wl131.Shift&63)
-			sl := &wl131.Slots[j]
-			for sl.Entry != 0 && !(sl.Keys[0] == x133 && sl.Keys[1] == x134) {
+		b133 := data[h4 : h4+40] // ipv6
+		kw132 := packet.Value{Hi: (uint64(b133[24])<<56 | uint64(b133[25])<<48 | uint64(b133[26])<<40 | uint64(b133[27])<<32 | uint64(b133[28])<<24 | uint64(b133[29])<<16 | uint64(b133[30])<<8 | uint64(b133[31])), Lo: (uint64(b133[32])<<56 | uint64(b133[33])<<48 | uint64(b133[34])<<40 | uint64(b133[35])<<32 | uint64(b133[36])<<24 | uint64(b133[37])<<16 | uint64(b133[38])<<8 | uint64(b133[39]))}
+		pr134 := pl.tables[3].Probes()
+		if wl135 := &pr134.Words; len(wl135.Slots) > 0 {
+			x137 := kw132.Hi & wl135.Mask[0]
+			x138 := kw132.Lo & wl135.Mask[1]
+			h136 := packet.WordsHash(x137, x138, 0, 0)
+			m, j := uint64(len(wl135.Slots)-1), h136>>(wl135.Shift&63)
+			sl := &wl135.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x137 && sl.Keys[1] == x138) {
 				j = (j + 1) & m
-				sl = &wl131.Slots[j]
+				sl = &wl135.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr130.Len != 0 {
-			if a, ps, hit := pl.tables[3].LookupWordsAction(kw128.Hi, kw128.Lo, 0, 0); hit {
+		} else if pr134.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordsAction(kw132.Hi, kw132.Lo, 0, 0); hit {
 				act, params = a, ps
 			}
 		}
@@ -2264,27 +2274,27 @@ n29:
 n30:
 	{ // Two: lookup t_two
 		act, params := 1, []packet.Value(nil)
-		b136 := data[h4 : h4+40] // ipv6
-		kw135 := packet.Value{Hi: (uint64(b136[8])<<56 | uint64(b136[9])<<48 | uint64(b136[10])<<40 | uint64(b136[11])<<32 | uint64(b136[12])<<24 | uint64(b136[13])<<16 | uint64(b136[14])<<8 | uint64(b136[15])), Lo: (uint64(b136[16])<<56 | uint64(b136[17])<<48 | uint64(b136[18])<<40 | uint64(b136[19])<<32 | uint64(b136[20])<<24 | uint64(b136[21])<<16 | uint64(b136[22])<<8 | uint64(b136[23]))}
-		kw137 := packet.Value{Hi: (uint64(b136[24])<<56 | uint64(b136[25])<<48 | uint64(b136[26])<<40 | uint64(b136[27])<<32 | uint64(b136[28])<<24 | uint64(b136[29])<<16 | uint64(b136[30])<<8 | uint64(b136[31])), Lo: (uint64(b136[32])<<56 | uint64(b136[33])<<48 | uint64(b136[34])<<40 | uint64(b136[35])<<32 | uint64(b136[36])<<24 | uint64(b136[37])<<16 | uint64(b136[38])<<8 | uint64(b136[39]))}
-		pr138 := pl.tables[6].Probes()
-		if wl139 := &pr138.Words; len(wl139.Slots) > 0 {
-			x141 := kw135.Hi & wl139.Mask[0]
-			x142 := kw135.Lo & wl139.Mask[1]
-			x143 := kw137.Hi & wl139.Mask[2]
-			x144 := kw137.Lo & wl139.Mask[3]
-			h140 := packet.WordsHash(x141, x142, x143, x144)
-			m, j := uint64(len(wl139.Slots)-1), h140>>(wl139.Shift&63)
-			sl := &wl139.Slots[j]
-			for sl.Entry != 0 && !(sl.Keys[0] == x141 && sl.Keys[1] == x142 && sl.Keys[2] == x143 && sl.Keys[3] == x144) {
+		b140 := data[h4 : h4+40] // ipv6
+		kw139 := packet.Value{Hi: (uint64(b140[8])<<56 | uint64(b140[9])<<48 | uint64(b140[10])<<40 | uint64(b140[11])<<32 | uint64(b140[12])<<24 | uint64(b140[13])<<16 | uint64(b140[14])<<8 | uint64(b140[15])), Lo: (uint64(b140[16])<<56 | uint64(b140[17])<<48 | uint64(b140[18])<<40 | uint64(b140[19])<<32 | uint64(b140[20])<<24 | uint64(b140[21])<<16 | uint64(b140[22])<<8 | uint64(b140[23]))}
+		kw141 := packet.Value{Hi: (uint64(b140[24])<<56 | uint64(b140[25])<<48 | uint64(b140[26])<<40 | uint64(b140[27])<<32 | uint64(b140[28])<<24 | uint64(b140[29])<<16 | uint64(b140[30])<<8 | uint64(b140[31])), Lo: (uint64(b140[32])<<56 | uint64(b140[33])<<48 | uint64(b140[34])<<40 | uint64(b140[35])<<32 | uint64(b140[36])<<24 | uint64(b140[37])<<16 | uint64(b140[38])<<8 | uint64(b140[39]))}
+		pr142 := pl.tables[6].Probes()
+		if wl143 := &pr142.Words; len(wl143.Slots) > 0 {
+			x145 := kw139.Hi & wl143.Mask[0]
+			x146 := kw139.Lo & wl143.Mask[1]
+			x147 := kw141.Hi & wl143.Mask[2]
+			x148 := kw141.Lo & wl143.Mask[3]
+			h144 := packet.WordsHash(x145, x146, x147, x148)
+			m, j := uint64(len(wl143.Slots)-1), h144>>(wl143.Shift&63)
+			sl := &wl143.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x145 && sl.Keys[1] == x146 && sl.Keys[2] == x147 && sl.Keys[3] == x148) {
 				j = (j + 1) & m
-				sl = &wl139.Slots[j]
+				sl = &wl143.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr138.Len != 0 {
-			if a, ps, hit := pl.tables[6].LookupWordsAction(kw135.Hi, kw135.Lo, kw137.Hi, kw137.Lo); hit {
+		} else if pr142.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordsAction(kw139.Hi, kw139.Lo, kw141.Hi, kw141.Lo); hit {
 				act, params = a, ps
 			}
 		}
@@ -2303,15 +2313,15 @@ n30:
 	}
 n31:
 	{ // Echo6: test valid(icmpv6) && icmpv6.type == 128
-		c145 := (h6 >= 0)
-		if c145 {
+		c149 := (h6 >= 0)
+		if c149 {
 			if !(h6 >= 0) {
 				return pl.drop(9)
 			}
-			b146 := data[h6 : h6+4] // icmpv6
-			c145 = (uint64(b146[0]) == 0x80)
+			b150 := data[h6 : h6+4] // icmpv6
+			c149 = (uint64(b150[0]) == 0x80)
 		}
-		if c145 {
+		if c149 {
 			goto n32
 		}
 		goto n36
@@ -2331,20 +2341,20 @@ n33:
 	}
 n34:
 	{ // Echo6Pop: pop icmp_echo
-		po147, pn148 := h7, 4 // icmp_echo
-		if po147+pn148 > len(data) {
+		po151, pn152 := h7, 4 // icmp_echo
+		if po151+pn152 > len(data) {
 			return pl.drop(11)
 		}
-		if po147 > h6 && (po147-h6)%2 == 0 {
-			pw150 := data[po147 : po147+4]
-			d149 := uint64(^uint32((uint64(pw150[0])<<24 | uint64(pw150[1])<<16 | uint64(pw150[2])<<8 | uint64(pw150[3]))))
+		if po151 > h6 && (po151-h6)%2 == 0 {
+			pw154 := data[po151 : po151+4]
+			d153 := uint64(^uint32((uint64(pw154[0])<<24 | uint64(pw154[1])<<16 | uint64(pw154[2])<<8 | uint64(pw154[3]))))
 			if h6+4 <= len(data) {
-				pendD6 += d149
+				pendD6 += d153
 				pendK6 = true
 			}
 		}
-		if po147 < len(data)-po147-pn148 {
-			if o, k := po147, pn148; k >= 16 && o >= 16 && o <= 64 {
+		if po151 < len(data)-po151-pn152 {
+			if o, k := po151, pn152; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -2358,67 +2368,67 @@ n34:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn148:pn148+po147], data[:po147])
+				copy(data[pn152:pn152+po151], data[:po151])
 			}
-			data = data[pn148:]
+			data = data[pn152:]
 		} else {
-			copy(data[po147:], data[po147+pn148:])
-			data = data[:len(data)-pn148]
+			copy(data[po151:], data[po151+pn152:])
+			data = data[:len(data)-pn152]
 		}
 		h7 = -1
-		if cur > po147 {
-			cur = max(po147, cur-pn148)
+		if cur > po151 {
+			cur = max(po151, cur-pn152)
 		}
 		goto n35
 	}
 n35:
 	{ // Echo6Set: set icmpv6.type, ipv6.dst, ipv6.payload_len
-		var d151 uint64 // icmpv6 checksum
-		v152 := uint64(0x81)
-		b153 := data[h6 : h6+4] // icmpv6
-		os154 := (uint64(1)*0xffff - uint64(uint32(uint64(b153[0])<<8|uint64(b153[1]))))
-		b153[0] = byte(v152)
-		dl155 := os154 + uint64(uint32(uint64(b153[0])<<8|uint64(b153[1])))
-		d151 += dl155
-		b156 := data[h4 : h4+40] // ipv6
-		v157 := packet.Value{Hi: (uint64(b156[8])<<56 | uint64(b156[9])<<48 | uint64(b156[10])<<40 | uint64(b156[11])<<32 | uint64(b156[12])<<24 | uint64(b156[13])<<16 | uint64(b156[14])<<8 | uint64(b156[15])), Lo: (uint64(b156[16])<<56 | uint64(b156[17])<<48 | uint64(b156[18])<<40 | uint64(b156[19])<<32 | uint64(b156[20])<<24 | uint64(b156[21])<<16 | uint64(b156[22])<<8 | uint64(b156[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		wv159 := packet.Value{Hi: (uint64(b156[24])<<56 | uint64(b156[25])<<48 | uint64(b156[26])<<40 | uint64(b156[27])<<32 | uint64(b156[28])<<24 | uint64(b156[29])<<16 | uint64(b156[30])<<8 | uint64(b156[31])), Lo: (uint64(b156[32])<<56 | uint64(b156[33])<<48 | uint64(b156[34])<<40 | uint64(b156[35])<<32 | uint64(b156[36])<<24 | uint64(b156[37])<<16 | uint64(b156[38])<<8 | uint64(b156[39]))}
-		ws160 := ^wv159.Hi
-		ws161 := ^wv159.Lo
-		os158 := (ws160>>32 + uint64(uint32(ws160))) + (ws161>>32 + uint64(uint32(ws161)))
-		v162 := v157
-		s163 := v162.Hi
-		b156[24] = byte(s163 >> 56)
-		b156[25] = byte(s163 >> 48)
-		b156[26] = byte(s163 >> 40)
-		b156[27] = byte(s163 >> 32)
-		b156[28] = byte(s163 >> 24)
-		b156[29] = byte(s163 >> 16)
-		b156[30] = byte(s163 >> 8)
-		b156[31] = byte(s163)
-		s164 := v162.Lo
-		b156[32] = byte(s164 >> 56)
-		b156[33] = byte(s164 >> 48)
-		b156[34] = byte(s164 >> 40)
-		b156[35] = byte(s164 >> 32)
-		b156[36] = byte(s164 >> 24)
-		b156[37] = byte(s164 >> 16)
-		b156[38] = byte(s164 >> 8)
-		b156[39] = byte(s164)
-		wv165 := v157
-		ws166 := wv165.Hi
-		ws167 := wv165.Lo
-		dl168 := os158 + (ws166>>32 + uint64(uint32(ws166))) + (ws167>>32 + uint64(uint32(ws167)))
-		d151 += dl168
-		v169 := ((uint64(b156[4])<<8 | uint64(b156[5])) - 0x4)
-		os170 := uint64(^uint16((uint64(b156[4])<<8 | uint64(b156[5]))))
-		s171 := uint16(v169)
-		b156[4] = byte(s171 >> 8)
-		b156[5] = byte(s171)
-		dl172 := os170 + uint64(uint16(v169))
-		d151 += dl172
+		var d155 uint64 // icmpv6 checksum
+		v156 := uint64(0x81)
+		b157 := data[h6 : h6+4] // icmpv6
+		os158 := (uint64(1)*0xffff - uint64(uint32(uint64(b157[0])<<8|uint64(b157[1]))))
+		b157[0] = byte(v156)
+		dl159 := os158 + uint64(uint32(uint64(b157[0])<<8|uint64(b157[1])))
+		d155 += dl159
+		b160 := data[h4 : h4+40] // ipv6
+		v161 := packet.Value{Hi: (uint64(b160[8])<<56 | uint64(b160[9])<<48 | uint64(b160[10])<<40 | uint64(b160[11])<<32 | uint64(b160[12])<<24 | uint64(b160[13])<<16 | uint64(b160[14])<<8 | uint64(b160[15])), Lo: (uint64(b160[16])<<56 | uint64(b160[17])<<48 | uint64(b160[18])<<40 | uint64(b160[19])<<32 | uint64(b160[20])<<24 | uint64(b160[21])<<16 | uint64(b160[22])<<8 | uint64(b160[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		wv163 := packet.Value{Hi: (uint64(b160[24])<<56 | uint64(b160[25])<<48 | uint64(b160[26])<<40 | uint64(b160[27])<<32 | uint64(b160[28])<<24 | uint64(b160[29])<<16 | uint64(b160[30])<<8 | uint64(b160[31])), Lo: (uint64(b160[32])<<56 | uint64(b160[33])<<48 | uint64(b160[34])<<40 | uint64(b160[35])<<32 | uint64(b160[36])<<24 | uint64(b160[37])<<16 | uint64(b160[38])<<8 | uint64(b160[39]))}
+		ws164 := ^wv163.Hi
+		ws165 := ^wv163.Lo
+		os162 := (ws164>>32 + uint64(uint32(ws164))) + (ws165>>32 + uint64(uint32(ws165)))
+		v166 := v161
+		s167 := v166.Hi
+		b160[24] = byte(s167 >> 56)
+		b160[25] = byte(s167 >> 48)
+		b160[26] = byte(s167 >> 40)
+		b160[27] = byte(s167 >> 32)
+		b160[28] = byte(s167 >> 24)
+		b160[29] = byte(s167 >> 16)
+		b160[30] = byte(s167 >> 8)
+		b160[31] = byte(s167)
+		s168 := v166.Lo
+		b160[32] = byte(s168 >> 56)
+		b160[33] = byte(s168 >> 48)
+		b160[34] = byte(s168 >> 40)
+		b160[35] = byte(s168 >> 32)
+		b160[36] = byte(s168 >> 24)
+		b160[37] = byte(s168 >> 16)
+		b160[38] = byte(s168 >> 8)
+		b160[39] = byte(s168)
+		wv169 := v161
+		ws170 := wv169.Hi
+		ws171 := wv169.Lo
+		dl172 := os162 + (ws170>>32 + uint64(uint32(ws170))) + (ws171>>32 + uint64(uint32(ws171)))
+		d155 += dl172
+		v173 := ((uint64(b160[4])<<8 | uint64(b160[5])) - 0x4)
+		os174 := uint64(^uint16((uint64(b160[4])<<8 | uint64(b160[5]))))
+		s175 := uint16(v173)
+		b160[4] = byte(s175 >> 8)
+		b160[5] = byte(s175)
+		dl176 := os174 + uint64(uint16(v173))
+		d155 += dl176
 		if h6+4 <= len(data) {
-			pendD6 += d151
+			pendD6 += d155
 			pendK6 = true
 		}
 		pl.edges[13]++
@@ -2443,90 +2453,100 @@ n37:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s173 := uint16(r)
-				cb[0] = byte(s173 >> 8)
-				cb[1] = byte(s173)
+				s177 := uint16(r)
+				cb[0] = byte(s177 >> 8)
+				cb[1] = byte(s177)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		none179 := false
+		if (h8 >= 0) && (h3 >= 0) && h3 < h8 {
+			b181 := data[h8 : h8+8]  // udp
+			b182 := data[h3 : h3+20] // ipv4
+			end180 := h3 + int((uint64(b182[2])<<8 | uint64(b182[3])))
+			none179 = end180 <= len(data) && end180 >= h8+8 && (uint64(b181[6])<<8|uint64(b181[7])) == 0
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		ok178, wellFormed := true, true
+		if !none179 {
+			p.Load(buf, off, n) // the packet's buffer; its state follows
+			p.Data, p.Cursor = data, cur
+			p.Hdr[0] = packet.HeaderState{}
+			if h0 >= 0 {
+				p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+			}
+			p.Hdr[1] = packet.HeaderState{}
+			if h1 >= 0 {
+				p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+			}
+			p.Hdr[2] = packet.HeaderState{}
+			if h2 >= 0 {
+				p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+			}
+			p.Hdr[3] = packet.HeaderState{}
+			if h3 >= 0 {
+				p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+			}
+			p.Hdr[4] = packet.HeaderState{}
+			if h4 >= 0 {
+				p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+			}
+			p.Hdr[5] = packet.HeaderState{}
+			if h5 >= 0 {
+				p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+			}
+			p.Hdr[6] = packet.HeaderState{}
+			if h6 >= 0 {
+				p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+			}
+			p.Hdr[7] = packet.HeaderState{}
+			if h7 >= 0 {
+				p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+			}
+			p.Hdr[8] = packet.HeaderState{}
+			if h8 >= 0 {
+				p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+			}
+			p.Hdr[9] = packet.HeaderState{Valid: true}
+			ok178, wellFormed = p.VerifyChecksum(8)
+			data, cur = p.Data, p.Cursor
+			h0 = -1
+			if p.Hdr[0].Valid {
+				h0 = p.Hdr[0].Off
+			}
+			h1 = -1
+			if p.Hdr[1].Valid {
+				h1 = p.Hdr[1].Off
+			}
+			h2 = -1
+			if p.Hdr[2].Valid {
+				h2 = p.Hdr[2].Off
+			}
+			h3, h3len = -1, 0
+			if p.Hdr[3].Valid {
+				h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+			}
+			h4 = -1
+			if p.Hdr[4].Valid {
+				h4 = p.Hdr[4].Off
+			}
+			h5 = -1
+			if p.Hdr[5].Valid {
+				h5 = p.Hdr[5].Off
+			}
+			h6 = -1
+			if p.Hdr[6].Valid {
+				h6 = p.Hdr[6].Off
+			}
+			h7 = -1
+			if p.Hdr[7].Valid {
+				h7 = p.Hdr[7].Off
+			}
+			h8 = -1
+			if p.Hdr[8].Valid {
+				h8 = p.Hdr[8].Off
+			}
 		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		ok174, wellFormed := p.VerifyChecksum(8)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		if ok174 && wellFormed {
+		if ok178 && wellFormed {
 			pl.edges[15]++
 			goto n42
 		}
@@ -2546,12 +2566,12 @@ n38:
 	}
 n39:
 	{ // PopVlan: pop vlan
-		po175, pn176 := h1, 4 // vlan
-		if po175+pn176 > len(data) {
+		po183, pn184 := h1, 4 // vlan
+		if po183+pn184 > len(data) {
 			return pl.drop(13)
 		}
-		if po175 < len(data)-po175-pn176 {
-			if o, k := po175, pn176; k >= 16 && o >= 16 && o <= 64 {
+		if po183 < len(data)-po183-pn184 {
+			if o, k := po183, pn184; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -2565,28 +2585,28 @@ n39:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn176:pn176+po175], data[:po175])
+				copy(data[pn184:pn184+po183], data[:po183])
 			}
-			data = data[pn176:]
+			data = data[pn184:]
 		} else {
-			copy(data[po175:], data[po175+pn176:])
-			data = data[:len(data)-pn176]
+			copy(data[po183:], data[po183+pn184:])
+			data = data[:len(data)-pn184]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po175 {
-			h2 -= pn176
+		if (h2 >= 0) && h2 > po183 {
+			h2 -= pn184
 		} // arp
-		if (h5 >= 0) && h5 > po175 {
-			h5 -= pn176
+		if (h5 >= 0) && h5 > po183 {
+			h5 -= pn184
 		} // icmp
-		if (h6 >= 0) && h6 > po175 {
-			h6 -= pn176
+		if (h6 >= 0) && h6 > po183 {
+			h6 -= pn184
 		} // icmpv6
-		if (h8 >= 0) && h8 > po175 {
-			h8 -= pn176
+		if (h8 >= 0) && h8 > po183 {
+			h8 -= pn184
 		} // udp
-		if cur > po175 {
-			cur = max(po175, cur-pn176)
+		if cur > po183 {
+			cur = max(po183, cur-pn184)
 		}
 		pl.edges[16]++
 		goto n41
@@ -2602,9 +2622,9 @@ n40:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s177 := uint16(r)
-				cb[0] = byte(s177 >> 8)
-				cb[1] = byte(s177)
+				s185 := uint16(r)
+				cb[0] = byte(s185 >> 8)
+				cb[1] = byte(s185)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2621,9 +2641,9 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s178 := uint16(r)
-				cb[0] = byte(s178 >> 8)
-				cb[1] = byte(s178)
+				s186 := uint16(r)
+				cb[0] = byte(s186 >> 8)
+				cb[1] = byte(s186)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2640,9 +2660,9 @@ n42:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s179 := uint16(r)
-				cb[0] = byte(s179 >> 8)
-				cb[1] = byte(s179)
+				s187 := uint16(r)
+				cb[0] = byte(s187 >> 8)
+				cb[1] = byte(s187)
 			}
 			pendD6, pendK6 = 0, false
 		}
