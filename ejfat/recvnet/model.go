@@ -2,6 +2,7 @@ package recvnet
 
 import (
 	"context"
+	"encoding/binary"
 	"net/netip"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ type Model struct {
 	queue  chan *reasm.Event
 	events []*reasm.Event // released ones, for the next complete events
 	stats  reasm.Stats
+	hdrs   headers
 }
 
 // Room is the bytes FrameAt needs free in front of a datagram: the
@@ -46,12 +48,23 @@ func NewModel(now func() time.Time, queue int) (*Model, error) {
 	return &Model{pl: pl, queue: make(chan *reasm.Event, queue)}, nil
 }
 
-// reasons maps the model's drops to the runtime's reasons, for one report.
-var reasons = map[string]reasm.Reason{
-	"stored": reasm.Placed, "duplicate": reasm.Duplicate, "overlap": reasm.Overlap, "late": reasm.Late,
-	"length mismatch": reasm.LengthMismatch, "out of bounds": reasm.OutOfBounds, "zero length": reasm.ZeroLength,
-	"too large": reasm.TooLarge, "truncated": reasm.Short,
-}
+// reasons are the runtime's reasons for the model's drop sites, for one
+// report: the ones the runtime has by name, BadHeader for the rest.
+var reasons = func() (r [len(reasmfast.DropSites)]reasm.Reason) {
+	named := map[string]reasm.Reason{
+		"stored": reasm.Placed, "duplicate": reasm.Duplicate, "overlap": reasm.Overlap, "late": reasm.Late,
+		"length mismatch": reasm.LengthMismatch, "out of bounds": reasm.OutOfBounds, "zero length": reasm.ZeroLength,
+		"too large": reasm.TooLarge, "truncated": reasm.Short,
+	}
+	for i, d := range reasmfast.DropSites {
+		why, ok := named[d.Reason]
+		if !ok {
+			why = reasm.BadHeader
+		}
+		r[i] = why
+	}
+	return r
+}()
 
 // Datagram copies b behind room of its own and runs it (FrameAt).
 func (m *Model) Datagram(src netip.Addr, b []byte) reasm.Reason {
@@ -77,7 +90,7 @@ func (m *Model) FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason {
 	if len(re) >= ejfat.RELen {
 		key.DataID, key.Number = re.DataID(), re.EventNumber()
 	}
-	h := headers(src, buf[:off+n], off)
+	h := m.hdrs.write(src, buf[:off+n], off)
 	r := m.pl.Process(buf, off-h, h+n)
 	if r.Sink >= 0 {
 		m.stats.Reassembled++
@@ -92,10 +105,7 @@ func (m *Model) FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason {
 		m.stats.Segments[reasm.Completed]++
 		return reasm.Completed
 	}
-	why, ok := reasons[m.pl.DropSite(int(r.Drop)).Reason]
-	if !ok {
-		why = reasm.BadHeader
-	}
+	why := reasons[r.Drop]
 	m.stats.Segments[why]++
 	return why
 }
@@ -117,19 +127,43 @@ func (m *Model) release(ev *reasm.Event) {
 	m.events = append(m.events, ev)
 }
 
-// headers writes, in front of the datagram f[off:] from src, the frame's
-// headers the kernel took off, and returns their length: to an
-// unspecified address, ports 0, the UDP checksum 0 over IPv4 (the kernel
-// checked it) and computed over IPv6 (where it is not optional).
-func headers(src netip.Addr, f []byte, off int) int {
-	to := netip.IPv4Unspecified()
+// headers writes, in front of a datagram, the frame's headers the kernel
+// took off: to an unspecified address, ports 0, the UDP checksum 0 over
+// IPv4 (the kernel checked it) and computed over IPv6 (where it is not
+// optional). Over IPv4 it keeps the last source's headers: the next
+// datagram from it costs a copy and its lengths, the IPv4 checksum
+// finished with the length (an event's segments come from one sender).
+type headers struct {
+	src netip.Addr // of b; invalid when b holds none
+	b   [frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen]byte
+	sum uint32 // of b's IPv4 header but its length and checksum
+}
+
+// write writes the headers of the datagram f[off:] from src into the
+// bytes before it, and returns their length.
+func (h *headers) write(src netip.Addr, f []byte, off int) int {
 	if !src.Is4() {
-		to = netip.IPv6Unspecified()
+		d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(netip.IPv6Unspecified(), 0), TTL: 64}
+		n := d.HeaderLen()
+		d.Build(f[off-n:])
+		return n
 	}
-	d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(to, 0), TTL: 64}
-	h := d.HeaderLen()
-	d.Build(f[off-h:])
-	return h
+	if src != h.src {
+		d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(netip.IPv4Unspecified(), 0), TTL: 64}
+		d.Build(h.b[:])
+		ip := h.b[frame.EthernetLen:]
+		clear(ip[2:4])
+		clear(ip[10:12])
+		h.sum, h.src = packet.Sum(ip[:frame.IPv4MinLen], 0), src
+	}
+	hdr := f[off-len(h.b) : off]
+	copy(hdr, h.b[:])
+	ip := hdr[frame.EthernetLen:]
+	total := uint16(len(f) - off + frame.IPv4MinLen + frame.UDPLen)
+	binary.BigEndian.PutUint16(ip[2:], total)
+	binary.BigEndian.PutUint16(ip[10:], packet.Fold(h.sum+uint32(total)))
+	binary.BigEndian.PutUint16(ip[frame.IPv4MinLen+4:], total-frame.IPv4MinLen)
+	return len(h.b)
 }
 
 func (m *Model) Expire() {} // the model's state expires as segments come
