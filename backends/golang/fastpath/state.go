@@ -27,7 +27,8 @@ type State struct {
 	live  map[StateKey]*entry
 	age   entryList // live entries, oldest (smallest seq) first
 	done  map[StateKey]doneMark
-	ended []ended // finished keys in the order they finished
+	ended []ended // finished keys in the order they finished, from ended[gone]
+	gone  int     // entries at the front of ended that left it
 	bytes uint64  // the live entries' lengths
 	seq   uint64
 
@@ -186,6 +187,12 @@ func (s *State) finish(e *entry, now time.Time, complete bool) {
 	s.age.remove(e)
 	s.seq++
 	s.done[e.key] = doneMark{at: now, seq: s.seq, complete: complete}
+	// Full with half of it gone: move the rest to the front, not to a
+	// new array (amortized, one move per entry gone).
+	if len(s.ended) == cap(s.ended) && s.gone >= len(s.ended)/2 {
+		s.ended = s.ended[:copy(s.ended, s.ended[s.gone:])]
+		s.gone = 0
+	}
 	s.ended = append(s.ended, ended{e.key, s.seq, now})
 	for len(s.done) > s.def.Events {
 		s.forgetOldest()
@@ -194,9 +201,9 @@ func (s *State) finish(e *entry, now time.Time, complete bool) {
 
 // forgetOldest forgets the finished key that finished first.
 func (s *State) forgetOldest() {
-	for len(s.ended) > 0 {
-		x := s.ended[0]
-		s.ended = s.ended[1:]
+	for s.gone < len(s.ended) {
+		x := s.ended[s.gone]
+		s.gone++
 		if f, ok := s.done[x.key]; ok && f.seq == x.seq {
 			delete(s.done, x.key)
 			return
@@ -217,12 +224,12 @@ func (s *State) expire(now time.Time) {
 		s.release(e)
 		s.TimedOut++
 	}
-	for len(s.ended) > 0 && !s.ended[0].at.After(cut) {
-		x := s.ended[0]
+	for s.gone < len(s.ended) && !s.ended[s.gone].at.After(cut) {
+		x := s.ended[s.gone]
 		if f, ok := s.done[x.key]; ok && f.seq == x.seq {
 			delete(s.done, x.key)
 		}
-		s.ended = s.ended[1:]
+		s.gone++
 	}
 }
 
