@@ -43,7 +43,7 @@ type State struct {
 type entry struct {
 	key             StateKey
 	length, arrived uint64
-	first           time.Time
+	expires         time.Time // its first segment's time + the timeout
 	seq             uint64
 	spans           []span // arrived byte ranges, sorted, disjoint, not touching
 	buf             []byte
@@ -55,15 +55,14 @@ type span struct{ lo, hi uint64 }
 type entryList struct{ head, tail *entry }
 
 type doneMark struct {
-	at       time.Time
 	seq      uint64
 	complete bool
 }
 
 type ended struct {
-	key StateKey
-	seq uint64
-	at  time.Time
+	key     StateKey
+	seq     uint64
+	expires time.Time // when it finished + the timeout
 }
 
 // NewState makes def's state, empty.
@@ -169,7 +168,7 @@ func (s *State) start(key *StateKey, length uint64, now time.Time) *entry {
 	}
 	s.seq++
 	e := s.entry(length)
-	e.key, e.length, e.arrived, e.first, e.seq = *key, length, 0, now, s.seq
+	e.key, e.length, e.arrived, e.expires, e.seq = *key, length, 0, now.Add(s.def.Timeout), s.seq
 	s.live[*key] = e
 	s.bytes += length
 	s.age.push(e)
@@ -186,14 +185,14 @@ func (s *State) finish(e *entry, now time.Time, complete bool) {
 	delete(s.live, e.key)
 	s.age.remove(e)
 	s.seq++
-	s.done[e.key] = doneMark{at: now, seq: s.seq, complete: complete}
+	s.done[e.key] = doneMark{seq: s.seq, complete: complete}
 	// Full with half of it gone: move the rest to the front, not to a
 	// new array (amortized, one move per entry gone).
 	if len(s.ended) == cap(s.ended) && s.gone >= len(s.ended)/2 {
 		s.ended = s.ended[:copy(s.ended, s.ended[s.gone:])]
 		s.gone = 0
 	}
-	s.ended = append(s.ended, ended{e.key, s.seq, now})
+	s.ended = append(s.ended, ended{e.key, s.seq, now.Add(s.def.Timeout)})
 	for len(s.done) > s.def.Events {
 		s.forgetOldest()
 	}
@@ -214,17 +213,16 @@ func (s *State) forgetOldest() {
 // expire drops the entries whose timeout has passed, oldest first, and
 // forgets the keys that finished longer than a timeout ago.
 //
-// It runs at every segment, so it compares times with cut, one
-// subtraction, and reads a finished key's time from ended, not done: each
-// key in done has its one entry in ended, which leaves with it.
+// It runs at every segment, so it compares now with times the timeout
+// was added to once, and reads a finished key's from ended, not done:
+// each key in done has its one entry in ended, which leaves with it.
 func (s *State) expire(now time.Time) {
-	cut := now.Add(-s.def.Timeout) // what began or ended by then is past its timeout
-	for e := s.age.head; e != nil && !e.first.After(cut); e = s.age.head {
+	for e := s.age.head; e != nil && !now.Before(e.expires); e = s.age.head {
 		s.finish(e, now, false)
 		s.release(e)
 		s.TimedOut++
 	}
-	for s.gone < len(s.ended) && !s.ended[s.gone].at.After(cut) {
+	for s.gone < len(s.ended) && !now.Before(s.ended[s.gone].expires) {
 		x := s.ended[s.gone]
 		if f, ok := s.done[x.key]; ok && f.seq == x.seq {
 			delete(s.done, x.key)
