@@ -2,7 +2,6 @@ package recvnet
 
 import (
 	"context"
-	"encoding/binary"
 	"net/netip"
 	"sync"
 	"time"
@@ -151,18 +150,18 @@ func (h *headers) write(src netip.Addr, f []byte, off int) int {
 	if src != h.src {
 		d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(netip.IPv4Unspecified(), 0), TTL: 64}
 		d.Build(h.b[:])
-		ip := h.b[frame.EthernetLen:]
-		clear(ip[2:4])
-		clear(ip[10:12])
+		ip := frame.IPv4(h.b[frame.EthernetLen:])
+		ip.SetTotalLength(0)
+		ip.SetChecksum(0)
 		h.sum, h.src = packet.Sum(ip[:frame.IPv4MinLen], 0), src
 	}
 	hdr := f[off-len(h.b) : off]
 	copy(hdr, h.b[:])
-	ip := hdr[frame.EthernetLen:]
+	ip := frame.IPv4(hdr[frame.EthernetLen:])
 	total := uint16(len(f) - off + frame.IPv4MinLen + frame.UDPLen)
-	binary.BigEndian.PutUint16(ip[2:], total)
-	binary.BigEndian.PutUint16(ip[10:], packet.Fold(h.sum+uint32(total)))
-	binary.BigEndian.PutUint16(ip[frame.IPv4MinLen+4:], total-frame.IPv4MinLen)
+	ip.SetTotalLength(total)
+	ip.SetChecksum(packet.Fold(h.sum + uint32(total)))
+	frame.UDP(ip[frame.IPv4MinLen:]).SetLength(total - frame.IPv4MinLen)
 	return len(h.b)
 }
 
