@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"slices"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends"
@@ -73,6 +74,9 @@ type gen struct {
 
 	// hdrs is a stack of scopes: header index -> variable holding its bytes.
 	hdrs []map[int]string
+	// parsed are the headers an unrolled parse extracted on the way to
+	// what it prints now (parseFrom).
+	parsed []int
 
 	owner    *dataflow.Node // the F-node being generated
 	counters int            // edge counters placed
@@ -86,7 +90,9 @@ type gen struct {
 
 // mustValid reports whether wire header h is valid whenever the node being
 // generated runs: its checks can go.
-func (c *gen) mustValid(h int) bool { return c.owner != nil && c.valid.Must(c.owner, h) }
+func (c *gen) mustValid(h int) bool {
+	return slices.Contains(c.parsed, h) || c.owner != nil && c.valid.Must(c.owner, h)
+}
 
 // mayValid reports whether header h can be valid when the node runs.
 func (c *gen) mayValid(h int) bool { return c.owner == nil || c.valid.May(c.owner, h) }
@@ -316,7 +322,7 @@ func (c *gen) malformed() string {
 
 func (c *gen) Input(n *dataflow.Node) {
 	if h := n.Op.Header; h >= 0 {
-		c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ParseFrame(%d)", h)), c.malformed())
+		c.emit("if !%s { %s }", c.parseFrame(h), c.malformed())
 	}
 }
 
@@ -348,10 +354,50 @@ func (c *gen) Verify(n *dataflow.Node) string {
 		return v
 	}
 	v := c.newTmp("ok")
+	none := c.noChecksum(n.Op.Header)
+	if none == "" {
+		c.syncState()
+		c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, n.Op.Header)
+		c.reloadState()
+		return v + " && wellFormed"
+	}
+	c.emit("%s, wellFormed := true, true", v)
+	c.emit("if !%s {", none)
 	c.syncState()
-	c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, n.Op.Header)
+	c.emit("%s, wellFormed = p.VerifyChecksum(%d)", v, n.Op.Header)
 	c.reloadState()
+	c.emit("}")
 	return v + " && wellFormed"
+}
+
+// noChecksum generates, for an L4 checksum that may be absent over IPv4
+// (UDP's), the condition that header h is valid behind a valid IPv4
+// header, lies within the IPv4 length, and carries no checksum (0): what
+// packet.Packet.VerifyChecksum accepts without summing. A socket's
+// datagrams come so (the kernel checked them) and skip the runtime call.
+// It returns "" for other checksums.
+func (c *gen) noChecksum(h int) string {
+	spec := c.s.Headers[h]
+	ip, ok := c.s.Header("ipv4")
+	if !ok || spec.ChecksumKind != packet.ChecksumL4 || !spec.ChecksumOptional || ip.ID == h {
+		return ""
+	}
+	total, ok := ip.Field("total_len")
+	if !ok || !c.s.ChecksumCovers(h, packet.FieldRef{Header: ip.ID, Field: total}) {
+		return ""
+	}
+	none := c.newTmp("none")
+	c.emit("%s := false", none)
+	c.emit("if %s && %s && %s < %s {", c.hValid(h), c.hValid(ip.ID), c.hOff(ip.ID), c.hOff(h))
+	c.PushScope()
+	c.parsed = []int{h, ip.ID}
+	end, sum := c.newTmp("end"), c.readField(packet.FieldRef{Header: h, Field: spec.Checksum}, false)
+	c.emit("%s := %s + int(%s)", end, c.hOff(ip.ID), c.readField(packet.FieldRef{Header: ip.ID, Field: total}, false))
+	c.parsed = nil
+	c.emit("%s = %s <= len(data) && %s >= %s+%s && %s == 0", none, end, end, c.hOff(h), c.hLen(h), sum)
+	c.PopScope()
+	c.emit("}")
+	return none
 }
 
 // Place generates `place S at OFFSET [size N]` as the interpreter runs

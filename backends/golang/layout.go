@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // This file generates the operations that change where headers lie in the
@@ -56,6 +58,88 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 	c.emit("}")
 	c.w.Fire(n, 1)
 	return true
+}
+
+// maxParseSites bounds the extractions an unrolled parse prints: past it
+// the entry parses through the packet runtime.
+const maxParseSites = 64
+
+// parseFrame generates `input parse H` at the graph's entry, as
+// packet.Packet.ParseFrame(H) runs it: the wire headers forgotten, the
+// cursor at 0, the parse graph unrolled from H, each header extracted
+// inline (a runtime call here cost more than the rest of a segment's
+// checks in the reassembler). A parse graph that unrolls too far, or
+// picks the next header by a field wider than 64 bits, goes through the
+// runtime. It returns the condition that the parse succeeded.
+func (c *gen) parseFrame(start int) string {
+	if n, ok := c.parseSites(start, nil); !ok || n > maxParseSites {
+		return c.call(fmt.Sprintf("p.ParseFrame(%d)", start))
+	}
+	r := c.newTmp("parsed")
+	c.emit("%s := false", r)
+	c.emit("for { // the parse graph from %s; break ends it", c.s.Headers[start].Name)
+	for h, hs := range c.s.Headers {
+		if !hs.Metadata {
+			c.emit("%s", c.hSet(h, "-1", "0"))
+		}
+	}
+	c.emit("cur = 0")
+	c.PushScope()
+	c.parseFrom(start, nil, r)
+	c.PopScope()
+	c.emit("}")
+	return r
+}
+
+// parseSites counts the extractions the parse from h unrolls into, and
+// reports whether every next-header test reads at most 64 bits.
+func (c *gen) parseSites(h int, seen []int) (int, bool) {
+	n := 1
+	seen = append(seen[:len(seen):len(seen)], h)
+	for _, e := range c.s.Next {
+		if e.From != h {
+			continue
+		}
+		if c.s.Headers[h].Fields[e.Field].Width > 64 || e.Mask.Hi != 0 {
+			return n, false
+		}
+		if c.s.Headers[e.To].Metadata || slices.Contains(seen, e.To) {
+			continue
+		}
+		k, ok := c.parseSites(e.To, seen)
+		if n += k; !ok || n > maxParseSites {
+			return n, ok
+		}
+	}
+	return n, true
+}
+
+// parseFrom generates the parse from header h (not metadata), the headers
+// on the way being seen: packet.Packet.Parse's loop, the first next-header
+// edge that matches taken, a header met again (or metadata, always valid)
+// ending the parse.
+func (c *gen) parseFrom(h int, seen []int, r string) {
+	c.emit("if !%s { break }", c.extract(h))
+	seen = append(seen[:len(seen):len(seen)], h)
+	for _, e := range c.s.Next {
+		if e.From != h {
+			continue
+		}
+		c.PushScope()
+		c.parsed = seen // valid here: no check before reading the field
+		c.emit("if %s&%#x == %#x {", c.readField(packet.FieldRef{Header: h, Field: e.Field}, false), e.Mask.Lo, e.Value.Lo&e.Mask.Lo)
+		c.parsed = nil
+		if !c.s.Headers[e.To].Metadata && !slices.Contains(seen, e.To) {
+			c.parseFrom(e.To, seen, r)
+		} else {
+			c.emit("%s = true", r)
+			c.emit("break")
+		}
+		c.emit("}")
+		c.PopScope()
+	}
+	c.emit("%s = true", r)
+	c.emit("break")
 }
 
 // extLength places variable-size header h provisionally at off (its fixed

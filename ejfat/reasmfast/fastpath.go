@@ -458,120 +458,327 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move
 	_, _ = pendOff, pendN
 	{ // RxQueue: input
-		if !fastpath.Within(buf, data) {
-			buf, off, n = fastpath.Rebase(&pl.event, data)
-			data = buf[off : off+n]
+		parsed1 := false
+		for { // the parse graph from ethernet; break ends it
+			h0 = -1
+			h1 = -1
+			h2 = -1
+			h3, h3len = -1, 0
+			h4 = -1
+			h5 = -1
+			h6 = -1
+			h7 = -1
+			h8 = -1
+			h9 = -1
+			h10 = -1
+			h11 = -1
+			h12 = -1
+			cur = 0
+			x2 := (h0 >= 0) // already there: nothing to do
+			if !x2 {
+				x2 = cur >= 0 && cur+14 <= len(data)
+				if x2 {
+					h0 = cur
+					cur += 14
+				} else {
+					h0 = -1
+				} // ethernet
+			}
+			if !x2 {
+				break
+			}
+			b3 := data[h0 : h0+14] // ethernet
+			if (uint64(b3[12])<<8|uint64(b3[13]))&0xffff == 0x800 {
+				x4 := (h3 >= 0) // already there: nothing to do
+				if !x4 {
+					if off := cur; off >= 0 && off+20 <= len(data) {
+						h3, h3len = off, 20
+						if !(h3 >= 0) {
+							return pl.drop(0)
+						}
+						b6 := data[h3 : h3+20] // ipv4
+						ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
+						x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
+						if x4 {
+							h3len += int(ext5)
+							cur = off + h3len
+						}
+					}
+					if !x4 {
+						h3 = -1
+					} // ipv4
+				}
+				if !x4 {
+					break
+				}
+				b7 := data[h3 : h3+20] // ipv4
+				if uint64(b7[9])&0xff == 0x11 {
+					x8 := (h8 >= 0) // already there: nothing to do
+					if !x8 {
+						x8 = cur >= 0 && cur+8 <= len(data)
+						if x8 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x8 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b9 := data[h3 : h3+20] // ipv4
+				if uint64(b9[9])&0xff == 0x1 {
+					x10 := (h5 >= 0) // already there: nothing to do
+					if !x10 {
+						x10 = cur >= 0 && cur+4 <= len(data)
+						if x10 {
+							h5 = cur
+							cur += 4
+						} else {
+							h5 = -1
+						} // icmp
+					}
+					if !x10 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b11 := data[h0 : h0+14] // ethernet
+			if (uint64(b11[12])<<8|uint64(b11[13]))&0xffff == 0x86dd {
+				x12 := (h4 >= 0) // already there: nothing to do
+				if !x12 {
+					x12 = cur >= 0 && cur+40 <= len(data)
+					if x12 {
+						h4 = cur
+						cur += 40
+					} else {
+						h4 = -1
+					} // ipv6
+				}
+				if !x12 {
+					break
+				}
+				b13 := data[h4 : h4+40] // ipv6
+				if uint64(b13[6])&0xff == 0x11 {
+					x14 := (h8 >= 0) // already there: nothing to do
+					if !x14 {
+						x14 = cur >= 0 && cur+8 <= len(data)
+						if x14 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x14 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b15 := data[h4 : h4+40] // ipv6
+				if uint64(b15[6])&0xff == 0x3a {
+					x16 := (h6 >= 0) // already there: nothing to do
+					if !x16 {
+						x16 = cur >= 0 && cur+4 <= len(data)
+						if x16 {
+							h6 = cur
+							cur += 4
+						} else {
+							h6 = -1
+						} // icmpv6
+					}
+					if !x16 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b17 := data[h0 : h0+14] // ethernet
+			if (uint64(b17[12])<<8|uint64(b17[13]))&0xffff == 0x806 {
+				x18 := (h2 >= 0) // already there: nothing to do
+				if !x18 {
+					x18 = cur >= 0 && cur+28 <= len(data)
+					if x18 {
+						h2 = cur
+						cur += 28
+					} else {
+						h2 = -1
+					} // arp
+				}
+				if !x18 {
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b19 := data[h0 : h0+14] // ethernet
+			if (uint64(b19[12])<<8|uint64(b19[13]))&0xffff == 0x8100 {
+				x20 := (h1 >= 0) // already there: nothing to do
+				if !x20 {
+					x20 = cur >= 0 && cur+4 <= len(data)
+					if x20 {
+						h1 = cur
+						cur += 4
+					} else {
+						h1 = -1
+					} // vlan
+				}
+				if !x20 {
+					break
+				}
+				b21 := data[h1 : h1+4] // vlan
+				if (uint64(b21[2])<<8|uint64(b21[3]))&0xffff == 0x800 {
+					x22 := (h3 >= 0) // already there: nothing to do
+					if !x22 {
+						if off := cur; off >= 0 && off+20 <= len(data) {
+							h3, h3len = off, 20
+							if !(h3 >= 0) {
+								return pl.drop(0)
+							}
+							b24 := data[h3 : h3+20] // ipv4
+							ext23 := ((int64((uint64(b24[0]) >> 0 & 0xf)) - 5) * 4)
+							x22 = ext23 >= 0 && ext23 <= int64(len(data)) && off+20+int(ext23) <= len(data)
+							if x22 {
+								h3len += int(ext23)
+								cur = off + h3len
+							}
+						}
+						if !x22 {
+							h3 = -1
+						} // ipv4
+					}
+					if !x22 {
+						break
+					}
+					b25 := data[h3 : h3+20] // ipv4
+					if uint64(b25[9])&0xff == 0x11 {
+						x26 := (h8 >= 0) // already there: nothing to do
+						if !x26 {
+							x26 = cur >= 0 && cur+8 <= len(data)
+							if x26 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x26 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b27 := data[h3 : h3+20] // ipv4
+					if uint64(b27[9])&0xff == 0x1 {
+						x28 := (h5 >= 0) // already there: nothing to do
+						if !x28 {
+							x28 = cur >= 0 && cur+4 <= len(data)
+							if x28 {
+								h5 = cur
+								cur += 4
+							} else {
+								h5 = -1
+							} // icmp
+						}
+						if !x28 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b29 := data[h1 : h1+4] // vlan
+				if (uint64(b29[2])<<8|uint64(b29[3]))&0xffff == 0x86dd {
+					x30 := (h4 >= 0) // already there: nothing to do
+					if !x30 {
+						x30 = cur >= 0 && cur+40 <= len(data)
+						if x30 {
+							h4 = cur
+							cur += 40
+						} else {
+							h4 = -1
+						} // ipv6
+					}
+					if !x30 {
+						break
+					}
+					b31 := data[h4 : h4+40] // ipv6
+					if uint64(b31[6])&0xff == 0x11 {
+						x32 := (h8 >= 0) // already there: nothing to do
+						if !x32 {
+							x32 = cur >= 0 && cur+8 <= len(data)
+							if x32 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x32 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b33 := data[h4 : h4+40] // ipv6
+					if uint64(b33[6])&0xff == 0x3a {
+						x34 := (h6 >= 0) // already there: nothing to do
+						if !x34 {
+							x34 = cur >= 0 && cur+4 <= len(data)
+							if x34 {
+								h6 = cur
+								cur += 4
+							} else {
+								h6 = -1
+							} // icmpv6
+						}
+						if !x34 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b35 := data[h1 : h1+4] // vlan
+				if (uint64(b35[2])<<8|uint64(b35[3]))&0xffff == 0x806 {
+					x36 := (h2 >= 0) // already there: nothing to do
+					if !x36 {
+						x36 = cur >= 0 && cur+28 <= len(data)
+						if x36 {
+							h2 = cur
+							cur += 28
+						} else {
+							h2 = -1
+						} // arp
+					}
+					if !x36 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			parsed1 = true
+			break
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 16, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
-		}
-		p.Hdr[11] = packet.HeaderState{}
-		if h11 >= 0 {
-			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 16, Valid: true}
-		}
-		p.Hdr[12] = packet.HeaderState{}
-		if h12 >= 0 {
-			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
-		}
-		p.Hdr[13] = packet.HeaderState{Valid: true}
-		rt1 := p.ParseFrame(0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		h11 = -1
-		if p.Hdr[11].Valid {
-			h11 = p.Hdr[11].Off
-		}
-		h12 = -1
-		if p.Hdr[12].Valid {
-			h12 = p.Hdr[12].Off
-		}
-		if !rt1 {
+		if !parsed1 {
 			return pl.drop(0)
 		}
 		goto n1
@@ -592,31 +799,31 @@ n2:
 	}
 n3:
 	{ // V4Whole: test ipv4.frag == 0 && (ipv4.flags & 1) == 0
-		b3 := data[h3 : h3+20] // ipv4
-		c2 := (((uint64(b3[6])<<8 | uint64(b3[7])) >> 0 & 0x1fff) == 0x0)
-		if c2 {
-			c2 = (((uint64(b3[6]) >> 5 & 0x7) & 0x1) == 0x0)
+		b38 := data[h3 : h3+20] // ipv4
+		c37 := (((uint64(b38[6])<<8 | uint64(b38[7])) >> 0 & 0x1fff) == 0x0)
+		if c37 {
+			c37 = (((uint64(b38[6]) >> 5 & 0x7) & 0x1) == 0x0)
 		}
-		if c2 {
+		if c37 {
 			goto n4
 		}
 		goto n26
 	}
 n4:
 	{ // V4Csum: checksum verify ipv4
-		ok4 := false
+		ok39 := false
 		if h3+h3len <= len(data) {
-			ok4 = packet.Fold(packet.Sum(data[h3:h3+h3len], 0)) == 0
+			ok39 = packet.Fold(packet.Sum(data[h3:h3+h3len], 0)) == 0
 		}
-		if ok4 {
+		if ok39 {
 			goto n5
 		}
 		goto n27
 	}
 n5:
 	{ // V4Src: set rx.src
-		b5 := data[h3 : h3+20] // ipv4
-		m1 = packet.Value{Lo: (uint64(b5[12])<<24 | uint64(b5[13])<<16 | uint64(b5[14])<<8 | uint64(b5[15]))}
+		b40 := data[h3 : h3+20] // ipv4
+		m1 = packet.Value{Lo: (uint64(b40[12])<<24 | uint64(b40[13])<<16 | uint64(b40[14])<<8 | uint64(b40[15]))}
 		goto n7
 	}
 n6:
@@ -625,127 +832,137 @@ n6:
 		if !(h4 >= 0) {
 			return pl.drop(1)
 		}
-		b6 := data[h4 : h4+40] // ipv6
-		m1 = packet.Value{Hi: (uint64(b6[8])<<56 | uint64(b6[9])<<48 | uint64(b6[10])<<40 | uint64(b6[11])<<32 | uint64(b6[12])<<24 | uint64(b6[13])<<16 | uint64(b6[14])<<8 | uint64(b6[15])), Lo: (uint64(b6[16])<<56 | uint64(b6[17])<<48 | uint64(b6[18])<<40 | uint64(b6[19])<<32 | uint64(b6[20])<<24 | uint64(b6[21])<<16 | uint64(b6[22])<<8 | uint64(b6[23]))}
+		b41 := data[h4 : h4+40] // ipv6
+		m1 = packet.Value{Hi: (uint64(b41[8])<<56 | uint64(b41[9])<<48 | uint64(b41[10])<<40 | uint64(b41[11])<<32 | uint64(b41[12])<<24 | uint64(b41[13])<<16 | uint64(b41[14])<<8 | uint64(b41[15])), Lo: (uint64(b41[16])<<56 | uint64(b41[17])<<48 | uint64(b41[18])<<40 | uint64(b41[19])<<32 | uint64(b41[20])<<24 | uint64(b41[21])<<16 | uint64(b41[22])<<8 | uint64(b41[23]))}
 		pl.edges[0]++
 		goto n7
 	}
 n7:
 	{ // UDPCsum: checksum verify udp
-		if !fastpath.Within(buf, data) {
-			buf, off, n = fastpath.Rebase(&pl.event, data)
-			data = buf[off : off+n]
+		none43 := false
+		if (h8 >= 0) && (h3 >= 0) && h3 < h8 {
+			b45 := data[h8 : h8+8]  // udp
+			b46 := data[h3 : h3+20] // ipv4
+			end44 := h3 + int((uint64(b46[2])<<8 | uint64(b46[3])))
+			none43 = end44 <= len(data) && end44 >= h8+8 && (uint64(b45[6])<<8|uint64(b45[7])) == 0
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		ok42, wellFormed := true, true
+		if !none43 {
+			if !fastpath.Within(buf, data) {
+				buf, off, n = fastpath.Rebase(&pl.event, data)
+				data = buf[off : off+n]
+			}
+			p.Load(buf, off, n) // the packet's buffer; its state follows
+			p.Data, p.Cursor = data, cur
+			p.Hdr[0] = packet.HeaderState{}
+			if h0 >= 0 {
+				p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+			}
+			p.Hdr[1] = packet.HeaderState{}
+			if h1 >= 0 {
+				p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+			}
+			p.Hdr[2] = packet.HeaderState{}
+			if h2 >= 0 {
+				p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+			}
+			p.Hdr[3] = packet.HeaderState{}
+			if h3 >= 0 {
+				p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+			}
+			p.Hdr[4] = packet.HeaderState{}
+			if h4 >= 0 {
+				p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+			}
+			p.Hdr[5] = packet.HeaderState{}
+			if h5 >= 0 {
+				p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+			}
+			p.Hdr[6] = packet.HeaderState{}
+			if h6 >= 0 {
+				p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+			}
+			p.Hdr[7] = packet.HeaderState{}
+			if h7 >= 0 {
+				p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+			}
+			p.Hdr[8] = packet.HeaderState{}
+			if h8 >= 0 {
+				p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+			}
+			p.Hdr[9] = packet.HeaderState{}
+			if h9 >= 0 {
+				p.Hdr[9] = packet.HeaderState{Off: h9, Len: 16, Valid: true}
+			}
+			p.Hdr[10] = packet.HeaderState{}
+			if h10 >= 0 {
+				p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
+			}
+			p.Hdr[11] = packet.HeaderState{}
+			if h11 >= 0 {
+				p.Hdr[11] = packet.HeaderState{Off: h11, Len: 16, Valid: true}
+			}
+			p.Hdr[12] = packet.HeaderState{}
+			if h12 >= 0 {
+				p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
+			}
+			p.Hdr[13] = packet.HeaderState{Valid: true}
+			ok42, wellFormed = p.VerifyChecksum(8)
+			data, cur = p.Data, p.Cursor
+			h0 = -1
+			if p.Hdr[0].Valid {
+				h0 = p.Hdr[0].Off
+			}
+			h1 = -1
+			if p.Hdr[1].Valid {
+				h1 = p.Hdr[1].Off
+			}
+			h2 = -1
+			if p.Hdr[2].Valid {
+				h2 = p.Hdr[2].Off
+			}
+			h3, h3len = -1, 0
+			if p.Hdr[3].Valid {
+				h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+			}
+			h4 = -1
+			if p.Hdr[4].Valid {
+				h4 = p.Hdr[4].Off
+			}
+			h5 = -1
+			if p.Hdr[5].Valid {
+				h5 = p.Hdr[5].Off
+			}
+			h6 = -1
+			if p.Hdr[6].Valid {
+				h6 = p.Hdr[6].Off
+			}
+			h7 = -1
+			if p.Hdr[7].Valid {
+				h7 = p.Hdr[7].Off
+			}
+			h8 = -1
+			if p.Hdr[8].Valid {
+				h8 = p.Hdr[8].Off
+			}
+			h9 = -1
+			if p.Hdr[9].Valid {
+				h9 = p.Hdr[9].Off
+			}
+			h10 = -1
+			if p.Hdr[10].Valid {
+				h10 = p.Hdr[10].Off
+			}
+			h11 = -1
+			if p.Hdr[11].Valid {
+				h11 = p.Hdr[11].Off
+			}
+			h12 = -1
+			if p.Hdr[12].Valid {
+				h12 = p.Hdr[12].Off
+			}
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 16, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 12, Valid: true}
-		}
-		p.Hdr[11] = packet.HeaderState{}
-		if h11 >= 0 {
-			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 16, Valid: true}
-		}
-		p.Hdr[12] = packet.HeaderState{}
-		if h12 >= 0 {
-			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 20, Valid: true}
-		}
-		p.Hdr[13] = packet.HeaderState{Valid: true}
-		ok7, wellFormed := p.VerifyChecksum(8)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		h11 = -1
-		if p.Hdr[11].Valid {
-			h11 = p.Hdr[11].Off
-		}
-		h12 = -1
-		if p.Hdr[12].Valid {
-			h12 = p.Hdr[12].Off
-		}
-		if ok7 && wellFormed {
+		if ok42 && wellFormed {
 			goto n8
 		}
 		goto n28
@@ -753,53 +970,53 @@ n7:
 n8:
 	{ // Ports: lookup data_ports
 		act, params := 0, []packet.Value(nil)
-		b9 := data[h8 : h8+8] // udp
-		kw8 := (uint64(b9[2])<<8 | uint64(b9[3]))
-		pr10 := pl.tables[0].Probes()
-		k11 := kw8 << 0
-		if pi12 := &pr10.Packed; len(pi12.Slots) > 0 {
-			k11 &= pi12.Mask
-			m, j := uint64(len(pi12.Slots)-1), packet.PackedHash(k11)>>(pi12.Shift&63)
-			sl := &pi12.Slots[j]
-			for sl.Entry != 0 && sl.Key != k11 {
+		b48 := data[h8 : h8+8] // udp
+		kw47 := (uint64(b48[2])<<8 | uint64(b48[3]))
+		pr49 := pl.tables[0].Probes()
+		k50 := kw47 << 0
+		if pi51 := &pr49.Packed; len(pi51.Slots) > 0 {
+			k50 &= pi51.Mask
+			m, j := uint64(len(pi51.Slots)-1), packet.PackedHash(k50)>>(pi51.Shift&63)
+			sl := &pi51.Slots[j]
+			for sl.Entry != 0 && sl.Key != k50 {
 				j = (j + 1) & m
-				sl = &pi12.Slots[j]
+				sl = &pi51.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if sc13 := &pr10.Scan; len(sc13.Rows) > 0 {
-			for i := range sc13.Rows {
-				r := &sc13.Rows[i]
-				if kw8-r.Match[0].Lo <= r.Match[0].Span {
+		} else if sc52 := &pr49.Scan; len(sc52.Rows) > 0 {
+			for i := range sc52.Rows {
+				r := &sc52.Rows[i]
+				if kw47-r.Match[0].Lo <= r.Match[0].Span {
 					act, params = int(r.Action), r.Params
 					break
 				}
 			}
-		} else if iv14 := pr10.Intervals; iv14 != nil {
-			h15 := packet.WordsHash(0, 0, 0, 0)
-			for m, j := uint64(len(iv14.Groups)-1), h15>>(iv14.Shift&63); ; j = (j + 1) & m {
-				g := &iv14.Groups[j]
+		} else if iv53 := pr49.Intervals; iv53 != nil {
+			h54 := packet.WordsHash(0, 0, 0, 0)
+			for m, j := uint64(len(iv53.Groups)-1), h54>>(iv53.Shift&63); ; j = (j + 1) & m {
+				g := &iv53.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
 				if true {
-					ss, k := iv14.Starts[g.Lo:g.Hi], 0
+					ss, k := iv53.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw8 {
+						if ss[k+half] <= kw47 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv14.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv53.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if pr10.Len != 0 {
-			if a, ps, hit := pl.tables[0].LookupWordAction(k11); hit {
+		} else if pr49.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k50); hit {
 				act, params = a, ps
 			}
 		}
@@ -826,21 +1043,21 @@ n9:
 	}
 n10:
 	{ // LBCheck: test lb.L == 0x4c && lb.B == 0x42 && lb.Version in [2, 3] && lb.Protocol == 1
-		b19 := data[h9 : h9+16] // lb
-		c18 := (uint64(b19[0]) == 0x4c)
-		if c18 {
-			c18 = (uint64(b19[1]) == 0x42)
+		b58 := data[h9 : h9+16] // lb
+		c57 := (uint64(b58[0]) == 0x4c)
+		if c57 {
+			c57 = (uint64(b58[1]) == 0x42)
 		}
-		c17 := c18
-		if c17 {
-			r20 := uint64(b19[2])
-			c17 = (r20 >= 0x2 && r20 <= 0x3)
+		c56 := c57
+		if c56 {
+			r59 := uint64(b58[2])
+			c56 = (r59 >= 0x2 && r59 <= 0x3)
 		}
-		c16 := c17
-		if c16 {
-			c16 = (uint64(b19[3]) == 0x1)
+		c55 := c56
+		if c55 {
+			c55 = (uint64(b58[3]) == 0x1)
 		}
-		if c16 {
+		if c55 {
 			pl.edges[1]++
 			goto n11
 		}
@@ -858,32 +1075,32 @@ n11:
 	}
 n12:
 	{ // RECheck: test re.Version == 1 && re.Rsvd == 0
-		b22 := data[h12 : h12+20] // re
-		c21 := ((uint64(b22[0]) >> 4 & 0xf) == 0x1)
-		if c21 {
-			c21 = (((uint64(b22[0])<<8 | uint64(b22[1])) >> 0 & 0xfff) == 0x0)
+		b61 := data[h12 : h12+20] // re
+		c60 := ((uint64(b61[0]) >> 4 & 0xf) == 0x1)
+		if c60 {
+			c60 = (((uint64(b61[0])<<8 | uint64(b61[1])) >> 0 & 0xfff) == 0x0)
 		}
-		if c21 {
+		if c60 {
 			goto n13
 		}
 		goto n32
 	}
 n13:
 	{ // UDPLength: test udp.length >= rx.hdrs && udp.length <= len(udp)
-		b24 := data[h8 : h8+8] // udp
-		c23 := ((uint64(b24[4])<<8 | uint64(b24[5])) >= m2)
-		if c23 {
-			c23 = ((uint64(b24[4])<<8 | uint64(b24[5])) <= uint64(len(data)-h8))
+		b63 := data[h8 : h8+8] // udp
+		c62 := ((uint64(b63[4])<<8 | uint64(b63[5])) >= m2)
+		if c62 {
+			c62 = ((uint64(b63[4])<<8 | uint64(b63[5])) <= uint64(len(data)-h8))
 		}
-		if c23 {
+		if c62 {
 			goto n14
 		}
 		goto n33
 	}
 n14:
 	{ // Size: set rx.size
-		b25 := data[h8 : h8+8] // udp
-		m3 = ((uint64(b25[4])<<8 | uint64(b25[5])) - m2) & 0xffff
+		b64 := data[h8 : h8+8] // udp
+		m3 = ((uint64(b64[4])<<8 | uint64(b64[5])) - m2) & 0xffff
 		goto n15
 	}
 n15:
@@ -895,18 +1112,18 @@ n15:
 	}
 n16:
 	{ // PopLB: pop lb
-		po26, pn27 := h9, 16 // lb
-		if po26+pn27 > len(data) {
+		po65, pn66 := h9, 16 // lb
+		if po65+pn66 > len(data) {
 			return pl.drop(2)
 		}
-		pendOff = po26
-		pendN = pn27
+		pendOff = po65
+		pendN = pn66
 		h9 = -1
-		if h12 > po26 {
-			h12 -= pn27
+		if h12 > po65 {
+			h12 -= pn66
 		} // re
-		if cur > po26 {
-			cur = max(po26, cur-pn27)
+		if cur > po65 {
+			cur = max(po65, cur-pn66)
 		}
 		pl.edges[2]++
 		goto n17
@@ -938,13 +1155,13 @@ n17:
 			}
 			pendN = 0
 		}
-		po28, pn29 := h8, 8 // udp
-		if po28+pn29 > len(data) {
+		po67, pn68 := h8, 8 // udp
+		if po67+pn68 > len(data) {
 			return pl.drop(3)
 		}
-		pendN += pn29
-		if po28 < len(data)-po28-pendN {
-			if o, k := po28, pendN; k >= 16 && o >= 16 && o <= 64 {
+		pendN += pn68
+		if po67 < len(data)-po67-pendN {
+			if o, k := po67, pendN; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -958,20 +1175,20 @@ n17:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pendN:pendN+po28], data[:po28])
+				copy(data[pendN:pendN+po67], data[:po67])
 			}
 			data = data[pendN:]
 		} else {
-			copy(data[po28:], data[po28+pendN:])
+			copy(data[po67:], data[po67+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h8 = -1
-		if h12 > po28 {
-			h12 -= pn29
+		if h12 > po67 {
+			h12 -= pn68
 		} // re
-		if cur > po28 {
-			cur = max(po28, cur-pn29)
+		if cur > po67 {
+			cur = max(po67, cur-pn68)
 		}
 		goto n18
 	}
@@ -984,21 +1201,21 @@ n18:
 	}
 n19:
 	{ // PopIPv4: pop ipv4
-		po30, pn31 := h3, h3len // ipv4
-		if po30+pn31 > len(data) {
+		po69, pn70 := h3, h3len // ipv4
+		if po69+pn70 > len(data) {
 			return pl.drop(4)
 		}
-		pendOff = po30
-		pendN = pn31
+		pendOff = po69
+		pendN = pn70
 		h3 = -1
-		if (h5 >= 0) && h5 > po30 {
-			h5 -= pn31
+		if (h5 >= 0) && h5 > po69 {
+			h5 -= pn70
 		} // icmp
-		if h12 > po30 {
-			h12 -= pn31
+		if h12 > po69 {
+			h12 -= pn70
 		} // re
-		if cur > po30 {
-			cur = max(po30, cur-pn31)
+		if cur > po69 {
+			cur = max(po69, cur-pn70)
 		}
 		goto n21
 	}
@@ -1007,21 +1224,21 @@ n20:
 		if !(h4 >= 0) {
 			return pl.drop(5)
 		}
-		po32, pn33 := h4, 40 // ipv6
-		if po32+pn33 > len(data) {
+		po71, pn72 := h4, 40 // ipv6
+		if po71+pn72 > len(data) {
 			return pl.drop(5)
 		}
-		pendOff = po32
-		pendN = pn33
+		pendOff = po71
+		pendN = pn72
 		h4 = -1
-		if (h6 >= 0) && h6 > po32 {
-			h6 -= pn33
+		if (h6 >= 0) && h6 > po71 {
+			h6 -= pn72
 		} // icmpv6
-		if h12 > po32 {
-			h12 -= pn33
+		if h12 > po71 {
+			h12 -= pn72
 		} // re
-		if cur > po32 {
-			cur = max(po32, cur-pn33)
+		if cur > po71 {
+			cur = max(po71, cur-pn72)
 		}
 		pl.edges[3]++
 		goto n21
@@ -1053,13 +1270,13 @@ n21:
 			}
 			pendN = 0
 		}
-		po34, pn35 := h0, 14 // ethernet
-		if po34+pn35 > len(data) {
+		po73, pn74 := h0, 14 // ethernet
+		if po73+pn74 > len(data) {
 			return pl.drop(6)
 		}
-		pendN += pn35
-		if po34 < len(data)-po34-pendN {
-			if o, k := po34, pendN; k >= 16 && o >= 16 && o <= 64 {
+		pendN += pn74
+		if po73 < len(data)-po73-pendN {
+			if o, k := po73, pendN; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -1073,55 +1290,55 @@ n21:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pendN:pendN+po34], data[:po34])
+				copy(data[pendN:pendN+po73], data[:po73])
 			}
 			data = data[pendN:]
 		} else {
-			copy(data[po34:], data[po34+pendN:])
+			copy(data[po73:], data[po73+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h0 = -1
-		if (h1 >= 0) && h1 > po34 {
-			h1 -= pn35
+		if (h1 >= 0) && h1 > po73 {
+			h1 -= pn74
 		} // vlan
-		if (h2 >= 0) && h2 > po34 {
-			h2 -= pn35
+		if (h2 >= 0) && h2 > po73 {
+			h2 -= pn74
 		} // arp
-		if (h4 >= 0) && h4 > po34 {
-			h4 -= pn35
+		if (h4 >= 0) && h4 > po73 {
+			h4 -= pn74
 		} // ipv6
-		if (h5 >= 0) && h5 > po34 {
-			h5 -= pn35
+		if (h5 >= 0) && h5 > po73 {
+			h5 -= pn74
 		} // icmp
-		if (h6 >= 0) && h6 > po34 {
-			h6 -= pn35
+		if (h6 >= 0) && h6 > po73 {
+			h6 -= pn74
 		} // icmpv6
-		if h12 > po34 {
-			h12 -= pn35
+		if h12 > po73 {
+			h12 -= pn74
 		} // re
-		if cur > po34 {
-			cur = max(po34, cur-pn35)
+		if cur > po73 {
+			cur = max(po73, cur-pn74)
 		}
 		goto n22
 	}
 n22:
 	{ // Place: place events at re.Offset
-		var key36 fastpath.StateKey
-		key36[1] = m0
-		kv37 := m1
-		key36[2], key36[3] = kv37.Hi, kv37.Lo
-		b38 := data[h12 : h12+20] // re
-		key36[5] = (uint64(b38[2])<<8 | uint64(b38[3]))
-		key36[7] = (uint64(b38[12])<<56 | uint64(b38[13])<<48 | uint64(b38[14])<<40 | uint64(b38[15])<<32 | uint64(b38[16])<<24 | uint64(b38[17])<<16 | uint64(b38[18])<<8 | uint64(b38[19]))
-		rest39 := uint64(max(len(data)-cur, 0))
-		size40 := m3
-		if size40 > rest39 {
+		var key75 fastpath.StateKey
+		key75[1] = m0
+		kv76 := m1
+		key75[2], key75[3] = kv76.Hi, kv76.Lo
+		b77 := data[h12 : h12+20] // re
+		key75[5] = (uint64(b77[2])<<8 | uint64(b77[3]))
+		key75[7] = (uint64(b77[12])<<56 | uint64(b77[13])<<48 | uint64(b77[14])<<40 | uint64(b77[15])<<32 | uint64(b77[16])<<24 | uint64(b77[17])<<16 | uint64(b77[18])<<8 | uint64(b77[19]))
+		rest78 := uint64(max(len(data)-cur, 0))
+		size79 := m3
+		if size79 > rest78 {
 			return pl.drop(7)
 		}
-		port41, ev42 := pl.states[0].Place(&key36, (uint64(b38[8])<<24 | uint64(b38[9])<<16 | uint64(b38[10])<<8 | uint64(b38[11])), (uint64(b38[4])<<24 | uint64(b38[5])<<16 | uint64(b38[6])<<8 | uint64(b38[7])), data[cur:cur+int(size40)])
-		if port41 == 1 { // the packet is the event now
-			data, cur = ev42, 0
+		port80, ev81 := pl.states[0].Place(&key75, (uint64(b77[8])<<24 | uint64(b77[9])<<16 | uint64(b77[10])<<8 | uint64(b77[11])), (uint64(b77[4])<<24 | uint64(b77[5])<<16 | uint64(b77[6])<<8 | uint64(b77[7])), data[cur:cur+int(size79)])
+		if port80 == 1 { // the packet is the event now
+			data, cur = ev81, 0
 			h0 = -1
 			h1 = -1
 			h2 = -1
@@ -1136,7 +1353,7 @@ n22:
 			h11 = -1
 			h12 = -1
 		}
-		switch port41 {
+		switch port80 {
 		case 0:
 			goto n24
 		case 1:

@@ -1,7 +1,6 @@
 package recvnet
 
 import (
-	"bytes"
 	"context"
 	"net/netip"
 	"sync"
@@ -17,16 +16,23 @@ import (
 // Model is a Reassembler that runs the Go code nsc generates from
 // models/ejfat/reassembler.nsc (ejfat/reasmfast) on
 // datagrams: each goes in as the frame the kernel received — Ethernet, IP
-// and UDP headers rebuilt in front of it (UDP checksum 0 over IPv4: the
+// and UDP headers written in front of it (UDP checksum 0 over IPv4: the
 // kernel checked it) — and the model decides its fate by its own rules
-// (its state declaration's timeout and caps, not --timeout).
+// (its state declaration's timeout and caps, not --timeout). A complete
+// event is the state's buffer, kept out of it until Release gives it back.
 type Model struct {
-	mu    sync.Mutex // the pipeline and stats: receive thread, consumer and progress meet here
-	pl    *reasmfast.Pipeline
-	buf   []byte
-	queue chan *reasm.Event
-	stats reasm.Stats
+	mu     sync.Mutex // the pipeline and stats: receive thread, consumer and progress meet here
+	pl     *reasmfast.Pipeline
+	buf    []byte
+	queue  chan *reasm.Event
+	events []*reasm.Event // released ones, for the next complete events
+	stats  reasm.Stats
+	hdrs   headers
 }
+
+// Room is the bytes FrameAt needs free in front of a datagram: the
+// headers it writes there and the generated code's headroom.
+const Room = packet.Headroom + frame.EthernetLen + frame.IPv6Len + frame.UDPLen
 
 // NewModel makes a Model on clock now (nil: time.Now) whose queue holds
 // queue complete events.
@@ -41,59 +47,122 @@ func NewModel(now func() time.Time, queue int) (*Model, error) {
 	return &Model{pl: pl, queue: make(chan *reasm.Event, queue)}, nil
 }
 
-// reasons maps the model's drops to the runtime's reasons, for one report.
-var reasons = map[string]reasm.Reason{
-	"stored": reasm.Placed, "duplicate": reasm.Duplicate, "overlap": reasm.Overlap, "late": reasm.Late,
-	"length mismatch": reasm.LengthMismatch, "out of bounds": reasm.OutOfBounds, "zero length": reasm.ZeroLength,
-	"too large": reasm.TooLarge, "truncated": reasm.Short,
+// reasons are the runtime's reasons for the model's drop sites, for one
+// report: the ones the runtime has by name, BadHeader for the rest.
+var reasons = func() (r [len(reasmfast.DropSites)]reasm.Reason) {
+	named := map[string]reasm.Reason{
+		"stored": reasm.Placed, "duplicate": reasm.Duplicate, "overlap": reasm.Overlap, "late": reasm.Late,
+		"length mismatch": reasm.LengthMismatch, "out of bounds": reasm.OutOfBounds, "zero length": reasm.ZeroLength,
+		"too large": reasm.TooLarge, "truncated": reasm.Short,
+	}
+	for i, d := range reasmfast.DropSites {
+		why, ok := named[d.Reason]
+		if !ok {
+			why = reasm.BadHeader
+		}
+		r[i] = why
+	}
+	return r
+}()
+
+// Datagram copies b behind room of its own and runs it (FrameAt).
+func (m *Model) Datagram(src netip.Addr, b []byte) reasm.Reason {
+	n := Room + len(b) + packet.Headroom
+	if cap(m.buf) < n {
+		m.buf = make([]byte, n)
+	}
+	copy(m.buf[Room:], b)
+	return m.FrameAt(src, m.buf[:n], Room, len(b))
 }
 
-func (m *Model) Datagram(src netip.Addr, b []byte) reasm.Reason {
+// FrameAt runs the datagram buf[off:off+n] from src, with its headers
+// written in place in front of it: buf must have Room bytes before off
+// and packet.Headroom after off+n, as a reader that receives into
+// buf[Room:] leaves them. The datagram's bytes may change.
+func (m *Model) FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stats.Packets++
-	m.stats.Bytes += uint64(len(b))
-	frame := m.frame(src, b)
-	r := m.pl.Process(frame, packet.Headroom, len(frame)-2*packet.Headroom)
+	m.stats.Bytes += uint64(n)
+	re := ejfat.RE(buf[off : off+n])
+	key := reasm.Key{Src: src}
+	if len(re) >= ejfat.RELen {
+		key.DataID, key.Number = re.DataID(), re.EventNumber()
+	}
+	h := m.hdrs.write(src, buf[:off+n], off)
+	r := m.pl.Process(buf, off-h, h+n)
 	if r.Sink >= 0 {
 		m.stats.Reassembled++
-		re := ejfat.RE(b)
-		ev := &reasm.Event{Key: reasm.Key{Src: src, DataID: re.DataID(), Number: re.EventNumber()}, Data: bytes.Clone(r.Data)}
+		ev := m.event()
+		ev.Key, ev.Data = key, m.pl.States()[0].Keep()
 		select {
 		case m.queue <- ev:
 		default:
 			m.stats.EnqueueErrors++
+			m.release(ev)
 		}
 		m.stats.Segments[reasm.Completed]++
 		return reasm.Completed
 	}
-	why, ok := reasons[m.pl.DropSite(int(r.Drop)).Reason]
-	if !ok {
-		why = reasm.BadHeader
-	}
+	why := reasons[r.Drop]
 	m.stats.Segments[why]++
 	return why
 }
 
-// frame rebuilds the frame of datagram b from src in m's buffer, with
-// packet.Headroom on either side: to an unspecified address, ports 0, the
-// UDP checksum 0 over IPv4 (the kernel checked it) and computed over IPv6
-// (where it is not optional).
-func (m *Model) frame(src netip.Addr, b []byte) []byte {
-	to := netip.IPv4Unspecified()
+// event is a released Event, or a new one.
+func (m *Model) event() *reasm.Event {
+	if k := len(m.events); k > 0 {
+		ev := m.events[k-1]
+		m.events = m.events[:k-1]
+		return ev
+	}
+	return &reasm.Event{}
+}
+
+// release gives ev's buffer back to the state and keeps ev.
+func (m *Model) release(ev *reasm.Event) {
+	m.pl.States()[0].Reuse(ev.Data)
+	*ev = reasm.Event{}
+	m.events = append(m.events, ev)
+}
+
+// headers writes, in front of a datagram, the frame's headers the kernel
+// took off: to an unspecified address, ports 0, the UDP checksum 0 over
+// IPv4 (the kernel checked it) and computed over IPv6 (where it is not
+// optional). Over IPv4 it keeps the last source's headers: the next
+// datagram from it costs a copy and its lengths, the IPv4 checksum
+// finished with the length (an event's segments come from one sender).
+type headers struct {
+	src netip.Addr // of b; invalid when b holds none
+	b   [frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen]byte
+	sum uint32 // of b's IPv4 header but its length and checksum
+}
+
+// write writes the headers of the datagram f[off:] from src into the
+// bytes before it, and returns their length.
+func (h *headers) write(src netip.Addr, f []byte, off int) int {
 	if !src.Is4() {
-		to = netip.IPv6Unspecified()
+		d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(netip.IPv6Unspecified(), 0), TTL: 64}
+		n := d.HeaderLen()
+		d.Build(f[off-n:])
+		return n
 	}
-	d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(to, 0), TTL: 64}
-	hdr := d.HeaderLen()
-	n := 2*packet.Headroom + hdr + len(b)
-	if cap(m.buf) < n {
-		m.buf = make([]byte, n)
+	if src != h.src {
+		d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(netip.IPv4Unspecified(), 0), TTL: 64}
+		d.Build(h.b[:])
+		ip := frame.IPv4(h.b[frame.EthernetLen:])
+		ip.SetTotalLength(0)
+		ip.SetChecksum(0)
+		h.sum, h.src = packet.Sum(ip[:frame.IPv4MinLen], 0), src
 	}
-	f := m.buf[:n]
-	copy(f[packet.Headroom+hdr:], b)
-	d.Build(f[packet.Headroom : n-packet.Headroom])
-	return f
+	hdr := f[off-len(h.b) : off]
+	copy(hdr, h.b[:])
+	ip := frame.IPv4(hdr[frame.EthernetLen:])
+	total := uint16(len(f) - off + frame.IPv4MinLen + frame.UDPLen)
+	ip.SetTotalLength(total)
+	ip.SetChecksum(packet.Fold(h.sum + uint32(total)))
+	frame.UDP(ip[frame.IPv4MinLen:]).SetLength(total - frame.IPv4MinLen)
+	return len(h.b)
 }
 
 func (m *Model) Expire() {} // the model's state expires as segments come
@@ -124,7 +193,12 @@ func (m *Model) dequeued() {
 	m.mu.Unlock()
 }
 
-func (m *Model) Release(*reasm.Event) {}
+// Release gives ev's buffer back to the model's state.
+func (m *Model) Release(ev *reasm.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.release(ev)
+}
 
 func (m *Model) Fill() float64 { return float64(len(m.queue)) / float64(cap(m.queue)) }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"github.com/dragonet-go/nsc/ejfat/reasm"
+	"github.com/dragonet-go/nsc/packet"
 )
 
 const (
@@ -187,8 +188,18 @@ func (rx *Receiver) LBHeaders() uint64 { return rx.lbHeaders.Load() }
 func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 	pc := ipv4.NewPacketConn(c) // recvmmsg, whatever the socket's family
 	msgs := make([]ipv4.Message, ReadBatch)
+	// A Model frames each datagram where it arrived: Room in front of it.
+	inPlace, _ := t.r.(interface {
+		FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason
+	})
+	bufs := make([][]byte, ReadBatch)
 	for i := range msgs {
-		msgs[i].Buffers = [][]byte{make([]byte, MaxDatagram)}
+		if inPlace != nil {
+			bufs[i] = make([]byte, Room+MaxDatagram+packet.Headroom)
+			msgs[i].Buffers = [][]byte{bufs[i][Room : Room+MaxDatagram]}
+		} else {
+			msgs[i].Buffers = [][]byte{make([]byte, MaxDatagram)}
+		}
 	}
 	c.SetReadDeadline(time.Now().Add(expireEvery))
 	for {
@@ -208,14 +219,18 @@ func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 			rx.cfg.Began()
 		}
 		t.mu.Lock()
-		for _, m := range msgs[:n] {
+		for i, m := range msgs[:n] {
 			if from, ok := m.Addr.(*net.UDPAddr); ok {
 				src, _ := netip.AddrFromSlice(from.IP)
 				b, lb := StripLB(m.Buffers[0][:m.N])
 				if lb {
 					rx.lbHeaders.Add(1)
 				}
-				t.r.Datagram(src.Unmap(), b)
+				if inPlace != nil {
+					inPlace.FrameAt(src.Unmap(), bufs[i], Room+m.N-len(b), len(b))
+				} else {
+					t.r.Datagram(src.Unmap(), b)
+				}
 			}
 		}
 		t.mu.Unlock()

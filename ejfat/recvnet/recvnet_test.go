@@ -19,13 +19,23 @@ import (
 // events cut by the segmenter, each event to the port its port select
 // names (as the LB sends them), half of them with the LB header kept;
 // every event is delivered once, whole, its content as segment.Fill
-// wrote it, and the counters add up.
+// wrote it, and the counters add up; with either engine (the model's
+// frames each datagram where the reader received it).
 func TestReceiver(t *testing.T) {
+	t.Run("runtime", func(t *testing.T) {
+		testReceiver(t, func() (Reassembler, error) { return reasm.New(reasm.Config{}) })
+	})
+	t.Run("model", func(t *testing.T) {
+		testReceiver(t, func() (Reassembler, error) { return NewModel(nil, 64) })
+	})
+}
+
+func testReceiver(t *testing.T, newR func() (Reassembler, error)) {
 	const ports, events = 4, 40
 	var mu sync.Mutex
 	got := map[uint64]bool{}
 	rx, err := Listen(Config{Listen: netip.MustParseAddrPort("127.0.0.1:0"), Ports: ports, Threads: 2,
-		New: func() (Reassembler, error) { return reasm.New(reasm.Config{}) },
+		New: newR,
 		Deliver: func(ev *reasm.Event) {
 			mu.Lock()
 			defer mu.Unlock()

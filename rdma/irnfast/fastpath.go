@@ -617,152 +617,420 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	h16 := -1 // placement
 	_ = h16
 	{ // RxQueue: input
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		parsed1 := false
+		for { // the parse graph from ethernet; break ends it
+			h0 = -1
+			h1 = -1
+			h2 = -1
+			h3, h3len = -1, 0
+			h4 = -1
+			h5 = -1
+			h6 = -1
+			h7 = -1
+			h8 = -1
+			h9 = -1
+			h10 = -1
+			h11 = -1
+			h12 = -1
+			h13 = -1
+			h16 = -1
+			cur = 0
+			x2 := (h0 >= 0) // already there: nothing to do
+			if !x2 {
+				x2 = cur >= 0 && cur+14 <= len(data)
+				if x2 {
+					h0 = cur
+					cur += 14
+				} else {
+					h0 = -1
+				} // ethernet
+			}
+			if !x2 {
+				break
+			}
+			b3 := data[h0 : h0+14] // ethernet
+			if (uint64(b3[12])<<8|uint64(b3[13]))&0xffff == 0x800 {
+				x4 := (h3 >= 0) // already there: nothing to do
+				if !x4 {
+					if off := cur; off >= 0 && off+20 <= len(data) {
+						h3, h3len = off, 20
+						if !(h3 >= 0) {
+							return pl.drop(0)
+						}
+						b6 := data[h3 : h3+20] // ipv4
+						ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
+						x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
+						if x4 {
+							h3len += int(ext5)
+							cur = off + h3len
+						}
+					}
+					if !x4 {
+						h3 = -1
+					} // ipv4
+				}
+				if !x4 {
+					break
+				}
+				b7 := data[h3 : h3+20] // ipv4
+				if uint64(b7[9])&0xff == 0x11 {
+					x8 := (h8 >= 0) // already there: nothing to do
+					if !x8 {
+						x8 = cur >= 0 && cur+8 <= len(data)
+						if x8 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x8 {
+						break
+					}
+					b9 := data[h8 : h8+8] // udp
+					if (uint64(b9[2])<<8|uint64(b9[3]))&0xffff == 0x12b7 {
+						x10 := (h9 >= 0) // already there: nothing to do
+						if !x10 {
+							x10 = cur >= 0 && cur+12 <= len(data)
+							if x10 {
+								h9 = cur
+								cur += 12
+							} else {
+								h9 = -1
+							} // bth
+						}
+						if !x10 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b11 := data[h3 : h3+20] // ipv4
+				if uint64(b11[9])&0xff == 0x1 {
+					x12 := (h5 >= 0) // already there: nothing to do
+					if !x12 {
+						x12 = cur >= 0 && cur+4 <= len(data)
+						if x12 {
+							h5 = cur
+							cur += 4
+						} else {
+							h5 = -1
+						} // icmp
+					}
+					if !x12 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b13 := data[h0 : h0+14] // ethernet
+			if (uint64(b13[12])<<8|uint64(b13[13]))&0xffff == 0x86dd {
+				x14 := (h4 >= 0) // already there: nothing to do
+				if !x14 {
+					x14 = cur >= 0 && cur+40 <= len(data)
+					if x14 {
+						h4 = cur
+						cur += 40
+					} else {
+						h4 = -1
+					} // ipv6
+				}
+				if !x14 {
+					break
+				}
+				b15 := data[h4 : h4+40] // ipv6
+				if uint64(b15[6])&0xff == 0x11 {
+					x16 := (h8 >= 0) // already there: nothing to do
+					if !x16 {
+						x16 = cur >= 0 && cur+8 <= len(data)
+						if x16 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x16 {
+						break
+					}
+					b17 := data[h8 : h8+8] // udp
+					if (uint64(b17[2])<<8|uint64(b17[3]))&0xffff == 0x12b7 {
+						x18 := (h9 >= 0) // already there: nothing to do
+						if !x18 {
+							x18 = cur >= 0 && cur+12 <= len(data)
+							if x18 {
+								h9 = cur
+								cur += 12
+							} else {
+								h9 = -1
+							} // bth
+						}
+						if !x18 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b19 := data[h4 : h4+40] // ipv6
+				if uint64(b19[6])&0xff == 0x3a {
+					x20 := (h6 >= 0) // already there: nothing to do
+					if !x20 {
+						x20 = cur >= 0 && cur+4 <= len(data)
+						if x20 {
+							h6 = cur
+							cur += 4
+						} else {
+							h6 = -1
+						} // icmpv6
+					}
+					if !x20 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b21 := data[h0 : h0+14] // ethernet
+			if (uint64(b21[12])<<8|uint64(b21[13]))&0xffff == 0x806 {
+				x22 := (h2 >= 0) // already there: nothing to do
+				if !x22 {
+					x22 = cur >= 0 && cur+28 <= len(data)
+					if x22 {
+						h2 = cur
+						cur += 28
+					} else {
+						h2 = -1
+					} // arp
+				}
+				if !x22 {
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b23 := data[h0 : h0+14] // ethernet
+			if (uint64(b23[12])<<8|uint64(b23[13]))&0xffff == 0x8100 {
+				x24 := (h1 >= 0) // already there: nothing to do
+				if !x24 {
+					x24 = cur >= 0 && cur+4 <= len(data)
+					if x24 {
+						h1 = cur
+						cur += 4
+					} else {
+						h1 = -1
+					} // vlan
+				}
+				if !x24 {
+					break
+				}
+				b25 := data[h1 : h1+4] // vlan
+				if (uint64(b25[2])<<8|uint64(b25[3]))&0xffff == 0x800 {
+					x26 := (h3 >= 0) // already there: nothing to do
+					if !x26 {
+						if off := cur; off >= 0 && off+20 <= len(data) {
+							h3, h3len = off, 20
+							if !(h3 >= 0) {
+								return pl.drop(0)
+							}
+							b28 := data[h3 : h3+20] // ipv4
+							ext27 := ((int64((uint64(b28[0]) >> 0 & 0xf)) - 5) * 4)
+							x26 = ext27 >= 0 && ext27 <= int64(len(data)) && off+20+int(ext27) <= len(data)
+							if x26 {
+								h3len += int(ext27)
+								cur = off + h3len
+							}
+						}
+						if !x26 {
+							h3 = -1
+						} // ipv4
+					}
+					if !x26 {
+						break
+					}
+					b29 := data[h3 : h3+20] // ipv4
+					if uint64(b29[9])&0xff == 0x11 {
+						x30 := (h8 >= 0) // already there: nothing to do
+						if !x30 {
+							x30 = cur >= 0 && cur+8 <= len(data)
+							if x30 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x30 {
+							break
+						}
+						b31 := data[h8 : h8+8] // udp
+						if (uint64(b31[2])<<8|uint64(b31[3]))&0xffff == 0x12b7 {
+							x32 := (h9 >= 0) // already there: nothing to do
+							if !x32 {
+								x32 = cur >= 0 && cur+12 <= len(data)
+								if x32 {
+									h9 = cur
+									cur += 12
+								} else {
+									h9 = -1
+								} // bth
+							}
+							if !x32 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b33 := data[h3 : h3+20] // ipv4
+					if uint64(b33[9])&0xff == 0x1 {
+						x34 := (h5 >= 0) // already there: nothing to do
+						if !x34 {
+							x34 = cur >= 0 && cur+4 <= len(data)
+							if x34 {
+								h5 = cur
+								cur += 4
+							} else {
+								h5 = -1
+							} // icmp
+						}
+						if !x34 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b35 := data[h1 : h1+4] // vlan
+				if (uint64(b35[2])<<8|uint64(b35[3]))&0xffff == 0x86dd {
+					x36 := (h4 >= 0) // already there: nothing to do
+					if !x36 {
+						x36 = cur >= 0 && cur+40 <= len(data)
+						if x36 {
+							h4 = cur
+							cur += 40
+						} else {
+							h4 = -1
+						} // ipv6
+					}
+					if !x36 {
+						break
+					}
+					b37 := data[h4 : h4+40] // ipv6
+					if uint64(b37[6])&0xff == 0x11 {
+						x38 := (h8 >= 0) // already there: nothing to do
+						if !x38 {
+							x38 = cur >= 0 && cur+8 <= len(data)
+							if x38 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x38 {
+							break
+						}
+						b39 := data[h8 : h8+8] // udp
+						if (uint64(b39[2])<<8|uint64(b39[3]))&0xffff == 0x12b7 {
+							x40 := (h9 >= 0) // already there: nothing to do
+							if !x40 {
+								x40 = cur >= 0 && cur+12 <= len(data)
+								if x40 {
+									h9 = cur
+									cur += 12
+								} else {
+									h9 = -1
+								} // bth
+							}
+							if !x40 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b41 := data[h4 : h4+40] // ipv6
+					if uint64(b41[6])&0xff == 0x3a {
+						x42 := (h6 >= 0) // already there: nothing to do
+						if !x42 {
+							x42 = cur >= 0 && cur+4 <= len(data)
+							if x42 {
+								h6 = cur
+								cur += 4
+							} else {
+								h6 = -1
+							} // icmpv6
+						}
+						if !x42 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b43 := data[h1 : h1+4] // vlan
+				if (uint64(b43[2])<<8|uint64(b43[3]))&0xffff == 0x806 {
+					x44 := (h2 >= 0) // already there: nothing to do
+					if !x44 {
+						x44 = cur >= 0 && cur+28 <= len(data)
+						if x44 {
+							h2 = cur
+							cur += 28
+						} else {
+							h2 = -1
+						} // arp
+					}
+					if !x44 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			parsed1 = true
+			break
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 12, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 16, Valid: true}
-		}
-		p.Hdr[11] = packet.HeaderState{}
-		if h11 >= 0 {
-			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 4, Valid: true}
-		}
-		p.Hdr[12] = packet.HeaderState{}
-		if h12 >= 0 {
-			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 4, Valid: true}
-		}
-		p.Hdr[13] = packet.HeaderState{}
-		if h13 >= 0 {
-			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 4, Valid: true}
-		}
-		p.Hdr[14] = packet.HeaderState{Valid: true}
-		p.Hdr[15] = packet.HeaderState{Valid: true}
-		p.Hdr[16] = packet.HeaderState{}
-		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
-		}
-		rt1 := p.ParseFrame(0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		h11 = -1
-		if p.Hdr[11].Valid {
-			h11 = p.Hdr[11].Off
-		}
-		h12 = -1
-		if p.Hdr[12].Valid {
-			h12 = p.Hdr[12].Off
-		}
-		h13 = -1
-		if p.Hdr[13].Valid {
-			h13 = p.Hdr[13].Off
-		}
-		h16 = -1
-		if p.Hdr[16].Valid {
-			h16 = p.Hdr[16].Off
-		}
-		if !rt1 {
+		if !parsed1 {
 			return pl.drop(0)
 		}
 		goto n1
 	}
 n1:
 	{ // RxIsRoCE: test valid(udp) && udp.dport == 4791 && valid(bth)
-		c3 := (h8 >= 0)
-		if c3 {
+		c46 := (h8 >= 0)
+		if c46 {
 			if !(h8 >= 0) {
 				return pl.drop(1)
 			}
-			b4 := data[h8 : h8+8] // udp
-			c3 = ((uint64(b4[2])<<8 | uint64(b4[3])) == 0x12b7)
+			b47 := data[h8 : h8+8] // udp
+			c46 = ((uint64(b47[2])<<8 | uint64(b47[3])) == 0x12b7)
 		}
-		c2 := c3
-		if c2 {
-			c2 = (h9 >= 0)
+		c45 := c46
+		if c45 {
+			c45 = (h9 >= 0)
 		}
-		if c2 {
+		if c45 {
 			goto n3
 		}
 		goto n2
@@ -837,7 +1105,7 @@ n3:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		ok5, wellFormed6 := p.VerifyICRC(9)
+		ok48, wellFormed49 := p.VerifyICRC(9)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -899,7 +1167,7 @@ n3:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if ok5 && wellFormed6 {
+		if ok48 && wellFormed49 {
 			goto n5
 		}
 		goto n4
@@ -910,12 +1178,12 @@ n4:
 	}
 n5:
 	{ // RxRC: test bth.opcode < 0x20 && bth.tver == 0
-		b8 := data[h9 : h9+12] // bth
-		c7 := (uint64(b8[0]) < 0x20)
-		if c7 {
-			c7 = ((uint64(b8[1]) >> 0 & 0xf) == 0x0)
+		b51 := data[h9 : h9+12] // bth
+		c50 := (uint64(b51[0]) < 0x20)
+		if c50 {
+			c50 = ((uint64(b51[1]) >> 0 & 0xf) == 0x0)
 		}
-		if c7 {
+		if c50 {
 			goto n7
 		}
 		goto n6
@@ -926,39 +1194,39 @@ n6:
 	}
 n7:
 	{ // RxKind: switch bth.opcode
-		b10 := data[h9 : h9+12] // bth
-		v9 := uint64(b10[0])
+		b53 := data[h9 : h9+12] // bth
+		v52 := uint64(b53[0])
 		switch {
-		case v9 == 0x6:
+		case v52 == 0x6:
 			goto n9
-		case v9 == 0x7:
+		case v52 == 0x7:
 			pl.edges[0]++
 			goto n9
-		case v9 == 0x8:
+		case v52 == 0x8:
 			pl.edges[1]++
 			goto n9
-		case v9 == 0xa:
+		case v52 == 0xa:
 			pl.edges[2]++
 			goto n9
-		case v9 == 0x9:
+		case v52 == 0x9:
 			goto n10
-		case v9 == 0xb:
+		case v52 == 0xb:
 			pl.edges[3]++
 			goto n10
-		case v9 == 0x4:
+		case v52 == 0x4:
 			goto n13
-		case v9 == 0x5:
+		case v52 == 0x5:
 			goto n11
-		case v9 == 0x0:
+		case v52 == 0x0:
 			pl.edges[4]++
 			goto n13
-		case v9 == 0x1:
+		case v52 == 0x1:
 			pl.edges[5]++
 			goto n13
-		case v9 == 0x2:
+		case v52 == 0x2:
 			pl.edges[6]++
 			goto n13
-		case v9 == 0x3:
+		case v52 == 0x3:
 			pl.edges[7]++
 			goto n13
 		default:
@@ -1007,8 +1275,8 @@ n12:
 	}
 n13:
 	{ // RxHdrs: set rx.qpn, rx.has_reth, rx.has_imm, rx.hdrs
-		b11 := data[h9 : h9+12] // bth
-		m0 = ((uint64(b11[0])<<56 | uint64(b11[1])<<48 | uint64(b11[2])<<40 | uint64(b11[3])<<32 | uint64(b11[4])<<24 | uint64(b11[5])<<16 | uint64(b11[6])<<8 | uint64(b11[7])) >> 0 & 0xffffff)
+		b54 := data[h9 : h9+12] // bth
+		m0 = ((uint64(b54[0])<<56 | uint64(b54[1])<<48 | uint64(b54[2])<<40 | uint64(b54[3])<<32 | uint64(b54[4])<<24 | uint64(b54[5])<<16 | uint64(b54[6])<<8 | uint64(b54[7])) >> 0 & 0xffffff)
 		m12 = (fastpath.B2U((h10 >= 0)))
 		m11 = (fastpath.B2U((h11 >= 0)))
 		m2 = ((((0xc + ((0x10 * m12) & 0x3f)) & 0x7f) + ((0x4 * m11) & 0xf)) & 0xff)
@@ -1023,27 +1291,27 @@ n14:
 	}
 n15:
 	{ // RxSetImm: set rx.imm
-		b12 := data[h11 : h11+4] // immdt
-		m10 = (uint64(b12[0])<<24 | uint64(b12[1])<<16 | uint64(b12[2])<<8 | uint64(b12[3]))
+		b55 := data[h11 : h11+4] // immdt
+		m10 = (uint64(b55[0])<<24 | uint64(b55[1])<<16 | uint64(b55[2])<<8 | uint64(b55[3]))
 		pl.edges[11]++
 		goto n16
 	}
 n16:
 	{ // RxSize: set rx.size
-		b13 := data[h8 : h8+8]  // udp
-		b14 := data[h9 : h9+12] // bth
-		m1 = (((((uint64(b13[4])<<8 | uint64(b13[5])) - 0x8) - m2) - (uint64(b14[1]) >> 4 & 0x3)) - 0x4) & 0xffffffff
+		b56 := data[h8 : h8+8]  // udp
+		b57 := data[h9 : h9+12] // bth
+		m1 = (((((uint64(b56[4])<<8 | uint64(b56[5])) - 0x8) - m2) - (uint64(b57[1]) >> 4 & 0x3)) - 0x4) & 0xffffffff
 		goto n17
 	}
 n17:
 	{ // RxSizeOK: test rx.size <= 4096 && 8 + rx.hdrs + bth.pad + 4 <= udp.length
-		c15 := (m1 <= 0x1000)
-		if c15 {
-			b16 := data[h9 : h9+12] // bth
-			b17 := data[h8 : h8+8]  // udp
-			c15 = (((((((0x8 + m2) & 0x1ff) + (uint64(b16[1]) >> 4 & 0x3)) & 0x3ff) + 0x4) & 0x7ff) <= (uint64(b17[4])<<8 | uint64(b17[5])))
+		c58 := (m1 <= 0x1000)
+		if c58 {
+			b59 := data[h9 : h9+12] // bth
+			b60 := data[h8 : h8+8]  // udp
+			c58 = (((((((0x8 + m2) & 0x1ff) + (uint64(b59[1]) >> 4 & 0x3)) & 0x3ff) + 0x4) & 0x7ff) <= (uint64(b60[4])<<8 | uint64(b60[5])))
 		}
-		if c15 {
+		if c58 {
 			goto n19
 		}
 		goto n18
@@ -1054,11 +1322,11 @@ n18:
 	}
 n19:
 	{ // RxAddresses: set rx.smac, rx.dmac, rx.sport
-		b18 := data[h0 : h0+14] // ethernet
-		m21 = ((uint64(b18[0])<<56 | uint64(b18[1])<<48 | uint64(b18[2])<<40 | uint64(b18[3])<<32 | uint64(b18[4])<<24 | uint64(b18[5])<<16 | uint64(b18[6])<<8 | uint64(b18[7])) >> 16 & 0xffffffffffff)
-		m22 = ((uint64(b18[4])<<56 | uint64(b18[5])<<48 | uint64(b18[6])<<40 | uint64(b18[7])<<32 | uint64(b18[8])<<24 | uint64(b18[9])<<16 | uint64(b18[10])<<8 | uint64(b18[11])) >> 0 & 0xffffffffffff)
-		b19 := data[h8 : h8+8] // udp
-		m20 = (uint64(b19[0])<<8 | uint64(b19[1]))
+		b61 := data[h0 : h0+14] // ethernet
+		m21 = ((uint64(b61[0])<<56 | uint64(b61[1])<<48 | uint64(b61[2])<<40 | uint64(b61[3])<<32 | uint64(b61[4])<<24 | uint64(b61[5])<<16 | uint64(b61[6])<<8 | uint64(b61[7])) >> 16 & 0xffffffffffff)
+		m22 = ((uint64(b61[4])<<56 | uint64(b61[5])<<48 | uint64(b61[6])<<40 | uint64(b61[7])<<32 | uint64(b61[8])<<24 | uint64(b61[9])<<16 | uint64(b61[10])<<8 | uint64(b61[11])) >> 0 & 0xffffffffffff)
+		b62 := data[h8 : h8+8] // udp
+		m20 = (uint64(b62[0])<<8 | uint64(b62[1]))
 		goto n20
 	}
 n20:
@@ -1070,9 +1338,9 @@ n20:
 	}
 n21:
 	{ // RxIPv4: set rx.sip, rx.dip
-		b20 := data[h3 : h3+20] // ipv4
-		m23 = packet.Value{Lo: (uint64(b20[16])<<24 | uint64(b20[17])<<16 | uint64(b20[18])<<8 | uint64(b20[19]))}
-		m24 = packet.Value{Lo: (uint64(b20[12])<<24 | uint64(b20[13])<<16 | uint64(b20[14])<<8 | uint64(b20[15]))}
+		b63 := data[h3 : h3+20] // ipv4
+		m23 = packet.Value{Lo: (uint64(b63[16])<<24 | uint64(b63[17])<<16 | uint64(b63[18])<<8 | uint64(b63[19]))}
+		m24 = packet.Value{Lo: (uint64(b63[12])<<24 | uint64(b63[13])<<16 | uint64(b63[14])<<8 | uint64(b63[15]))}
 		goto n23
 	}
 n22:
@@ -1080,31 +1348,31 @@ n22:
 		if !(h4 >= 0) {
 			return pl.drop(8)
 		}
-		b21 := data[h4 : h4+40] // ipv6
-		m23 = packet.Value{Hi: (uint64(b21[24])<<56 | uint64(b21[25])<<48 | uint64(b21[26])<<40 | uint64(b21[27])<<32 | uint64(b21[28])<<24 | uint64(b21[29])<<16 | uint64(b21[30])<<8 | uint64(b21[31])), Lo: (uint64(b21[32])<<56 | uint64(b21[33])<<48 | uint64(b21[34])<<40 | uint64(b21[35])<<32 | uint64(b21[36])<<24 | uint64(b21[37])<<16 | uint64(b21[38])<<8 | uint64(b21[39]))}
-		m24 = packet.Value{Hi: (uint64(b21[8])<<56 | uint64(b21[9])<<48 | uint64(b21[10])<<40 | uint64(b21[11])<<32 | uint64(b21[12])<<24 | uint64(b21[13])<<16 | uint64(b21[14])<<8 | uint64(b21[15])), Lo: (uint64(b21[16])<<56 | uint64(b21[17])<<48 | uint64(b21[18])<<40 | uint64(b21[19])<<32 | uint64(b21[20])<<24 | uint64(b21[21])<<16 | uint64(b21[22])<<8 | uint64(b21[23]))}
+		b64 := data[h4 : h4+40] // ipv6
+		m23 = packet.Value{Hi: (uint64(b64[24])<<56 | uint64(b64[25])<<48 | uint64(b64[26])<<40 | uint64(b64[27])<<32 | uint64(b64[28])<<24 | uint64(b64[29])<<16 | uint64(b64[30])<<8 | uint64(b64[31])), Lo: (uint64(b64[32])<<56 | uint64(b64[33])<<48 | uint64(b64[34])<<40 | uint64(b64[35])<<32 | uint64(b64[36])<<24 | uint64(b64[37])<<16 | uint64(b64[38])<<8 | uint64(b64[39]))}
+		m24 = packet.Value{Hi: (uint64(b64[8])<<56 | uint64(b64[9])<<48 | uint64(b64[10])<<40 | uint64(b64[11])<<32 | uint64(b64[12])<<24 | uint64(b64[13])<<16 | uint64(b64[14])<<8 | uint64(b64[15])), Lo: (uint64(b64[16])<<56 | uint64(b64[17])<<48 | uint64(b64[18])<<40 | uint64(b64[19])<<32 | uint64(b64[20])<<24 | uint64(b64[21])<<16 | uint64(b64[22])<<8 | uint64(b64[23]))}
 		m19 = (0x1)
 		pl.edges[12]++
 		goto n23
 	}
 n23:
 	{ // RxLoad: load qps
-		var rk22 packet.RegisterKey
-		rk22[0] = packet.V(m0)
-		var rv23 [11]packet.Value
-		ok24 := pl.regs[0].Load(&rk22, rv23[:])
-		m28 = rv23[0].Lo
-		m29 = rv23[1].Lo
-		m30 = rv23[2].Lo
-		m31 = rv23[3].Lo
-		m32 = rv23[4].Lo
-		m33 = rv23[5].Lo
-		m34 = rv23[6].Lo
-		m35 = rv23[7].Lo
-		m36 = rv23[8].Lo
-		m37 = rv23[9]
-		m38 = rv23[10]
-		if ok24 {
+		var rk65 packet.RegisterKey
+		rk65[0] = packet.V(m0)
+		var rv66 [11]packet.Value
+		ok67 := pl.regs[0].Load(&rk65, rv66[:])
+		m28 = rv66[0].Lo
+		m29 = rv66[1].Lo
+		m30 = rv66[2].Lo
+		m31 = rv66[3].Lo
+		m32 = rv66[4].Lo
+		m33 = rv66[5].Lo
+		m34 = rv66[6].Lo
+		m35 = rv66[7].Lo
+		m36 = rv66[8].Lo
+		m37 = rv66[9]
+		m38 = rv66[10]
+		if ok67 {
 			goto n26
 		}
 		goto n24
@@ -1112,23 +1380,23 @@ n23:
 n24:
 	{ // RxConnection: lookup connections
 		act, params := 1, []packet.Value(nil)
-		b26 := data[h9 : h9+12] // bth
-		kw25 := ((uint64(b26[0])<<56 | uint64(b26[1])<<48 | uint64(b26[2])<<40 | uint64(b26[3])<<32 | uint64(b26[4])<<24 | uint64(b26[5])<<16 | uint64(b26[6])<<8 | uint64(b26[7])) >> 0 & 0xffffff)
-		pr27 := pl.tables[0].Probes()
-		k28 := kw25 << 0
-		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
-			k28 &= pi29.Mask
-			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)>>(pi29.Shift&63)
-			sl := &pi29.Slots[j]
-			for sl.Entry != 0 && sl.Key != k28 {
+		b69 := data[h9 : h9+12] // bth
+		kw68 := ((uint64(b69[0])<<56 | uint64(b69[1])<<48 | uint64(b69[2])<<40 | uint64(b69[3])<<32 | uint64(b69[4])<<24 | uint64(b69[5])<<16 | uint64(b69[6])<<8 | uint64(b69[7])) >> 0 & 0xffffff)
+		pr70 := pl.tables[0].Probes()
+		k71 := kw68 << 0
+		if pi72 := &pr70.Packed; len(pi72.Slots) > 0 {
+			k71 &= pi72.Mask
+			m, j := uint64(len(pi72.Slots)-1), packet.PackedHash(k71)>>(pi72.Shift&63)
+			sl := &pi72.Slots[j]
+			for sl.Entry != 0 && sl.Key != k71 {
 				j = (j + 1) & m
-				sl = &pi29.Slots[j]
+				sl = &pi72.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr27.Len != 0 {
-			if a, ps, hit := pl.tables[0].LookupWordAction(k28); hit {
+		} else if pr70.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k71); hit {
 				act, params = a, ps
 			}
 		}
@@ -1151,8 +1419,8 @@ n25:
 	}
 n26:
 	{ // RxPSN: set rx.d
-		b30 := data[h9 : h9+12] // bth
-		m3 = (((((uint64(b30[4])<<56 | uint64(b30[5])<<48 | uint64(b30[6])<<40 | uint64(b30[7])<<32 | uint64(b30[8])<<24 | uint64(b30[9])<<16 | uint64(b30[10])<<8 | uint64(b30[11])) >> 0 & 0xffffff) - m28) & 0xffffff) & 0xffffff)
+		b73 := data[h9 : h9+12] // bth
+		m3 = (((((uint64(b73[4])<<56 | uint64(b73[5])<<48 | uint64(b73[6])<<40 | uint64(b73[7])<<32 | uint64(b73[8])<<24 | uint64(b73[9])<<16 | uint64(b73[10])<<8 | uint64(b73[11])) >> 0 & 0xffffff) - m28) & 0xffffff) & 0xffffff)
 		goto n27
 	}
 n27:
@@ -1203,23 +1471,23 @@ n33:
 n34:
 	{ // RxRegion: lookup regions
 		act, params := 1, []packet.Value(nil)
-		b32 := data[h10 : h10+16] // reth
-		kw31 := (uint64(b32[8])<<24 | uint64(b32[9])<<16 | uint64(b32[10])<<8 | uint64(b32[11]))
-		pr33 := pl.tables[1].Probes()
-		k34 := kw31 << 0
-		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
-			k34 &= pi35.Mask
-			m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34)>>(pi35.Shift&63)
-			sl := &pi35.Slots[j]
-			for sl.Entry != 0 && sl.Key != k34 {
+		b75 := data[h10 : h10+16] // reth
+		kw74 := (uint64(b75[8])<<24 | uint64(b75[9])<<16 | uint64(b75[10])<<8 | uint64(b75[11]))
+		pr76 := pl.tables[1].Probes()
+		k77 := kw74 << 0
+		if pi78 := &pr76.Packed; len(pi78.Slots) > 0 {
+			k77 &= pi78.Mask
+			m, j := uint64(len(pi78.Slots)-1), packet.PackedHash(k77)>>(pi78.Shift&63)
+			sl := &pi78.Slots[j]
+			for sl.Entry != 0 && sl.Key != k77 {
 				j = (j + 1) & m
-				sl = &pi35.Slots[j]
+				sl = &pi78.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr33.Len != 0 {
-			if a, ps, hit := pl.tables[1].LookupWordAction(k34); hit {
+		} else if pr76.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k77); hit {
 				act, params = a, ps
 			}
 		}
@@ -1237,12 +1505,12 @@ n34:
 	}
 n35:
 	{ // RxBounds: test reth.va >= rx.base && reth.va + rx.size <= rx.base + rx.rlen
-		b37 := data[h10 : h10+16] // reth
-		c36 := ((uint64(b37[0])<<56 | uint64(b37[1])<<48 | uint64(b37[2])<<40 | uint64(b37[3])<<32 | uint64(b37[4])<<24 | uint64(b37[5])<<16 | uint64(b37[6])<<8 | uint64(b37[7])) >= m14)
-		if c36 {
-			c36 = (packet.Value{Lo: (uint64(b37[0])<<56 | uint64(b37[1])<<48 | uint64(b37[2])<<40 | uint64(b37[3])<<32 | uint64(b37[4])<<24 | uint64(b37[5])<<16 | uint64(b37[6])<<8 | uint64(b37[7]))}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).Cmp(packet.Value{Lo: m14}.Add(packet.Value{Lo: m15}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff})) <= 0)
+		b80 := data[h10 : h10+16] // reth
+		c79 := ((uint64(b80[0])<<56 | uint64(b80[1])<<48 | uint64(b80[2])<<40 | uint64(b80[3])<<32 | uint64(b80[4])<<24 | uint64(b80[5])<<16 | uint64(b80[6])<<8 | uint64(b80[7])) >= m14)
+		if c79 {
+			c79 = (packet.Value{Lo: (uint64(b80[0])<<56 | uint64(b80[1])<<48 | uint64(b80[2])<<40 | uint64(b80[3])<<32 | uint64(b80[4])<<24 | uint64(b80[5])<<16 | uint64(b80[6])<<8 | uint64(b80[7]))}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).Cmp(packet.Value{Lo: m14}.Add(packet.Value{Lo: m15}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff})) <= 0)
 		}
-		if c36 {
+		if c79 {
 			goto n36
 		}
 		pl.edges[15]++
@@ -1250,28 +1518,28 @@ n35:
 	}
 n36:
 	{ // RxShape: test bth.opcode == 0x0a || bth.opcode == 0x0b
-		b39 := data[h9 : h9+12] // bth
-		c38 := (uint64(b39[0]) == 0xa)
-		if !c38 {
-			c38 = (uint64(b39[0]) == 0xb)
+		b82 := data[h9 : h9+12] // bth
+		c81 := (uint64(b82[0]) == 0xa)
+		if !c81 {
+			c81 = (uint64(b82[0]) == 0xb)
 		}
-		if c38 {
+		if c81 {
 			goto n37
 		}
 		goto n38
 	}
 n37:
 	{ // RxOnlyLen: test rx.size == reth.dma_len
-		b40 := data[h10 : h10+16] // reth
-		if m1 == (uint64(b40[12])<<24 | uint64(b40[13])<<16 | uint64(b40[14])<<8 | uint64(b40[15])) {
+		b83 := data[h10 : h10+16] // reth
+		if m1 == (uint64(b83[12])<<24 | uint64(b83[13])<<16 | uint64(b83[14])<<8 | uint64(b83[15])) {
 			goto n39
 		}
 		goto n58
 	}
 n38:
 	{ // RxPartLen: test rx.size <= reth.dma_len
-		b41 := data[h10 : h10+16] // reth
-		if m1 <= (uint64(b41[12])<<24 | uint64(b41[13])<<16 | uint64(b41[14])<<8 | uint64(b41[15])) {
+		b84 := data[h10 : h10+16] // reth
+		if m1 <= (uint64(b84[12])<<24 | uint64(b84[13])<<16 | uint64(b84[14])<<8 | uint64(b84[15])) {
 			pl.edges[16]++
 			goto n39
 		}
@@ -1280,19 +1548,19 @@ n38:
 	}
 n39:
 	{ // RxWrite: set rx.at, rx.rkey
-		b42 := data[h10 : h10+16] // reth
-		m8 = ((uint64(b42[0])<<56 | uint64(b42[1])<<48 | uint64(b42[2])<<40 | uint64(b42[3])<<32 | uint64(b42[4])<<24 | uint64(b42[5])<<16 | uint64(b42[6])<<8 | uint64(b42[7])) - m14)
-		m25 = (uint64(b42[8])<<24 | uint64(b42[9])<<16 | uint64(b42[10])<<8 | uint64(b42[11]))
+		b85 := data[h10 : h10+16] // reth
+		m8 = ((uint64(b85[0])<<56 | uint64(b85[1])<<48 | uint64(b85[2])<<40 | uint64(b85[3])<<32 | uint64(b85[4])<<24 | uint64(b85[5])<<16 | uint64(b85[6])<<8 | uint64(b85[7])) - m14)
+		m25 = (uint64(b85[8])<<24 | uint64(b85[9])<<16 | uint64(b85[10])<<8 | uint64(b85[11]))
 		goto n44
 	}
 n40:
 	{ // RxIsSend: test bth.opcode == 0x04 || bth.opcode == 0x05
-		b44 := data[h9 : h9+12] // bth
-		c43 := (uint64(b44[0]) == 0x4)
-		if !c43 {
-			c43 = (uint64(b44[0]) == 0x5)
+		b87 := data[h9 : h9+12] // bth
+		c86 := (uint64(b87[0]) == 0x4)
+		if !c86 {
+			c86 = (uint64(b87[0]) == 0x5)
 		}
-		if c43 {
+		if c86 {
 			goto n41
 		}
 		pl.edges[18]++
@@ -1318,20 +1586,20 @@ n43:
 n44:
 	{ // RxMark: set rx.accepted, rx.last, rx.poff, qp.bitmap, qp.ends
 		m13 = (0x1)
-		b48 := data[h9 : h9+12] // bth
-		c47 := (uint64(b48[0]) >= 0x8)
-		if c47 {
-			c47 = (uint64(b48[0]) <= 0xb)
+		b91 := data[h9 : h9+12] // bth
+		c90 := (uint64(b91[0]) >= 0x8)
+		if c90 {
+			c90 = (uint64(b91[0]) <= 0xb)
 		}
-		c46 := c47
-		if !c46 {
-			c46 = (uint64(b48[0]) == 0x4)
+		c89 := c90
+		if !c89 {
+			c89 = (uint64(b91[0]) == 0x4)
 		}
-		c45 := c46
-		if !c45 {
-			c45 = (uint64(b48[0]) == 0x5)
+		c88 := c89
+		if !c88 {
+			c88 = (uint64(b91[0]) == 0x5)
 		}
-		m4 = (fastpath.B2U(c45))
+		m4 = (fastpath.B2U(c88))
 		m9 = (packet.Value{Lo: uint64(len(data) - h0)}.Sub(packet.Value{Lo: uint64(len(data) - h9)}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Add(packet.Value{Lo: m2}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).Lo & 0xffff
 		m37 = m37.Or(packet.Value{Lo: 0x1}.Shl(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m38 = m38.Or(packet.Value{Lo: m4}.Shl(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -1371,22 +1639,22 @@ n48:
 	}
 n49:
 	{ // RxStore: store qps
-		var rk49 packet.RegisterKey
-		rk49[0] = packet.V(m0)
-		var rv50 [11]packet.Value
-		rv50[0] = packet.V(m28)
-		rv50[1] = packet.V(m29)
-		rv50[2] = packet.V(m30)
-		rv50[3] = packet.V(m31)
-		rv50[4] = packet.V(m32)
-		rv50[5] = packet.V(m33)
-		rv50[6] = packet.V(m34)
-		rv50[7] = packet.V(m35)
-		rv50[8] = packet.V(m36)
-		rv50[9] = m37
-		rv50[10] = m38
-		ok51 := pl.regs[0].Store(&rk49, rv50[:])
-		if ok51 {
+		var rk92 packet.RegisterKey
+		rk92[0] = packet.V(m0)
+		var rv93 [11]packet.Value
+		rv93[0] = packet.V(m28)
+		rv93[1] = packet.V(m29)
+		rv93[2] = packet.V(m30)
+		rv93[3] = packet.V(m31)
+		rv93[4] = packet.V(m32)
+		rv93[5] = packet.V(m33)
+		rv93[6] = packet.V(m34)
+		rv93[7] = packet.V(m35)
+		rv93[8] = packet.V(m36)
+		rv93[9] = m37
+		rv93[10] = m38
+		ok94 := pl.regs[0].Store(&rk92, rv93[:])
+		if ok94 {
 			goto n51
 		}
 		goto n50
@@ -1412,8 +1680,8 @@ n52:
 n58:
 	{ // RxNAKInvalid: set rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack
 		m16 = (0x61)
-		b52 := data[h9 : h9+12] // bth
-		m17 = ((uint64(b52[4])<<56 | uint64(b52[5])<<48 | uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11])) >> 0 & 0xffffff)
+		b95 := data[h9 : h9+12] // bth
+		m17 = ((uint64(b95[4])<<56 | uint64(b95[5])<<48 | uint64(b95[6])<<40 | uint64(b95[7])<<32 | uint64(b95[8])<<24 | uint64(b95[9])<<16 | uint64(b95[10])<<8 | uint64(b95[11])) >> 0 & 0xffffff)
 		m18 = (m29)
 		m7 = (0x1)
 		goto n60
@@ -1421,8 +1689,8 @@ n58:
 n59:
 	{ // RxNAKAccess: set rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack
 		m16 = (0x62)
-		b53 := data[h9 : h9+12] // bth
-		m17 = ((uint64(b53[4])<<56 | uint64(b53[5])<<48 | uint64(b53[6])<<40 | uint64(b53[7])<<32 | uint64(b53[8])<<24 | uint64(b53[9])<<16 | uint64(b53[10])<<8 | uint64(b53[11])) >> 0 & 0xffffff)
+		b96 := data[h9 : h9+12] // bth
+		m17 = ((uint64(b96[4])<<56 | uint64(b96[5])<<48 | uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11])) >> 0 & 0xffffff)
 		m18 = (m29)
 		m7 = (0x1)
 		pl.edges[23]++
@@ -1499,7 +1767,7 @@ n53:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt54 := p.Push(16, 0, 0)
+		rt97 := p.Push(16, 0, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1561,124 +1829,124 @@ n53:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt54 {
+		if !rt97 {
 			return pl.drop(13)
 		}
 		goto n54
 	}
 n54:
 	{ // RxPlacementFields: set placement.rkey, placement.offset, placement.length, placement.imm, placement.qpn, placement.data, placement.ack, placement.has_imm, placement.send, placement.v6, placement.accepted, placement.poff, placement.syndrome, placement.psn, placement.msn, placement.peer, placement.sport, placement.smac, placement.dmac, placement.sip, placement.dip, placement.rpsn
-		b55 := data[h16 : h16+85] // placement
-		s56 := uint32(m25)
-		b55[0] = byte(s56 >> 24)
-		b55[1] = byte(s56 >> 16)
-		b55[2] = byte(s56 >> 8)
-		b55[3] = byte(s56)
-		s57 := m8
-		b55[4] = byte(s57 >> 56)
-		b55[5] = byte(s57 >> 48)
-		b55[6] = byte(s57 >> 40)
-		b55[7] = byte(s57 >> 32)
-		b55[8] = byte(s57 >> 24)
-		b55[9] = byte(s57 >> 16)
-		b55[10] = byte(s57 >> 8)
-		b55[11] = byte(s57)
-		s58 := uint32(m1)
-		b55[12] = byte(s58 >> 24)
-		b55[13] = byte(s58 >> 16)
-		b55[14] = byte(s58 >> 8)
-		b55[15] = byte(s58)
-		s59 := uint32(m10)
-		b55[16] = byte(s59 >> 24)
-		b55[17] = byte(s59 >> 16)
-		b55[18] = byte(s59 >> 8)
-		b55[19] = byte(s59)
-		s60 := m0
-		b55[20] = byte(s60 >> 16)
-		b55[21] = byte(s60 >> 8)
-		b55[22] = byte(s60)
-		b55[23] = b55[23]&^0x80 | byte(m6)<<7&0x80
-		b55[23] = b55[23]&^0x40 | byte(m7)<<6&0x40
-		b55[23] = b55[23]&^0x20 | byte(m11)<<5&0x20
-		b55[23] = b55[23]&^0x10 | byte(m5)<<4&0x10
-		b55[23] = b55[23]&^0x8 | byte(m19)<<3&0x8
-		b55[23] = b55[23]&^0x4 | byte(m13)<<2&0x4
-		s61 := uint16(m9)
-		b55[24] = byte(s61 >> 8)
-		b55[25] = byte(s61)
-		b55[26] = byte(m16)
-		s62 := m17
-		b55[27] = byte(s62 >> 16)
-		b55[28] = byte(s62 >> 8)
-		b55[29] = byte(s62)
-		s63 := m18
-		b55[30] = byte(s63 >> 16)
-		b55[31] = byte(s63 >> 8)
-		b55[32] = byte(s63)
-		s64 := m30
-		b55[33] = byte(s64 >> 16)
-		b55[34] = byte(s64 >> 8)
-		b55[35] = byte(s64)
-		s65 := uint16(m20)
-		b55[36] = byte(s65 >> 8)
-		b55[37] = byte(s65)
-		s66 := m21
-		b55[38] = byte(s66 >> 40)
-		b55[39] = byte(s66 >> 32)
-		b55[40] = byte(s66 >> 24)
-		b55[41] = byte(s66 >> 16)
-		b55[42] = byte(s66 >> 8)
-		b55[43] = byte(s66)
-		s67 := m22
-		b55[44] = byte(s67 >> 40)
-		b55[45] = byte(s67 >> 32)
-		b55[46] = byte(s67 >> 24)
-		b55[47] = byte(s67 >> 16)
-		b55[48] = byte(s67 >> 8)
-		b55[49] = byte(s67)
-		v68 := m23
-		s69 := v68.Hi
-		b55[50] = byte(s69 >> 56)
-		b55[51] = byte(s69 >> 48)
-		b55[52] = byte(s69 >> 40)
-		b55[53] = byte(s69 >> 32)
-		b55[54] = byte(s69 >> 24)
-		b55[55] = byte(s69 >> 16)
-		b55[56] = byte(s69 >> 8)
-		b55[57] = byte(s69)
-		s70 := v68.Lo
-		b55[58] = byte(s70 >> 56)
-		b55[59] = byte(s70 >> 48)
-		b55[60] = byte(s70 >> 40)
-		b55[61] = byte(s70 >> 32)
-		b55[62] = byte(s70 >> 24)
-		b55[63] = byte(s70 >> 16)
-		b55[64] = byte(s70 >> 8)
-		b55[65] = byte(s70)
-		v71 := m24
-		s72 := v71.Hi
-		b55[66] = byte(s72 >> 56)
-		b55[67] = byte(s72 >> 48)
-		b55[68] = byte(s72 >> 40)
-		b55[69] = byte(s72 >> 32)
-		b55[70] = byte(s72 >> 24)
-		b55[71] = byte(s72 >> 16)
-		b55[72] = byte(s72 >> 8)
-		b55[73] = byte(s72)
-		s73 := v71.Lo
-		b55[74] = byte(s73 >> 56)
-		b55[75] = byte(s73 >> 48)
-		b55[76] = byte(s73 >> 40)
-		b55[77] = byte(s73 >> 32)
-		b55[78] = byte(s73 >> 24)
-		b55[79] = byte(s73 >> 16)
-		b55[80] = byte(s73 >> 8)
-		b55[81] = byte(s73)
-		b74 := data[h9 : h9+12] // bth
-		s75 := ((uint64(b74[4])<<56 | uint64(b74[5])<<48 | uint64(b74[6])<<40 | uint64(b74[7])<<32 | uint64(b74[8])<<24 | uint64(b74[9])<<16 | uint64(b74[10])<<8 | uint64(b74[11])) >> 0 & 0xffffff)
-		b55[82] = byte(s75 >> 16)
-		b55[83] = byte(s75 >> 8)
-		b55[84] = byte(s75)
+		b98 := data[h16 : h16+85] // placement
+		s99 := uint32(m25)
+		b98[0] = byte(s99 >> 24)
+		b98[1] = byte(s99 >> 16)
+		b98[2] = byte(s99 >> 8)
+		b98[3] = byte(s99)
+		s100 := m8
+		b98[4] = byte(s100 >> 56)
+		b98[5] = byte(s100 >> 48)
+		b98[6] = byte(s100 >> 40)
+		b98[7] = byte(s100 >> 32)
+		b98[8] = byte(s100 >> 24)
+		b98[9] = byte(s100 >> 16)
+		b98[10] = byte(s100 >> 8)
+		b98[11] = byte(s100)
+		s101 := uint32(m1)
+		b98[12] = byte(s101 >> 24)
+		b98[13] = byte(s101 >> 16)
+		b98[14] = byte(s101 >> 8)
+		b98[15] = byte(s101)
+		s102 := uint32(m10)
+		b98[16] = byte(s102 >> 24)
+		b98[17] = byte(s102 >> 16)
+		b98[18] = byte(s102 >> 8)
+		b98[19] = byte(s102)
+		s103 := m0
+		b98[20] = byte(s103 >> 16)
+		b98[21] = byte(s103 >> 8)
+		b98[22] = byte(s103)
+		b98[23] = b98[23]&^0x80 | byte(m6)<<7&0x80
+		b98[23] = b98[23]&^0x40 | byte(m7)<<6&0x40
+		b98[23] = b98[23]&^0x20 | byte(m11)<<5&0x20
+		b98[23] = b98[23]&^0x10 | byte(m5)<<4&0x10
+		b98[23] = b98[23]&^0x8 | byte(m19)<<3&0x8
+		b98[23] = b98[23]&^0x4 | byte(m13)<<2&0x4
+		s104 := uint16(m9)
+		b98[24] = byte(s104 >> 8)
+		b98[25] = byte(s104)
+		b98[26] = byte(m16)
+		s105 := m17
+		b98[27] = byte(s105 >> 16)
+		b98[28] = byte(s105 >> 8)
+		b98[29] = byte(s105)
+		s106 := m18
+		b98[30] = byte(s106 >> 16)
+		b98[31] = byte(s106 >> 8)
+		b98[32] = byte(s106)
+		s107 := m30
+		b98[33] = byte(s107 >> 16)
+		b98[34] = byte(s107 >> 8)
+		b98[35] = byte(s107)
+		s108 := uint16(m20)
+		b98[36] = byte(s108 >> 8)
+		b98[37] = byte(s108)
+		s109 := m21
+		b98[38] = byte(s109 >> 40)
+		b98[39] = byte(s109 >> 32)
+		b98[40] = byte(s109 >> 24)
+		b98[41] = byte(s109 >> 16)
+		b98[42] = byte(s109 >> 8)
+		b98[43] = byte(s109)
+		s110 := m22
+		b98[44] = byte(s110 >> 40)
+		b98[45] = byte(s110 >> 32)
+		b98[46] = byte(s110 >> 24)
+		b98[47] = byte(s110 >> 16)
+		b98[48] = byte(s110 >> 8)
+		b98[49] = byte(s110)
+		v111 := m23
+		s112 := v111.Hi
+		b98[50] = byte(s112 >> 56)
+		b98[51] = byte(s112 >> 48)
+		b98[52] = byte(s112 >> 40)
+		b98[53] = byte(s112 >> 32)
+		b98[54] = byte(s112 >> 24)
+		b98[55] = byte(s112 >> 16)
+		b98[56] = byte(s112 >> 8)
+		b98[57] = byte(s112)
+		s113 := v111.Lo
+		b98[58] = byte(s113 >> 56)
+		b98[59] = byte(s113 >> 48)
+		b98[60] = byte(s113 >> 40)
+		b98[61] = byte(s113 >> 32)
+		b98[62] = byte(s113 >> 24)
+		b98[63] = byte(s113 >> 16)
+		b98[64] = byte(s113 >> 8)
+		b98[65] = byte(s113)
+		v114 := m24
+		s115 := v114.Hi
+		b98[66] = byte(s115 >> 56)
+		b98[67] = byte(s115 >> 48)
+		b98[68] = byte(s115 >> 40)
+		b98[69] = byte(s115 >> 32)
+		b98[70] = byte(s115 >> 24)
+		b98[71] = byte(s115 >> 16)
+		b98[72] = byte(s115 >> 8)
+		b98[73] = byte(s115)
+		s116 := v114.Lo
+		b98[74] = byte(s116 >> 56)
+		b98[75] = byte(s116 >> 48)
+		b98[76] = byte(s116 >> 40)
+		b98[77] = byte(s116 >> 32)
+		b98[78] = byte(s116 >> 24)
+		b98[79] = byte(s116 >> 16)
+		b98[80] = byte(s116 >> 8)
+		b98[81] = byte(s116)
+		b117 := data[h9 : h9+12] // bth
+		s118 := ((uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])) >> 0 & 0xffffff)
+		b98[82] = byte(s118 >> 16)
+		b98[83] = byte(s118 >> 8)
+		b98[84] = byte(s118)
 		goto n55
 	}
 n55:

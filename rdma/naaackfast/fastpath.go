@@ -514,133 +514,41 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	h16 := -1 // placement
 	_ = h16
 	{ // In: input
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		parsed1 := false
+		for { // the parse graph from placement; break ends it
+			h0 = -1
+			h1 = -1
+			h2 = -1
+			h3, h3len = -1, 0
+			h4 = -1
+			h5 = -1
+			h6 = -1
+			h7 = -1
+			h8 = -1
+			h9 = -1
+			h10 = -1
+			h11 = -1
+			h12 = -1
+			h13 = -1
+			h16 = -1
+			cur = 0
+			x2 := (h16 >= 0) // already there: nothing to do
+			if !x2 {
+				x2 = cur >= 0 && cur+85 <= len(data)
+				if x2 {
+					h16 = cur
+					cur += 85
+				} else {
+					h16 = -1
+				} // placement
+			}
+			if !x2 {
+				break
+			}
+			parsed1 = true
+			break
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 12, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 16, Valid: true}
-		}
-		p.Hdr[11] = packet.HeaderState{}
-		if h11 >= 0 {
-			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 4, Valid: true}
-		}
-		p.Hdr[12] = packet.HeaderState{}
-		if h12 >= 0 {
-			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 4, Valid: true}
-		}
-		p.Hdr[13] = packet.HeaderState{}
-		if h13 >= 0 {
-			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 4, Valid: true}
-		}
-		p.Hdr[14] = packet.HeaderState{Valid: true}
-		p.Hdr[15] = packet.HeaderState{Valid: true}
-		p.Hdr[16] = packet.HeaderState{}
-		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
-		}
-		rt1 := p.ParseFrame(16)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		h11 = -1
-		if p.Hdr[11].Valid {
-			h11 = p.Hdr[11].Off
-		}
-		h12 = -1
-		if p.Hdr[12].Valid {
-			h12 = p.Hdr[12].Off
-		}
-		h13 = -1
-		if p.Hdr[13].Valid {
-			h13 = p.Hdr[13].Off
-		}
-		h16 = -1
-		if p.Hdr[16].Valid {
-			h16 = p.Hdr[16].Off
-		}
-		if !rt1 {
+		if !parsed1 {
 			return pl.drop(0)
 		}
 		goto n1
@@ -844,7 +752,7 @@ n2:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt2 := p.Push(0, h16+85, 0)
+		rt3 := p.Push(0, h16+85, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -906,15 +814,15 @@ n2:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt2 {
+		if !rt3 {
 			return pl.drop(1)
 		}
 		goto n3
 	}
 n3:
 	{ // IsIPv6: test placement.v6 == 1
-		b3 := data[h16 : h16+85] // placement
-		if (uint64(b3[23]) >> 3 & 0x1) == 0x1 {
+		b4 := data[h16 : h16+85] // placement
+		if (uint64(b4[23]) >> 3 & 0x1) == 0x1 {
 			goto n7
 		}
 		goto n4
@@ -988,7 +896,7 @@ n4:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt4 := p.Push(3, h0+14, 0)
+		rt5 := p.Push(3, h0+14, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1050,34 +958,34 @@ n4:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt4 {
+		if !rt5 {
 			return pl.drop(2)
 		}
 		goto n5
 	}
 n5:
 	{ // IPv4Fields: set ethernet.type, ipv4.version, ipv4.ihl, ipv4.flags, ipv4.ttl, ipv4.proto, ipv4.src, ipv4.dst
-		b5 := data[h0 : h0+14] // ethernet
-		s6 := uint16(0x800)
-		b5[12] = byte(s6 >> 8)
-		b5[13] = byte(s6)
-		b7 := data[h3 : h3+20] // ipv4
-		b7[0] = b7[0]&^0xf0 | byte(0x4)<<4&0xf0
-		b7[0] = b7[0]&^0xf | byte(0x5)<<0&0xf
-		b7[6] = b7[6]&^0xe0 | byte(0x2)<<5&0xe0
-		b7[8] = byte(0x40)
-		b7[9] = byte(0x11)
-		b8 := data[h16 : h16+85] // placement
-		s9 := uint32(packet.Value{Hi: (uint64(b8[50])<<56 | uint64(b8[51])<<48 | uint64(b8[52])<<40 | uint64(b8[53])<<32 | uint64(b8[54])<<24 | uint64(b8[55])<<16 | uint64(b8[56])<<8 | uint64(b8[57])), Lo: (uint64(b8[58])<<56 | uint64(b8[59])<<48 | uint64(b8[60])<<40 | uint64(b8[61])<<32 | uint64(b8[62])<<24 | uint64(b8[63])<<16 | uint64(b8[64])<<8 | uint64(b8[65]))}.Lo)
-		b7[12] = byte(s9 >> 24)
-		b7[13] = byte(s9 >> 16)
-		b7[14] = byte(s9 >> 8)
-		b7[15] = byte(s9)
-		s10 := uint32(packet.Value{Hi: (uint64(b8[66])<<56 | uint64(b8[67])<<48 | uint64(b8[68])<<40 | uint64(b8[69])<<32 | uint64(b8[70])<<24 | uint64(b8[71])<<16 | uint64(b8[72])<<8 | uint64(b8[73])), Lo: (uint64(b8[74])<<56 | uint64(b8[75])<<48 | uint64(b8[76])<<40 | uint64(b8[77])<<32 | uint64(b8[78])<<24 | uint64(b8[79])<<16 | uint64(b8[80])<<8 | uint64(b8[81]))}.Lo)
-		b7[16] = byte(s10 >> 24)
-		b7[17] = byte(s10 >> 16)
-		b7[18] = byte(s10 >> 8)
-		b7[19] = byte(s10)
+		b6 := data[h0 : h0+14] // ethernet
+		s7 := uint16(0x800)
+		b6[12] = byte(s7 >> 8)
+		b6[13] = byte(s7)
+		b8 := data[h3 : h3+20] // ipv4
+		b8[0] = b8[0]&^0xf0 | byte(0x4)<<4&0xf0
+		b8[0] = b8[0]&^0xf | byte(0x5)<<0&0xf
+		b8[6] = b8[6]&^0xe0 | byte(0x2)<<5&0xe0
+		b8[8] = byte(0x40)
+		b8[9] = byte(0x11)
+		b9 := data[h16 : h16+85] // placement
+		s10 := uint32(packet.Value{Hi: (uint64(b9[50])<<56 | uint64(b9[51])<<48 | uint64(b9[52])<<40 | uint64(b9[53])<<32 | uint64(b9[54])<<24 | uint64(b9[55])<<16 | uint64(b9[56])<<8 | uint64(b9[57])), Lo: (uint64(b9[58])<<56 | uint64(b9[59])<<48 | uint64(b9[60])<<40 | uint64(b9[61])<<32 | uint64(b9[62])<<24 | uint64(b9[63])<<16 | uint64(b9[64])<<8 | uint64(b9[65]))}.Lo)
+		b8[12] = byte(s10 >> 24)
+		b8[13] = byte(s10 >> 16)
+		b8[14] = byte(s10 >> 8)
+		b8[15] = byte(s10)
+		s11 := uint32(packet.Value{Hi: (uint64(b9[66])<<56 | uint64(b9[67])<<48 | uint64(b9[68])<<40 | uint64(b9[69])<<32 | uint64(b9[70])<<24 | uint64(b9[71])<<16 | uint64(b9[72])<<8 | uint64(b9[73])), Lo: (uint64(b9[74])<<56 | uint64(b9[75])<<48 | uint64(b9[76])<<40 | uint64(b9[77])<<32 | uint64(b9[78])<<24 | uint64(b9[79])<<16 | uint64(b9[80])<<8 | uint64(b9[81]))}.Lo)
+		b8[16] = byte(s11 >> 24)
+		b8[17] = byte(s11 >> 16)
+		b8[18] = byte(s11 >> 8)
+		b8[19] = byte(s11)
 		goto n6
 	}
 n6:
@@ -1149,7 +1057,7 @@ n6:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt11 := p.Push(8, h3+h3len, 0)
+		rt12 := p.Push(8, h3+h3len, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1211,7 +1119,7 @@ n6:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt11 {
+		if !rt12 {
 			return pl.drop(3)
 		}
 		goto n10
@@ -1285,7 +1193,7 @@ n7:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt12 := p.Push(4, h0+14, 0)
+		rt13 := p.Push(4, h0+14, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1347,60 +1255,60 @@ n7:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt12 {
+		if !rt13 {
 			return pl.drop(4)
 		}
 		goto n8
 	}
 n8:
 	{ // IPv6Fields: set ethernet.type, ipv6.version, ipv6.next_hdr, ipv6.hop_limit, ipv6.src, ipv6.dst
-		b13 := data[h0 : h0+14] // ethernet
-		s14 := uint16(0x86dd)
-		b13[12] = byte(s14 >> 8)
-		b13[13] = byte(s14)
-		b15 := data[h4 : h4+40] // ipv6
-		b15[0] = b15[0]&^0xf0 | byte(0x6)<<4&0xf0
-		b15[6] = byte(0x11)
-		b15[7] = byte(0x40)
-		b16 := data[h16 : h16+85] // placement
-		v17 := packet.Value{Hi: (uint64(b16[50])<<56 | uint64(b16[51])<<48 | uint64(b16[52])<<40 | uint64(b16[53])<<32 | uint64(b16[54])<<24 | uint64(b16[55])<<16 | uint64(b16[56])<<8 | uint64(b16[57])), Lo: (uint64(b16[58])<<56 | uint64(b16[59])<<48 | uint64(b16[60])<<40 | uint64(b16[61])<<32 | uint64(b16[62])<<24 | uint64(b16[63])<<16 | uint64(b16[64])<<8 | uint64(b16[65]))}
-		s18 := v17.Hi
-		b15[8] = byte(s18 >> 56)
-		b15[9] = byte(s18 >> 48)
-		b15[10] = byte(s18 >> 40)
-		b15[11] = byte(s18 >> 32)
-		b15[12] = byte(s18 >> 24)
-		b15[13] = byte(s18 >> 16)
-		b15[14] = byte(s18 >> 8)
-		b15[15] = byte(s18)
-		s19 := v17.Lo
-		b15[16] = byte(s19 >> 56)
-		b15[17] = byte(s19 >> 48)
-		b15[18] = byte(s19 >> 40)
-		b15[19] = byte(s19 >> 32)
-		b15[20] = byte(s19 >> 24)
-		b15[21] = byte(s19 >> 16)
-		b15[22] = byte(s19 >> 8)
-		b15[23] = byte(s19)
-		v20 := packet.Value{Hi: (uint64(b16[66])<<56 | uint64(b16[67])<<48 | uint64(b16[68])<<40 | uint64(b16[69])<<32 | uint64(b16[70])<<24 | uint64(b16[71])<<16 | uint64(b16[72])<<8 | uint64(b16[73])), Lo: (uint64(b16[74])<<56 | uint64(b16[75])<<48 | uint64(b16[76])<<40 | uint64(b16[77])<<32 | uint64(b16[78])<<24 | uint64(b16[79])<<16 | uint64(b16[80])<<8 | uint64(b16[81]))}
-		s21 := v20.Hi
-		b15[24] = byte(s21 >> 56)
-		b15[25] = byte(s21 >> 48)
-		b15[26] = byte(s21 >> 40)
-		b15[27] = byte(s21 >> 32)
-		b15[28] = byte(s21 >> 24)
-		b15[29] = byte(s21 >> 16)
-		b15[30] = byte(s21 >> 8)
-		b15[31] = byte(s21)
-		s22 := v20.Lo
-		b15[32] = byte(s22 >> 56)
-		b15[33] = byte(s22 >> 48)
-		b15[34] = byte(s22 >> 40)
-		b15[35] = byte(s22 >> 32)
-		b15[36] = byte(s22 >> 24)
-		b15[37] = byte(s22 >> 16)
-		b15[38] = byte(s22 >> 8)
-		b15[39] = byte(s22)
+		b14 := data[h0 : h0+14] // ethernet
+		s15 := uint16(0x86dd)
+		b14[12] = byte(s15 >> 8)
+		b14[13] = byte(s15)
+		b16 := data[h4 : h4+40] // ipv6
+		b16[0] = b16[0]&^0xf0 | byte(0x6)<<4&0xf0
+		b16[6] = byte(0x11)
+		b16[7] = byte(0x40)
+		b17 := data[h16 : h16+85] // placement
+		v18 := packet.Value{Hi: (uint64(b17[50])<<56 | uint64(b17[51])<<48 | uint64(b17[52])<<40 | uint64(b17[53])<<32 | uint64(b17[54])<<24 | uint64(b17[55])<<16 | uint64(b17[56])<<8 | uint64(b17[57])), Lo: (uint64(b17[58])<<56 | uint64(b17[59])<<48 | uint64(b17[60])<<40 | uint64(b17[61])<<32 | uint64(b17[62])<<24 | uint64(b17[63])<<16 | uint64(b17[64])<<8 | uint64(b17[65]))}
+		s19 := v18.Hi
+		b16[8] = byte(s19 >> 56)
+		b16[9] = byte(s19 >> 48)
+		b16[10] = byte(s19 >> 40)
+		b16[11] = byte(s19 >> 32)
+		b16[12] = byte(s19 >> 24)
+		b16[13] = byte(s19 >> 16)
+		b16[14] = byte(s19 >> 8)
+		b16[15] = byte(s19)
+		s20 := v18.Lo
+		b16[16] = byte(s20 >> 56)
+		b16[17] = byte(s20 >> 48)
+		b16[18] = byte(s20 >> 40)
+		b16[19] = byte(s20 >> 32)
+		b16[20] = byte(s20 >> 24)
+		b16[21] = byte(s20 >> 16)
+		b16[22] = byte(s20 >> 8)
+		b16[23] = byte(s20)
+		v21 := packet.Value{Hi: (uint64(b17[66])<<56 | uint64(b17[67])<<48 | uint64(b17[68])<<40 | uint64(b17[69])<<32 | uint64(b17[70])<<24 | uint64(b17[71])<<16 | uint64(b17[72])<<8 | uint64(b17[73])), Lo: (uint64(b17[74])<<56 | uint64(b17[75])<<48 | uint64(b17[76])<<40 | uint64(b17[77])<<32 | uint64(b17[78])<<24 | uint64(b17[79])<<16 | uint64(b17[80])<<8 | uint64(b17[81]))}
+		s22 := v21.Hi
+		b16[24] = byte(s22 >> 56)
+		b16[25] = byte(s22 >> 48)
+		b16[26] = byte(s22 >> 40)
+		b16[27] = byte(s22 >> 32)
+		b16[28] = byte(s22 >> 24)
+		b16[29] = byte(s22 >> 16)
+		b16[30] = byte(s22 >> 8)
+		b16[31] = byte(s22)
+		s23 := v21.Lo
+		b16[32] = byte(s23 >> 56)
+		b16[33] = byte(s23 >> 48)
+		b16[34] = byte(s23 >> 40)
+		b16[35] = byte(s23 >> 32)
+		b16[36] = byte(s23 >> 24)
+		b16[37] = byte(s23 >> 16)
+		b16[38] = byte(s23 >> 8)
+		b16[39] = byte(s23)
 		goto n9
 	}
 n9:
@@ -1472,7 +1380,7 @@ n9:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt23 := p.Push(8, h4+40, 0)
+		rt24 := p.Push(8, h4+40, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1534,7 +1442,7 @@ n9:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt23 {
+		if !rt24 {
 			return pl.drop(5)
 		}
 		pl.edges[0]++
@@ -1609,7 +1517,7 @@ n10:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt24 := p.Push(9, h8+8, 0)
+		rt25 := p.Push(9, h8+8, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1671,7 +1579,7 @@ n10:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt24 {
+		if !rt25 {
 			return pl.drop(6)
 		}
 		goto n11
@@ -1745,7 +1653,7 @@ n11:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt25 := p.Push(12, h9+12, 0)
+		rt26 := p.Push(12, h9+12, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1807,7 +1715,7 @@ n11:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt25 {
+		if !rt26 {
 			return pl.drop(7)
 		}
 		goto n12
@@ -1881,7 +1789,7 @@ n12:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt26 := p.Push(13, h12+4, 0)
+		rt27 := p.Push(13, h12+4, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1943,68 +1851,68 @@ n12:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt26 {
+		if !rt27 {
 			return pl.drop(8)
 		}
 		goto n13
 	}
 n13:
 	{ // Fields: set ethernet.dst, ethernet.src, udp.sport, udp.dport, udp.length, bth.opcode, bth.pkey, bth.dqpn, bth.psn, aeth.syndrome, aeth.msn
-		b27 := data[h16 : h16+85] // placement
-		b28 := data[h0 : h0+14]   // ethernet
-		s29 := ((uint64(b27[42])<<56 | uint64(b27[43])<<48 | uint64(b27[44])<<40 | uint64(b27[45])<<32 | uint64(b27[46])<<24 | uint64(b27[47])<<16 | uint64(b27[48])<<8 | uint64(b27[49])) >> 0 & 0xffffffffffff)
-		b28[0] = byte(s29 >> 40)
-		b28[1] = byte(s29 >> 32)
-		b28[2] = byte(s29 >> 24)
-		b28[3] = byte(s29 >> 16)
-		b28[4] = byte(s29 >> 8)
-		b28[5] = byte(s29)
-		s30 := ((uint64(b27[36])<<56 | uint64(b27[37])<<48 | uint64(b27[38])<<40 | uint64(b27[39])<<32 | uint64(b27[40])<<24 | uint64(b27[41])<<16 | uint64(b27[42])<<8 | uint64(b27[43])) >> 0 & 0xffffffffffff)
-		b28[6] = byte(s30 >> 40)
-		b28[7] = byte(s30 >> 32)
-		b28[8] = byte(s30 >> 24)
-		b28[9] = byte(s30 >> 16)
-		b28[10] = byte(s30 >> 8)
-		b28[11] = byte(s30)
-		b31 := data[h8 : h8+8] // udp
-		s32 := uint16((uint64(b27[36])<<8 | uint64(b27[37])))
-		b31[0] = byte(s32 >> 8)
-		b31[1] = byte(s32)
-		s33 := uint16(0x12b7)
-		b31[2] = byte(s33 >> 8)
-		b31[3] = byte(s33)
-		s34 := uint16(uint64(len(data) - h8))
-		b31[4] = byte(s34 >> 8)
-		b31[5] = byte(s34)
-		b35 := data[h9 : h9+12] // bth
-		b35[0] = byte(0x11)
-		s36 := uint16(0xffff)
-		b35[2] = byte(s36 >> 8)
-		b35[3] = byte(s36)
-		s37 := ((uint64(b27[28])<<56 | uint64(b27[29])<<48 | uint64(b27[30])<<40 | uint64(b27[31])<<32 | uint64(b27[32])<<24 | uint64(b27[33])<<16 | uint64(b27[34])<<8 | uint64(b27[35])) >> 0 & 0xffffff)
-		b35[5] = byte(s37 >> 16)
-		b35[6] = byte(s37 >> 8)
-		b35[7] = byte(s37)
-		s38 := ((uint64(b27[22])<<56 | uint64(b27[23])<<48 | uint64(b27[24])<<40 | uint64(b27[25])<<32 | uint64(b27[26])<<24 | uint64(b27[27])<<16 | uint64(b27[28])<<8 | uint64(b27[29])) >> 0 & 0xffffff)
-		b35[9] = byte(s38 >> 16)
-		b35[10] = byte(s38 >> 8)
-		b35[11] = byte(s38)
-		b39 := data[h12 : h12+4] // aeth
-		b39[0] = byte(uint64(b27[26]))
-		s40 := ((uint64(b27[25])<<56 | uint64(b27[26])<<48 | uint64(b27[27])<<40 | uint64(b27[28])<<32 | uint64(b27[29])<<24 | uint64(b27[30])<<16 | uint64(b27[31])<<8 | uint64(b27[32])) >> 0 & 0xffffff)
-		b39[1] = byte(s40 >> 16)
-		b39[2] = byte(s40 >> 8)
-		b39[3] = byte(s40)
+		b28 := data[h16 : h16+85] // placement
+		b29 := data[h0 : h0+14]   // ethernet
+		s30 := ((uint64(b28[42])<<56 | uint64(b28[43])<<48 | uint64(b28[44])<<40 | uint64(b28[45])<<32 | uint64(b28[46])<<24 | uint64(b28[47])<<16 | uint64(b28[48])<<8 | uint64(b28[49])) >> 0 & 0xffffffffffff)
+		b29[0] = byte(s30 >> 40)
+		b29[1] = byte(s30 >> 32)
+		b29[2] = byte(s30 >> 24)
+		b29[3] = byte(s30 >> 16)
+		b29[4] = byte(s30 >> 8)
+		b29[5] = byte(s30)
+		s31 := ((uint64(b28[36])<<56 | uint64(b28[37])<<48 | uint64(b28[38])<<40 | uint64(b28[39])<<32 | uint64(b28[40])<<24 | uint64(b28[41])<<16 | uint64(b28[42])<<8 | uint64(b28[43])) >> 0 & 0xffffffffffff)
+		b29[6] = byte(s31 >> 40)
+		b29[7] = byte(s31 >> 32)
+		b29[8] = byte(s31 >> 24)
+		b29[9] = byte(s31 >> 16)
+		b29[10] = byte(s31 >> 8)
+		b29[11] = byte(s31)
+		b32 := data[h8 : h8+8] // udp
+		s33 := uint16((uint64(b28[36])<<8 | uint64(b28[37])))
+		b32[0] = byte(s33 >> 8)
+		b32[1] = byte(s33)
+		s34 := uint16(0x12b7)
+		b32[2] = byte(s34 >> 8)
+		b32[3] = byte(s34)
+		s35 := uint16(uint64(len(data) - h8))
+		b32[4] = byte(s35 >> 8)
+		b32[5] = byte(s35)
+		b36 := data[h9 : h9+12] // bth
+		b36[0] = byte(0x11)
+		s37 := uint16(0xffff)
+		b36[2] = byte(s37 >> 8)
+		b36[3] = byte(s37)
+		s38 := ((uint64(b28[28])<<56 | uint64(b28[29])<<48 | uint64(b28[30])<<40 | uint64(b28[31])<<32 | uint64(b28[32])<<24 | uint64(b28[33])<<16 | uint64(b28[34])<<8 | uint64(b28[35])) >> 0 & 0xffffff)
+		b36[5] = byte(s38 >> 16)
+		b36[6] = byte(s38 >> 8)
+		b36[7] = byte(s38)
+		s39 := ((uint64(b28[22])<<56 | uint64(b28[23])<<48 | uint64(b28[24])<<40 | uint64(b28[25])<<32 | uint64(b28[26])<<24 | uint64(b28[27])<<16 | uint64(b28[28])<<8 | uint64(b28[29])) >> 0 & 0xffffff)
+		b36[9] = byte(s39 >> 16)
+		b36[10] = byte(s39 >> 8)
+		b36[11] = byte(s39)
+		b40 := data[h12 : h12+4] // aeth
+		b40[0] = byte(uint64(b28[26]))
+		s41 := ((uint64(b28[25])<<56 | uint64(b28[26])<<48 | uint64(b28[27])<<40 | uint64(b28[28])<<32 | uint64(b28[29])<<24 | uint64(b28[30])<<16 | uint64(b28[31])<<8 | uint64(b28[32])) >> 0 & 0xffffff)
+		b40[1] = byte(s41 >> 16)
+		b40[2] = byte(s41 >> 8)
+		b40[3] = byte(s41)
 		goto n14
 	}
 n14:
 	{ // Strip: pop placement
-		po41, pn42 := h16, 85 // placement
-		if po41+pn42 > len(data) {
+		po42, pn43 := h16, 85 // placement
+		if po42+pn43 > len(data) {
 			return pl.drop(9)
 		}
-		if po41 < len(data)-po41-pn42 {
-			if o, k := po41, pn42; k >= 16 && o >= 16 && o <= 64 {
+		if po42 < len(data)-po42-pn43 {
+			if o, k := po42, pn43; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -2018,37 +1926,37 @@ n14:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn42:pn42+po41], data[:po41])
+				copy(data[pn43:pn43+po42], data[:po42])
 			}
-			data = data[pn42:]
+			data = data[pn43:]
 		} else {
-			copy(data[po41:], data[po41+pn42:])
-			data = data[:len(data)-pn42]
+			copy(data[po42:], data[po42+pn43:])
+			data = data[:len(data)-pn43]
 		}
 		h16 = -1
-		if h0 > po41 {
-			h0 -= pn42
+		if h0 > po42 {
+			h0 -= pn43
 		} // ethernet
-		if (h3 >= 0) && h3 > po41 {
-			h3 -= pn42
+		if (h3 >= 0) && h3 > po42 {
+			h3 -= pn43
 		} // ipv4
-		if (h4 >= 0) && h4 > po41 {
-			h4 -= pn42
+		if (h4 >= 0) && h4 > po42 {
+			h4 -= pn43
 		} // ipv6
-		if h8 > po41 {
-			h8 -= pn42
+		if h8 > po42 {
+			h8 -= pn43
 		} // udp
-		if h9 > po41 {
-			h9 -= pn42
+		if h9 > po42 {
+			h9 -= pn43
 		} // bth
-		if h12 > po41 {
-			h12 -= pn42
+		if h12 > po42 {
+			h12 -= pn43
 		} // aeth
-		if h13 > po41 {
-			h13 -= pn42
+		if h13 > po42 {
+			h13 -= pn43
 		} // icrc
-		if cur > po41 {
-			cur = max(po41, cur-pn42)
+		if cur > po42 {
+			cur = max(po42, cur-pn43)
 		}
 		goto n15
 	}
@@ -2061,10 +1969,10 @@ n15:
 	}
 n16:
 	{ // IPv4Len: set ipv4.total_len
-		b43 := data[h3 : h3+20] // ipv4
-		s44 := uint16(uint64(len(data) - h3))
-		b43[2] = byte(s44 >> 8)
-		b43[3] = byte(s44)
+		b44 := data[h3 : h3+20] // ipv4
+		s45 := uint16(uint64(len(data) - h3))
+		b44[2] = byte(s45 >> 8)
+		b44[3] = byte(s45)
 		goto n17
 	}
 n17:
@@ -2133,7 +2041,7 @@ n17:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt45 := p.ComputeChecksum(3)
+		rt46 := p.ComputeChecksum(3)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2195,17 +2103,17 @@ n17:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt45 {
+		if !rt46 {
 			return pl.drop(10)
 		}
 		goto n19
 	}
 n18:
 	{ // IPv6Len: set ipv6.payload_len
-		b46 := data[h4 : h4+40] // ipv6
-		s47 := uint16(uint64(len(data) - h8))
-		b46[4] = byte(s47 >> 8)
-		b46[5] = byte(s47)
+		b47 := data[h4 : h4+40] // ipv6
+		s48 := uint16(uint64(len(data) - h8))
+		b47[4] = byte(s48 >> 8)
+		b47[5] = byte(s48)
 		pl.edges[1]++
 		goto n19
 	}
@@ -2275,7 +2183,7 @@ n19:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt48 := p.ComputeICRC(9)
+		rt49 := p.ComputeICRC(9)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -2337,7 +2245,7 @@ n19:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt48 {
+		if !rt49 {
 			return pl.drop(11)
 		}
 		goto n20

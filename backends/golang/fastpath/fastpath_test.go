@@ -1,8 +1,10 @@
 package fastpath_test
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -64,5 +66,55 @@ func TestNamesEach(t *testing.T) {
 	want := []string{"node/a//5", "node/b//3", "node/c//4", "drop/c/worse/2", "count/y//7"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Each (-want +got):\n%s", diff)
+	}
+}
+
+// TestKeep: an event Keep took survives the Places after it, and Reuse
+// gives its buffer to a later event.
+func TestKeep(t *testing.T) {
+	s := fastpath.NewState(&packet.StateDef{Name: "events", Max: 1 << 20, Timeout: time.Second, Events: 4, Bytes: 1 << 20})
+	place := func(n uint64, b byte) []byte {
+		key := fastpath.StateKey{n}
+		port, ev := s.Place(&key, 100, 0, bytes.Repeat([]byte{b}, 100))
+		if port != packet.PlaceComplete {
+			t.Fatalf("event %d: port %d", n, port)
+		}
+		return ev
+	}
+	if s.Keep() != nil {
+		t.Error("Keep before any event")
+	}
+	place(1, 1)
+	kept := s.Keep()
+	if s.Keep() != nil {
+		t.Error("Keep twice")
+	}
+	second := place(2, 2)
+	place(3, 3) // the second's buffer goes back to the state, not the kept one
+	if !bytes.Equal(kept, bytes.Repeat([]byte{1}, 100)) {
+		t.Errorf("the kept event changed: % x…", kept[:4])
+	}
+	if &second[0] == &kept[0] {
+		t.Error("a later event got the kept buffer")
+	}
+	s.Reuse(kept)
+	// Events in progress take pooled buffers; the state holds three.
+	for n := uint64(4); n < 7; n++ {
+		key := fastpath.StateKey{n}
+		if port, _ := s.Place(&key, 100, 0, kept[:50]); port != packet.PlacePlaced {
+			t.Fatalf("event %d: port %d", n, port)
+		}
+	}
+	reused := false
+	for n := uint64(4); n < 7; n++ {
+		key := fastpath.StateKey{n}
+		port, ev := s.Place(&key, 100, 50, bytes.Repeat([]byte{byte(n)}, 50))
+		if port != packet.PlaceComplete || ev[0] != 1 || ev[99] != byte(n) {
+			t.Fatalf("event %d: port %d", n, port)
+		}
+		reused = reused || &ev[0] == &kept[0]
+	}
+	if !reused {
+		t.Error("Reuse: no event took the buffer back")
 	}
 }

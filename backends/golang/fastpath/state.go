@@ -27,12 +27,14 @@ type State struct {
 	live  map[StateKey]*entry
 	age   entryList // live entries, oldest (smallest seq) first
 	done  map[StateKey]doneMark
-	ended []ended // finished keys in the order they finished
+	ended []ended // finished keys in the order they finished, from ended[gone]
+	gone  int     // entries at the front of ended that left it
 	bytes uint64  // the live entries' lengths
 	seq   uint64
 
 	free    []*entry
 	held    *entry           // the entry whose event the last complete handed out
+	last    *entry           // the live entry the last segment went to: the next one's, mostly
 	buffers map[int][][]byte // by capacity class
 
 	TimedOut, Evicted uint64
@@ -41,7 +43,7 @@ type State struct {
 type entry struct {
 	key             StateKey
 	length, arrived uint64
-	first           time.Time
+	expires         time.Time // its first segment's time + the timeout
 	seq             uint64
 	spans           []span // arrived byte ranges, sorted, disjoint, not touching
 	buf             []byte
@@ -53,14 +55,14 @@ type span struct{ lo, hi uint64 }
 type entryList struct{ head, tail *entry }
 
 type doneMark struct {
-	at       time.Time
 	seq      uint64
 	complete bool
 }
 
 type ended struct {
-	key StateKey
-	seq uint64
+	key     StateKey
+	seq     uint64
+	expires time.Time // when it finished + the timeout
 }
 
 // NewState makes def's state, empty.
@@ -95,7 +97,10 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 	case size > length || offset > length-size:
 		return packet.PlaceOutOfBounds, nil
 	}
-	e := s.live[*key]
+	e := s.last
+	if e == nil || e.key != *key {
+		e = s.live[*key]
+	}
 	if e == nil {
 		if f, ok := s.done[*key]; ok {
 			if f.complete {
@@ -118,6 +123,7 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 			return packet.PlaceOverlap, nil
 		}
 	}
+	s.last = e
 	copy(e.buf[offset:], payload)
 	e.add(offset, offset+size)
 	e.arrived += size
@@ -127,6 +133,28 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 	s.finish(e, now, true)
 	s.held = e
 	return packet.PlaceComplete, e.buf[:e.length]
+}
+
+// Keep takes the event the last Place completed out of the state, so it
+// stays valid past the next Place, until Reuse gives its buffer back: an
+// application that hands events to another goroutine then needs no copy.
+// It returns nil when the last Place completed nothing.
+func (s *State) Keep() []byte {
+	e := s.held
+	if e == nil {
+		return nil
+	}
+	b := e.buf[:e.length]
+	e.buf = nil
+	s.free = append(s.free, e)
+	s.held = nil
+	return b
+}
+
+// Reuse gives back, for events to come, a buffer Keep took.
+func (s *State) Reuse(b []byte) {
+	b = b[:cap(b)]
+	s.buffers[len(b)] = append(s.buffers[len(b)], b)
 }
 
 // start makes the entry of a new event, evicting the oldest ones first
@@ -140,7 +168,7 @@ func (s *State) start(key *StateKey, length uint64, now time.Time) *entry {
 	}
 	s.seq++
 	e := s.entry(length)
-	e.key, e.length, e.arrived, e.first, e.seq = *key, length, 0, now, s.seq
+	e.key, e.length, e.arrived, e.expires, e.seq = *key, length, 0, now.Add(s.def.Timeout), s.seq
 	s.live[*key] = e
 	s.bytes += length
 	s.age.push(e)
@@ -150,12 +178,21 @@ func (s *State) start(key *StateKey, length uint64, now time.Time) *entry {
 // finish ends a live entry and remembers, for one timeout and at most
 // Events keys, how it ended.
 func (s *State) finish(e *entry, now time.Time, complete bool) {
+	if s.last == e {
+		s.last = nil
+	}
 	s.bytes -= e.length
 	delete(s.live, e.key)
 	s.age.remove(e)
 	s.seq++
-	s.done[e.key] = doneMark{at: now, seq: s.seq, complete: complete}
-	s.ended = append(s.ended, ended{e.key, s.seq})
+	s.done[e.key] = doneMark{seq: s.seq, complete: complete}
+	// Full with half of it gone: move the rest to the front, not to a
+	// new array (amortized, one move per entry gone).
+	if len(s.ended) == cap(s.ended) && s.gone >= len(s.ended)/2 {
+		s.ended = s.ended[:copy(s.ended, s.ended[s.gone:])]
+		s.gone = 0
+	}
+	s.ended = append(s.ended, ended{e.key, s.seq, now.Add(s.def.Timeout)})
 	for len(s.done) > s.def.Events {
 		s.forgetOldest()
 	}
@@ -163,9 +200,9 @@ func (s *State) finish(e *entry, now time.Time, complete bool) {
 
 // forgetOldest forgets the finished key that finished first.
 func (s *State) forgetOldest() {
-	for len(s.ended) > 0 {
-		x := s.ended[0]
-		s.ended = s.ended[1:]
+	for s.gone < len(s.ended) {
+		x := s.ended[s.gone]
+		s.gone++
 		if f, ok := s.done[x.key]; ok && f.seq == x.seq {
 			delete(s.done, x.key)
 			return
@@ -175,22 +212,22 @@ func (s *State) forgetOldest() {
 
 // expire drops the entries whose timeout has passed, oldest first, and
 // forgets the keys that finished longer than a timeout ago.
+//
+// It runs at every segment, so it compares now with times the timeout
+// was added to once, and reads a finished key's from ended, not done:
+// each key in done has its one entry in ended, which leaves with it.
 func (s *State) expire(now time.Time) {
-	for e := s.age.head; e != nil && now.Sub(e.first) >= s.def.Timeout; e = s.age.head {
+	for e := s.age.head; e != nil && !now.Before(e.expires); e = s.age.head {
 		s.finish(e, now, false)
 		s.release(e)
 		s.TimedOut++
 	}
-	for len(s.ended) > 0 {
-		x := s.ended[0]
-		f, ok := s.done[x.key]
-		if ok && f.seq == x.seq && now.Sub(f.at) < s.def.Timeout {
-			break
-		}
-		if ok && f.seq == x.seq {
+	for s.gone < len(s.ended) && !now.Before(s.ended[s.gone].expires) {
+		x := s.ended[s.gone]
+		if f, ok := s.done[x.key]; ok && f.seq == x.seq {
 			delete(s.done, x.key)
 		}
-		s.ended = s.ended[1:]
+		s.gone++
 	}
 }
 

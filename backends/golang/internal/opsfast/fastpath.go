@@ -420,99 +420,323 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 			}
 			pendD6, pendK6 = 0, false
 		}
-		if pendK6 {
-			if (h6 >= 0) && h6+4 <= len(data) {
-				cb := data[h6+2 : h6+4]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				x := uint64(^cv) + pendD6
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				s3 := uint16(r)
-				cb[0] = byte(s3 >> 8)
-				cb[1] = byte(s3)
+		parsed2 := false
+		for { // the parse graph from ethernet; break ends it
+			h0 = -1
+			h1 = -1
+			h2 = -1
+			h3, h3len = -1, 0
+			h4 = -1
+			h5 = -1
+			h6 = -1
+			h7 = -1
+			h8 = -1
+			cur = 0
+			x3 := (h0 >= 0) // already there: nothing to do
+			if !x3 {
+				x3 = cur >= 0 && cur+14 <= len(data)
+				if x3 {
+					h0 = cur
+					cur += 14
+				} else {
+					h0 = -1
+				} // ethernet
 			}
-			pendD6, pendK6 = 0, false
+			if !x3 {
+				break
+			}
+			b4 := data[h0 : h0+14] // ethernet
+			if (uint64(b4[12])<<8|uint64(b4[13]))&0xffff == 0x800 {
+				x5 := (h3 >= 0) // already there: nothing to do
+				if !x5 {
+					if off := cur; off >= 0 && off+20 <= len(data) {
+						h3, h3len = off, 20
+						if !(h3 >= 0) {
+							return pl.drop(0)
+						}
+						b7 := data[h3 : h3+20] // ipv4
+						ext6 := ((int64((uint64(b7[0]) >> 0 & 0xf)) - 5) * 4)
+						x5 = ext6 >= 0 && ext6 <= int64(len(data)) && off+20+int(ext6) <= len(data)
+						if x5 {
+							h3len += int(ext6)
+							cur = off + h3len
+						}
+					}
+					if !x5 {
+						h3 = -1
+					} // ipv4
+				}
+				if !x5 {
+					break
+				}
+				b8 := data[h3 : h3+20] // ipv4
+				if uint64(b8[9])&0xff == 0x11 {
+					x9 := (h8 >= 0) // already there: nothing to do
+					if !x9 {
+						x9 = cur >= 0 && cur+8 <= len(data)
+						if x9 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x9 {
+						break
+					}
+					parsed2 = true
+					break
+				}
+				b10 := data[h3 : h3+20] // ipv4
+				if uint64(b10[9])&0xff == 0x1 {
+					x11 := (h5 >= 0) // already there: nothing to do
+					if !x11 {
+						x11 = cur >= 0 && cur+4 <= len(data)
+						if x11 {
+							h5 = cur
+							cur += 4
+						} else {
+							h5 = -1
+						} // icmp
+					}
+					if !x11 {
+						break
+					}
+					parsed2 = true
+					break
+				}
+				parsed2 = true
+				break
+			}
+			b12 := data[h0 : h0+14] // ethernet
+			if (uint64(b12[12])<<8|uint64(b12[13]))&0xffff == 0x86dd {
+				x13 := (h4 >= 0) // already there: nothing to do
+				if !x13 {
+					x13 = cur >= 0 && cur+40 <= len(data)
+					if x13 {
+						h4 = cur
+						cur += 40
+					} else {
+						h4 = -1
+					} // ipv6
+				}
+				if !x13 {
+					break
+				}
+				b14 := data[h4 : h4+40] // ipv6
+				if uint64(b14[6])&0xff == 0x11 {
+					x15 := (h8 >= 0) // already there: nothing to do
+					if !x15 {
+						x15 = cur >= 0 && cur+8 <= len(data)
+						if x15 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x15 {
+						break
+					}
+					parsed2 = true
+					break
+				}
+				b16 := data[h4 : h4+40] // ipv6
+				if uint64(b16[6])&0xff == 0x3a {
+					x17 := (h6 >= 0) // already there: nothing to do
+					if !x17 {
+						x17 = cur >= 0 && cur+4 <= len(data)
+						if x17 {
+							h6 = cur
+							cur += 4
+						} else {
+							h6 = -1
+						} // icmpv6
+					}
+					if !x17 {
+						break
+					}
+					parsed2 = true
+					break
+				}
+				parsed2 = true
+				break
+			}
+			b18 := data[h0 : h0+14] // ethernet
+			if (uint64(b18[12])<<8|uint64(b18[13]))&0xffff == 0x806 {
+				x19 := (h2 >= 0) // already there: nothing to do
+				if !x19 {
+					x19 = cur >= 0 && cur+28 <= len(data)
+					if x19 {
+						h2 = cur
+						cur += 28
+					} else {
+						h2 = -1
+					} // arp
+				}
+				if !x19 {
+					break
+				}
+				parsed2 = true
+				break
+			}
+			b20 := data[h0 : h0+14] // ethernet
+			if (uint64(b20[12])<<8|uint64(b20[13]))&0xffff == 0x8100 {
+				x21 := (h1 >= 0) // already there: nothing to do
+				if !x21 {
+					x21 = cur >= 0 && cur+4 <= len(data)
+					if x21 {
+						h1 = cur
+						cur += 4
+					} else {
+						h1 = -1
+					} // vlan
+				}
+				if !x21 {
+					break
+				}
+				b22 := data[h1 : h1+4] // vlan
+				if (uint64(b22[2])<<8|uint64(b22[3]))&0xffff == 0x800 {
+					x23 := (h3 >= 0) // already there: nothing to do
+					if !x23 {
+						if off := cur; off >= 0 && off+20 <= len(data) {
+							h3, h3len = off, 20
+							if !(h3 >= 0) {
+								return pl.drop(0)
+							}
+							b25 := data[h3 : h3+20] // ipv4
+							ext24 := ((int64((uint64(b25[0]) >> 0 & 0xf)) - 5) * 4)
+							x23 = ext24 >= 0 && ext24 <= int64(len(data)) && off+20+int(ext24) <= len(data)
+							if x23 {
+								h3len += int(ext24)
+								cur = off + h3len
+							}
+						}
+						if !x23 {
+							h3 = -1
+						} // ipv4
+					}
+					if !x23 {
+						break
+					}
+					b26 := data[h3 : h3+20] // ipv4
+					if uint64(b26[9])&0xff == 0x11 {
+						x27 := (h8 >= 0) // already there: nothing to do
+						if !x27 {
+							x27 = cur >= 0 && cur+8 <= len(data)
+							if x27 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x27 {
+							break
+						}
+						parsed2 = true
+						break
+					}
+					b28 := data[h3 : h3+20] // ipv4
+					if uint64(b28[9])&0xff == 0x1 {
+						x29 := (h5 >= 0) // already there: nothing to do
+						if !x29 {
+							x29 = cur >= 0 && cur+4 <= len(data)
+							if x29 {
+								h5 = cur
+								cur += 4
+							} else {
+								h5 = -1
+							} // icmp
+						}
+						if !x29 {
+							break
+						}
+						parsed2 = true
+						break
+					}
+					parsed2 = true
+					break
+				}
+				b30 := data[h1 : h1+4] // vlan
+				if (uint64(b30[2])<<8|uint64(b30[3]))&0xffff == 0x86dd {
+					x31 := (h4 >= 0) // already there: nothing to do
+					if !x31 {
+						x31 = cur >= 0 && cur+40 <= len(data)
+						if x31 {
+							h4 = cur
+							cur += 40
+						} else {
+							h4 = -1
+						} // ipv6
+					}
+					if !x31 {
+						break
+					}
+					b32 := data[h4 : h4+40] // ipv6
+					if uint64(b32[6])&0xff == 0x11 {
+						x33 := (h8 >= 0) // already there: nothing to do
+						if !x33 {
+							x33 = cur >= 0 && cur+8 <= len(data)
+							if x33 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x33 {
+							break
+						}
+						parsed2 = true
+						break
+					}
+					b34 := data[h4 : h4+40] // ipv6
+					if uint64(b34[6])&0xff == 0x3a {
+						x35 := (h6 >= 0) // already there: nothing to do
+						if !x35 {
+							x35 = cur >= 0 && cur+4 <= len(data)
+							if x35 {
+								h6 = cur
+								cur += 4
+							} else {
+								h6 = -1
+							} // icmpv6
+						}
+						if !x35 {
+							break
+						}
+						parsed2 = true
+						break
+					}
+					parsed2 = true
+					break
+				}
+				b36 := data[h1 : h1+4] // vlan
+				if (uint64(b36[2])<<8|uint64(b36[3]))&0xffff == 0x806 {
+					x37 := (h2 >= 0) // already there: nothing to do
+					if !x37 {
+						x37 = cur >= 0 && cur+28 <= len(data)
+						if x37 {
+							h2 = cur
+							cur += 28
+						} else {
+							h2 = -1
+						} // arp
+					}
+					if !x37 {
+						break
+					}
+					parsed2 = true
+					break
+				}
+				parsed2 = true
+				break
+			}
+			parsed2 = true
+			break
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt2 := p.ParseFrame(0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		if !rt2 {
+		if !parsed2 {
 			return pl.drop(0)
 		}
 		goto t1
@@ -539,32 +763,32 @@ t3:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s4 := uint16(r)
-				cb[0] = byte(s4 >> 8)
-				cb[1] = byte(s4)
+				s38 := uint16(r)
+				cb[0] = byte(s38 >> 8)
+				cb[1] = byte(s38)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		ok5 := false
+		ok39 := false
 		if h3+h3len <= len(data) {
-			ok5 = packet.Fold(packet.Sum(data[h3:h3+h3len], 0)) == 0
+			ok39 = packet.Fold(packet.Sum(data[h3:h3+h3len], 0)) == 0
 		}
-		if ok5 {
+		if ok39 {
 			goto t5
 		}
 		goto n4
 	}
 t5:
 	{ // HasUdp: test valid(udp) && udp.length >= 8
-		c6 := (h8 >= 0)
-		if c6 {
+		c40 := (h8 >= 0)
+		if c40 {
 			if !(h8 >= 0) {
 				return pl.drop(2)
 			}
-			b7 := data[h8 : h8+8] // udp
-			c6 = ((uint64(b7[4])<<8 | uint64(b7[5])) >= 0x8)
+			b41 := data[h8 : h8+8] // udp
+			c40 = ((uint64(b41[4])<<8 | uint64(b41[5])) >= 0x8)
 		}
-		if c6 {
+		if c40 {
 			goto t11
 		}
 		goto n6
@@ -580,90 +804,100 @@ t11:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s12 := uint16(r)
-				cb[0] = byte(s12 >> 8)
-				cb[1] = byte(s12)
+				s46 := uint16(r)
+				cb[0] = byte(s46 >> 8)
+				cb[1] = byte(s46)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		none48 := false
+		if (h8 >= 0) && (h3 >= 0) && h3 < h8 {
+			b50 := data[h8 : h8+8]  // udp
+			b51 := data[h3 : h3+20] // ipv4
+			end49 := h3 + int((uint64(b51[2])<<8 | uint64(b51[3])))
+			none48 = end49 <= len(data) && end49 >= h8+8 && (uint64(b50[6])<<8|uint64(b50[7])) == 0
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		ok47, wellFormed := true, true
+		if !none48 {
+			p.Load(buf, off, n) // the packet's buffer; its state follows
+			p.Data, p.Cursor = data, cur
+			p.Hdr[0] = packet.HeaderState{}
+			if h0 >= 0 {
+				p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+			}
+			p.Hdr[1] = packet.HeaderState{}
+			if h1 >= 0 {
+				p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+			}
+			p.Hdr[2] = packet.HeaderState{}
+			if h2 >= 0 {
+				p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+			}
+			p.Hdr[3] = packet.HeaderState{}
+			if h3 >= 0 {
+				p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+			}
+			p.Hdr[4] = packet.HeaderState{}
+			if h4 >= 0 {
+				p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+			}
+			p.Hdr[5] = packet.HeaderState{}
+			if h5 >= 0 {
+				p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+			}
+			p.Hdr[6] = packet.HeaderState{}
+			if h6 >= 0 {
+				p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+			}
+			p.Hdr[7] = packet.HeaderState{}
+			if h7 >= 0 {
+				p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+			}
+			p.Hdr[8] = packet.HeaderState{}
+			if h8 >= 0 {
+				p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+			}
+			p.Hdr[9] = packet.HeaderState{Valid: true}
+			ok47, wellFormed = p.VerifyChecksum(8)
+			data, cur = p.Data, p.Cursor
+			h0 = -1
+			if p.Hdr[0].Valid {
+				h0 = p.Hdr[0].Off
+			}
+			h1 = -1
+			if p.Hdr[1].Valid {
+				h1 = p.Hdr[1].Off
+			}
+			h2 = -1
+			if p.Hdr[2].Valid {
+				h2 = p.Hdr[2].Off
+			}
+			h3, h3len = -1, 0
+			if p.Hdr[3].Valid {
+				h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+			}
+			h4 = -1
+			if p.Hdr[4].Valid {
+				h4 = p.Hdr[4].Off
+			}
+			h5 = -1
+			if p.Hdr[5].Valid {
+				h5 = p.Hdr[5].Off
+			}
+			h6 = -1
+			if p.Hdr[6].Valid {
+				h6 = p.Hdr[6].Off
+			}
+			h7 = -1
+			if p.Hdr[7].Valid {
+				h7 = p.Hdr[7].Off
+			}
+			h8 = -1
+			if p.Hdr[8].Valid {
+				h8 = p.Hdr[8].Off
+			}
 		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		ok13, wellFormed := p.VerifyChecksum(8)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		if ok13 && wellFormed {
+		if ok47 && wellFormed {
 			goto t13
 		}
 		goto n12
@@ -671,19 +905,19 @@ t11:
 t13:
 	{ // Tern: lookup t_tern
 		act, params := 0, []packet.Value(defaultParams0)
-		b15 := data[h3 : h3+20] // ipv4
-		kw14 := (uint64(b15[12])<<24 | uint64(b15[13])<<16 | uint64(b15[14])<<8 | uint64(b15[15]))
-		b17 := data[h8 : h8+8] // udp
-		kw16 := (uint64(b17[0])<<8 | uint64(b17[1]))
-		pr18 := pl.tables[0].Probes()
-		k19 := kw16<<0 | kw14<<16
-		if pi20 := &pr18.Packed; len(pi20.Slots) > 0 {
-			k19 &= pi20.Mask
-			m, j := uint64(len(pi20.Slots)-1), packet.PackedHash(k19)>>(pi20.Shift&63)
-			sl := &pi20.Slots[j]
-			for sl.Entry != 0 && sl.Key != k19 {
+		b53 := data[h3 : h3+20] // ipv4
+		kw52 := (uint64(b53[12])<<24 | uint64(b53[13])<<16 | uint64(b53[14])<<8 | uint64(b53[15]))
+		b55 := data[h8 : h8+8] // udp
+		kw54 := (uint64(b55[0])<<8 | uint64(b55[1]))
+		pr56 := pl.tables[0].Probes()
+		k57 := kw54<<0 | kw52<<16
+		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
+			k57 &= pi58.Mask
+			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)>>(pi58.Shift&63)
+			sl := &pi58.Slots[j]
+			for sl.Entry != 0 && sl.Key != k57 {
 				j = (j + 1) & m
-				sl = &pi20.Slots[j]
+				sl = &pi58.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -698,16 +932,16 @@ t13:
 					goto t14
 				}
 			}
-		} else if sc21 := &pr18.Scan; len(sc21.Rows) > 0 {
-			for i := range sc21.Rows {
-				r := &sc21.Rows[i]
-				if kw14&r.Match[0].Mask == r.Match[0].Val && kw16-r.Match[1].Lo <= r.Match[1].Span {
+		} else if sc59 := &pr56.Scan; len(sc59.Rows) > 0 {
+			for i := range sc59.Rows {
+				r := &sc59.Rows[i]
+				if kw52&r.Match[0].Mask == r.Match[0].Val && kw54-r.Match[1].Lo <= r.Match[1].Span {
 					act, params = int(r.Action), r.Params
 					break
 				}
 			}
-		} else if pr18.Len != 0 {
-			if a, ps, hit := pl.tables[0].LookupWordAction(k19); hit {
+		} else if pr56.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k57); hit {
 				act, params = a, ps
 			}
 		}
@@ -725,18 +959,18 @@ t13:
 t14:
 	{ // Lpm: lookup t_lpm
 		act, params := 1, []packet.Value(nil)
-		b23 := data[h3 : h3+20] // ipv4
-		kw22 := (uint64(b23[9]))
-		kw24 := (uint64(b23[16])<<24 | uint64(b23[17])<<16 | uint64(b23[18])<<8 | uint64(b23[19]))
-		pr25 := pl.tables[1].Probes()
-		k26 := kw24<<0 | kw22<<32
-		if pi27 := &pr25.Packed; len(pi27.Slots) > 0 {
-			k26 &= pi27.Mask
-			m, j := uint64(len(pi27.Slots)-1), packet.PackedHash(k26)>>(pi27.Shift&63)
-			sl := &pi27.Slots[j]
-			for sl.Entry != 0 && sl.Key != k26 {
+		b61 := data[h3 : h3+20] // ipv4
+		kw60 := (uint64(b61[9]))
+		kw62 := (uint64(b61[16])<<24 | uint64(b61[17])<<16 | uint64(b61[18])<<8 | uint64(b61[19]))
+		pr63 := pl.tables[1].Probes()
+		k64 := kw62<<0 | kw60<<32
+		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
+			k64 &= pi65.Mask
+			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)>>(pi65.Shift&63)
+			sl := &pi65.Slots[j]
+			for sl.Entry != 0 && sl.Key != k64 {
 				j = (j + 1) & m
-				sl = &pi27.Slots[j]
+				sl = &pi65.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -753,30 +987,30 @@ t14:
 					goto t15
 				}
 			}
-		} else if iv28 := pr25.Intervals; iv28 != nil {
-			h29 := packet.WordsHash(kw22, 0, 0, 0)
-			for m, j := uint64(len(iv28.Groups)-1), h29>>(iv28.Shift&63); ; j = (j + 1) & m {
-				g := &iv28.Groups[j]
+		} else if iv66 := pr63.Intervals; iv66 != nil {
+			h67 := packet.WordsHash(kw60, 0, 0, 0)
+			for m, j := uint64(len(iv66.Groups)-1), h67>>(iv66.Shift&63); ; j = (j + 1) & m {
+				g := &iv66.Groups[j]
 				if g.Hi == 0 {
 					break
 				}
-				if g.Keys[0] == kw22 {
-					ss, k := iv28.Starts[g.Lo:g.Hi], 0
+				if g.Keys[0] == kw60 {
+					ss, k := iv66.Starts[g.Lo:g.Hi], 0
 					for n := len(ss); n > 1; {
 						half := n / 2
-						if ss[k+half] <= kw24 {
+						if ss[k+half] <= kw62 {
 							k += half
 						}
 						n -= half
 					}
-					if a := &iv28.Acts[int(g.Lo)+k]; a.Action >= 0 {
+					if a := &iv66.Acts[int(g.Lo)+k]; a.Action >= 0 {
 						act, params = int(a.Action), a.Params
 					}
 					break
 				}
 			}
-		} else if pr25.Len != 0 {
-			if a, ps, hit := pl.tables[1].LookupWordAction(k26); hit {
+		} else if pr63.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k64); hit {
 				act, params = a, ps
 			}
 		}
@@ -795,31 +1029,31 @@ t14:
 	}
 t15:
 	{ // Arith: set meta.b, meta.a, meta.c, meta.odd
-		b30 := data[h8 : h8+8] // udp
-		m1 = (((m0.Lo * 0x3) + ((uint64(b30[0])<<8 | uint64(b30[1])) << (0x28 & 63))) ^ (^m1))
-		m0 = m0.Shl(uint(min(packet.Value{Lo: ((uint64(b30[2])<<8 | uint64(b30[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		b68 := data[h8 : h8+8] // udp
+		m1 = (((m0.Lo * 0x3) + ((uint64(b68[0])<<8 | uint64(b68[1])) << (0x28 & 63))) ^ (^m1))
+		m0 = m0.Shl(uint(min(packet.Value{Lo: ((uint64(b68[2])<<8 | uint64(b68[3])) & 0x7f)}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(m0.Shr(uint(min(packet.Value{Lo: 0x3}.Lo, 128)))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m2 = (packet.Value{Lo: ((uint64(len(data)-h8) * 0x7) & 0x7ffffffff)}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0xffff})).Lo
-		b31 := data[h3 : h3+20] // ipv4
-		m4 = ((((uint64(b31[8]) * 0x12c) & 0x1ffff) + (uint64(b31[4])<<8 | uint64(b31[5]))) & 0x3ffff) & 0x1fff
+		b69 := data[h3 : h3+20] // ipv4
+		m4 = ((((uint64(b69[8]) * 0x12c) & 0x1ffff) + (uint64(b69[4])<<8 | uint64(b69[5]))) & 0x3ffff) & 0x1fff
 		goto t16
 	}
 t16:
 	{ // Wide: lookup t_wide
 		act, params := 1, []packet.Value(nil)
-		kw32 := m0
-		b34 := data[h8 : h8+8] // udp
-		kw33 := (uint64(b34[2])<<8 | uint64(b34[3]))
-		pr35 := pl.tables[2].Probes()
-		if wl36 := &pr35.Words; len(wl36.Slots) > 0 {
-			x38 := kw32.Hi & wl36.Mask[0]
-			x39 := kw32.Lo & wl36.Mask[1]
-			x40 := kw33 & wl36.Mask[2]
-			h37 := packet.WordsHash(x38, x39, x40, 0)
-			m, j := uint64(len(wl36.Slots)-1), h37>>(wl36.Shift&63)
-			sl := &wl36.Slots[j]
-			for sl.Entry != 0 && !(sl.Keys[0] == x38 && sl.Keys[1] == x39 && sl.Keys[2] == x40) {
+		kw70 := m0
+		b72 := data[h8 : h8+8] // udp
+		kw71 := (uint64(b72[2])<<8 | uint64(b72[3]))
+		pr73 := pl.tables[2].Probes()
+		if wl74 := &pr73.Words; len(wl74.Slots) > 0 {
+			x76 := kw70.Hi & wl74.Mask[0]
+			x77 := kw70.Lo & wl74.Mask[1]
+			x78 := kw71 & wl74.Mask[2]
+			h75 := packet.WordsHash(x76, x77, x78, 0)
+			m, j := uint64(len(wl74.Slots)-1), h75>>(wl74.Shift&63)
+			sl := &wl74.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x76 && sl.Keys[1] == x77 && sl.Keys[2] == x78) {
 				j = (j + 1) & m
-				sl = &wl36.Slots[j]
+				sl = &wl74.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -834,8 +1068,8 @@ t16:
 					goto t17
 				}
 			}
-		} else if pr35.Len != 0 {
-			if a, ps, hit := pl.tables[2].LookupWordsAction(kw32.Hi, kw32.Lo, kw33, 0); hit {
+		} else if pr73.Len != 0 {
+			if a, ps, hit := pl.tables[2].LookupWordsAction(kw70.Hi, kw70.Lo, kw71, 0); hit {
 				act, params = a, ps
 			}
 		}
@@ -853,18 +1087,18 @@ t16:
 t17:
 	{ // Slots: lookup t_slots
 		act, params := 1, []packet.Value(nil)
-		b42 := data[h8 : h8+8] // udp
-		kw41 := (uint64(b42[2])<<8 | uint64(b42[3]))
-		kw43 := (m3 & 0x7)
-		pr44 := pl.tables[4].Probes()
-		k45 := kw43<<0 | kw41<<3
-		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
-			k45 &= pi46.Mask
-			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)>>(pi46.Shift&63)
-			sl := &pi46.Slots[j]
-			for sl.Entry != 0 && sl.Key != k45 {
+		b80 := data[h8 : h8+8] // udp
+		kw79 := (uint64(b80[2])<<8 | uint64(b80[3]))
+		kw81 := (m3 & 0x7)
+		pr82 := pl.tables[4].Probes()
+		k83 := kw81<<0 | kw79<<3
+		if pi84 := &pr82.Packed; len(pi84.Slots) > 0 {
+			k83 &= pi84.Mask
+			m, j := uint64(len(pi84.Slots)-1), packet.PackedHash(k83)>>(pi84.Shift&63)
+			sl := &pi84.Slots[j]
+			for sl.Entry != 0 && sl.Key != k83 {
 				j = (j + 1) & m
-				sl = &pi46.Slots[j]
+				sl = &pi84.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -879,8 +1113,8 @@ t17:
 					goto t18
 				}
 			}
-		} else if pr44.Len != 0 {
-			if a, ps, hit := pl.tables[4].LookupWordAction(k45); hit {
+		} else if pr82.Len != 0 {
+			if a, ps, hit := pl.tables[4].LookupWordAction(k83); hit {
 				act, params = a, ps
 			}
 		}
@@ -898,15 +1132,15 @@ t17:
 t18:
 	{ // NoKeys: lookup t_none
 		act, params := 1, []packet.Value(nil)
-		pr47 := pl.tables[5].Probes()
-		k48 := uint64(0)
-		if pi49 := &pr47.Packed; len(pi49.Slots) > 0 {
-			k48 &= pi49.Mask
-			m, j := uint64(len(pi49.Slots)-1), packet.PackedHash(k48)>>(pi49.Shift&63)
-			sl := &pi49.Slots[j]
-			for sl.Entry != 0 && sl.Key != k48 {
+		pr85 := pl.tables[5].Probes()
+		k86 := uint64(0)
+		if pi87 := &pr85.Packed; len(pi87.Slots) > 0 {
+			k86 &= pi87.Mask
+			m, j := uint64(len(pi87.Slots)-1), packet.PackedHash(k86)>>(pi87.Shift&63)
+			sl := &pi87.Slots[j]
+			for sl.Entry != 0 && sl.Key != k86 {
 				j = (j + 1) & m
-				sl = &pi49.Slots[j]
+				sl = &pi87.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
@@ -921,8 +1155,8 @@ t18:
 					goto t19
 				}
 			}
-		} else if pr47.Len != 0 {
-			if a, ps, hit := pl.tables[5].LookupWordAction(k48); hit {
+		} else if pr85.Len != 0 {
+			if a, ps, hit := pl.tables[5].LookupWordAction(k86); hit {
 				act, params = a, ps
 			}
 		}
@@ -939,21 +1173,21 @@ t18:
 	}
 t19:
 	{ // Cmp: test meta.a > 0x1_0000_0000_0000_0000 || meta.c in [100, 3000] && ipv4.dst in 10.0.0.0/8 || meta.b in 0x10&&&0xf0
-		c51 := (m0.Cmp(packet.Value{Hi: 0x1, Lo: 0x0}) > 0)
-		if !c51 {
-			r53 := m2
-			c52 := (r53 >= 0x64 && r53 <= 0xbb8)
-			if c52 {
-				b54 := data[h3 : h3+20] // ipv4
-				c52 = ((uint64(b54[16])<<24|uint64(b54[17])<<16|uint64(b54[18])<<8|uint64(b54[19]))&0xff000000 == 0xa000000)
+		c89 := (m0.Cmp(packet.Value{Hi: 0x1, Lo: 0x0}) > 0)
+		if !c89 {
+			r91 := m2
+			c90 := (r91 >= 0x64 && r91 <= 0xbb8)
+			if c90 {
+				b92 := data[h3 : h3+20] // ipv4
+				c90 = ((uint64(b92[16])<<24|uint64(b92[17])<<16|uint64(b92[18])<<8|uint64(b92[19]))&0xff000000 == 0xa000000)
 			}
-			c51 = c52
+			c89 = c90
 		}
-		c50 := c51
-		if !c50 {
-			c50 = (m1&0xf0 == 0x10)
+		c88 := c89
+		if !c88 {
+			c88 = (m1&0xf0 == 0x10)
 		}
-		if c50 {
+		if c88 {
 			goto t21
 		}
 		// decided NotA true
@@ -962,11 +1196,11 @@ t19:
 	}
 t21:
 	{ // Sw: switch meta.a & 0xffff_ffff_ffff_ffff_ffff
-		v55 := m0.And(packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff})
+		v93 := m0.And(packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff})
 		switch {
-		case v55 == packet.Value{Lo: 0x1234}:
+		case v93 == packet.Value{Lo: 0x1234}:
 			goto t24
-		case v55 == packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff}:
+		case v93 == packet.Value{Hi: 0xffff, Lo: 0xffffffffffffffff}:
 			goto n22
 		default:
 			pl.edges[7]++
@@ -975,54 +1209,54 @@ t21:
 	}
 t24:
 	{ // Rewrite: set ipv4.ttl, ipv4.dst, udp.dport, ipv4.flags
-		var d64 uint64          // ipv4 checksum
-		var d65 uint64          // udp checksum
-		b66 := data[h3 : h3+20] // ipv4
-		v67 := (uint64(b66[8]) - 0x1)
-		os68 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[8])<<8|uint64(b66[9]))))
-		b66[8] = byte(v67)
-		dl69 := os68 + uint64(uint32(uint64(b66[8])<<8|uint64(b66[9])))
-		d64 += dl69
-		v70 := (m1 & 0xffffffff)
-		os71 := uint64(^uint32((uint64(b66[16])<<24 | uint64(b66[17])<<16 | uint64(b66[18])<<8 | uint64(b66[19]))))
-		s72 := uint32(v70)
-		b66[16] = byte(s72 >> 24)
-		b66[17] = byte(s72 >> 16)
-		b66[18] = byte(s72 >> 8)
-		b66[19] = byte(s72)
-		dl73 := os71 + uint64(uint32(v70))
-		d64 += dl73
-		d65 += dl73
-		v74 := uint64(0x7)
-		b75 := data[h8 : h8+8] // udp
-		os76 := uint64(^uint16((uint64(b75[2])<<8 | uint64(b75[3]))))
-		s77 := uint16(v74)
-		b75[2] = byte(s77 >> 8)
-		b75[3] = byte(s77)
-		dl78 := os76 + uint64(uint16(v74))
-		d65 += dl78
-		v79 := uint64(0x2)
-		os80 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[6])<<8|uint64(b66[7]))))
-		b66[6] = b66[6]&^0xe0 | byte(v79)<<5&0xe0
-		dl81 := os80 + uint64(uint32(uint64(b66[6])<<8|uint64(b66[7])))
-		d64 += dl81
+		var d102 uint64          // ipv4 checksum
+		var d103 uint64          // udp checksum
+		b104 := data[h3 : h3+20] // ipv4
+		v105 := (uint64(b104[8]) - 0x1)
+		os106 := (uint64(1)*0xffff - uint64(uint32(uint64(b104[8])<<8|uint64(b104[9]))))
+		b104[8] = byte(v105)
+		dl107 := os106 + uint64(uint32(uint64(b104[8])<<8|uint64(b104[9])))
+		d102 += dl107
+		v108 := (m1 & 0xffffffff)
+		os109 := uint64(^uint32((uint64(b104[16])<<24 | uint64(b104[17])<<16 | uint64(b104[18])<<8 | uint64(b104[19]))))
+		s110 := uint32(v108)
+		b104[16] = byte(s110 >> 24)
+		b104[17] = byte(s110 >> 16)
+		b104[18] = byte(s110 >> 8)
+		b104[19] = byte(s110)
+		dl111 := os109 + uint64(uint32(v108))
+		d102 += dl111
+		d103 += dl111
+		v112 := uint64(0x7)
+		b113 := data[h8 : h8+8] // udp
+		os114 := uint64(^uint16((uint64(b113[2])<<8 | uint64(b113[3]))))
+		s115 := uint16(v112)
+		b113[2] = byte(s115 >> 8)
+		b113[3] = byte(s115)
+		dl116 := os114 + uint64(uint16(v112))
+		d103 += dl116
+		v117 := uint64(0x2)
+		os118 := (uint64(1)*0xffff - uint64(uint32(uint64(b104[6])<<8|uint64(b104[7]))))
+		b104[6] = b104[6]&^0xe0 | byte(v117)<<5&0xe0
+		dl119 := os118 + uint64(uint32(uint64(b104[6])<<8|uint64(b104[7])))
+		d102 += dl119
 		if h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d64
+			x := uint64(^cv) + d102
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s82 := uint16(r)
-			cb[0] = byte(s82 >> 8)
-			cb[1] = byte(s82)
+			s120 := uint16(r)
+			cb[0] = byte(s120 >> 8)
+			cb[1] = byte(s120)
 		}
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d65
+				x := uint64(^cv) + d103
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -1030,9 +1264,9 @@ t24:
 				if r == 0 {
 					r = 0xffff
 				}
-				s83 := uint16(r)
-				cb[0] = byte(s83 >> 8)
-				cb[1] = byte(s83)
+				s121 := uint16(r)
+				cb[0] = byte(s121 >> 8)
+				cb[1] = byte(s121)
 			}
 		}
 		goto t25
@@ -1048,13 +1282,13 @@ t25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s84 := uint16(r)
-				cb[0] = byte(s84 >> 8)
-				cb[1] = byte(s84)
+				s122 := uint16(r)
+				cb[0] = byte(s122 >> 8)
+				cb[1] = byte(s122)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		b85 := data[h8 : h8+8] // udp
+		b123 := data[h8 : h8+8] // udp
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
 				cb := data[h6+2 : h6+4]
@@ -1064,9 +1298,9 @@ t25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s87 := uint16(r)
-				cb[0] = byte(s87 >> 8)
-				cb[1] = byte(s87)
+				s125 := uint16(r)
+				cb[0] = byte(s125 >> 8)
+				cb[1] = byte(s125)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1109,7 +1343,7 @@ t25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt86 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b85[6])<<8 | uint64(b85[7])) + 0x1) & 0x1ffff)}, update0)
+		rt124 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b123[6])<<8 | uint64(b123[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1147,7 +1381,7 @@ t25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt86 {
+		if !rt124 {
 			return pl.drop(6)
 		}
 		if pendK6 {
@@ -1159,9 +1393,9 @@ t25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s89 := uint16(r)
-				cb[0] = byte(s89 >> 8)
-				cb[1] = byte(s89)
+				s127 := uint16(r)
+				cb[0] = byte(s127 >> 8)
+				cb[1] = byte(s127)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1204,7 +1438,7 @@ t25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt88 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
+		rt126 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1242,7 +1476,7 @@ t25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt88 {
+		if !rt126 {
 			return pl.drop(6)
 		}
 		goto t26
@@ -1258,9 +1492,9 @@ t26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s90 := uint16(r)
-				cb[0] = byte(s90 >> 8)
-				cb[1] = byte(s90)
+				s128 := uint16(r)
+				cb[0] = byte(s128 >> 8)
+				cb[1] = byte(s128)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1273,9 +1507,9 @@ t26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s92 := uint16(r)
-				cb[0] = byte(s92 >> 8)
-				cb[1] = byte(s92)
+				s130 := uint16(r)
+				cb[0] = byte(s130 >> 8)
+				cb[1] = byte(s130)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1318,7 +1552,7 @@ t26:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt91 := p.ComputeChecksum(8)
+		rt129 := p.ComputeChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1356,18 +1590,18 @@ t26:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt91 {
+		if !rt129 {
 			return pl.drop(7)
 		}
 		goto t27
 	}
 t27:
 	{ // Out: switch meta.k
-		v93 := m3
+		v131 := m3
 		switch {
-		case v93 == 0x1:
+		case v131 == 0x1:
 			goto n42
-		case v93 == 0x2:
+		case v131 == 0x2:
 			return pl.drop(8)
 		default:
 			goto t41
@@ -1384,9 +1618,9 @@ t41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s144 := uint16(r)
-				cb[0] = byte(s144 >> 8)
-				cb[1] = byte(s144)
+				s186 := uint16(r)
+				cb[0] = byte(s186 >> 8)
+				cb[1] = byte(s186)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1398,12 +1632,12 @@ n4:
 	}
 n6:
 	{ // V4Other: switch ipv4.proto
-		b9 := data[h3 : h3+20] // ipv4
-		v8 := uint64(b9[9])
+		b43 := data[h3 : h3+20] // ipv4
+		v42 := uint64(b43[9])
 		switch {
-		case v8 == 0x1:
+		case v42 == 0x1:
 			goto n10
-		case v8 == 0x6:
+		case v42 == 0x6:
 			goto n8
 		default:
 			goto n7
@@ -1421,12 +1655,12 @@ n8:
 	}
 n10:
 	{ // PopV4: pop ipv4
-		po10, pn11 := h3, h3len // ipv4
-		if po10+pn11 > len(data) {
+		po44, pn45 := h3, h3len // ipv4
+		if po44+pn45 > len(data) {
 			return pl.drop(4)
 		}
-		if po10 < len(data)-po10-pn11 {
-			if o, k := po10, pn11; k >= 16 && o >= 16 && o <= 64 {
+		if po44 < len(data)-po44-pn45 {
+			if o, k := po44, pn45; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -1440,22 +1674,22 @@ n10:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn11:pn11+po10], data[:po10])
+				copy(data[pn45:pn45+po44], data[:po44])
 			}
-			data = data[pn11:]
+			data = data[pn45:]
 		} else {
-			copy(data[po10:], data[po10+pn11:])
-			data = data[:len(data)-pn11]
+			copy(data[po44:], data[po44+pn45:])
+			data = data[:len(data)-pn45]
 		}
 		h3 = -1
-		if (h5 >= 0) && h5 > po10 {
-			h5 -= pn11
+		if (h5 >= 0) && h5 > po44 {
+			h5 -= pn45
 		} // icmp
-		if (h8 >= 0) && h8 > po10 {
-			h8 -= pn11
+		if (h8 >= 0) && h8 > po44 {
+			h8 -= pn45
 		} // udp
-		if cur > po10 {
-			cur = max(po10, cur-pn11)
+		if cur > po44 {
+			cur = max(po44, cur-pn45)
 		}
 		pl.edges[8]++
 		goto n41
@@ -1471,9 +1705,9 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s56 := uint16(r)
-				cb[0] = byte(s56 >> 8)
-				cb[1] = byte(s56)
+				s94 := uint16(r)
+				cb[0] = byte(s94 >> 8)
+				cb[1] = byte(s94)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1489,9 +1723,9 @@ n22:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s58 := uint16(r)
-				cb[0] = byte(s58 >> 8)
-				cb[1] = byte(s58)
+				s96 := uint16(r)
+				cb[0] = byte(s96 >> 8)
+				cb[1] = byte(s96)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1534,7 +1768,7 @@ n22:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt57 := p.Push(1, h0+14, 0)
+		rt95 := p.Push(1, h0+14, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1572,77 +1806,77 @@ n22:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt57 {
+		if !rt95 {
 			return pl.drop(5)
 		}
 		goto n23
 	}
 n23:
 	{ // VlanFields: set vlan.vid, vlan.type, ethernet.type
-		b59 := data[h1 : h1+4] // vlan
-		s60 := uint16((uint64(b59[0])<<8|uint64(b59[1]))&^0xfff | uint64(0xabc)<<0&0xfff)
-		b59[0] = byte(s60 >> 8)
-		b59[1] = byte(s60)
-		b61 := data[h0 : h0+14] // ethernet
-		s62 := uint16((uint64(b61[12])<<8 | uint64(b61[13])))
-		b59[2] = byte(s62 >> 8)
-		b59[3] = byte(s62)
-		s63 := uint16(0x8100)
-		b61[12] = byte(s63 >> 8)
-		b61[13] = byte(s63)
+		b97 := data[h1 : h1+4] // vlan
+		s98 := uint16((uint64(b97[0])<<8|uint64(b97[1]))&^0xfff | uint64(0xabc)<<0&0xfff)
+		b97[0] = byte(s98 >> 8)
+		b97[1] = byte(s98)
+		b99 := data[h0 : h0+14] // ethernet
+		s100 := uint16((uint64(b99[12])<<8 | uint64(b99[13])))
+		b97[2] = byte(s100 >> 8)
+		b97[3] = byte(s100)
+		s101 := uint16(0x8100)
+		b99[12] = byte(s101 >> 8)
+		b99[13] = byte(s101)
 		pl.edges[10]++
 		goto n24
 	}
 n24:
 	{ // Rewrite: set ipv4.ttl, ipv4.dst, udp.dport, ipv4.flags
-		var d64 uint64          // ipv4 checksum
-		var d65 uint64          // udp checksum
-		b66 := data[h3 : h3+20] // ipv4
-		v67 := (uint64(b66[8]) - 0x1)
-		os68 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[8])<<8|uint64(b66[9]))))
-		b66[8] = byte(v67)
-		dl69 := os68 + uint64(uint32(uint64(b66[8])<<8|uint64(b66[9])))
-		d64 += dl69
-		v70 := (m1 & 0xffffffff)
-		os71 := uint64(^uint32((uint64(b66[16])<<24 | uint64(b66[17])<<16 | uint64(b66[18])<<8 | uint64(b66[19]))))
-		s72 := uint32(v70)
-		b66[16] = byte(s72 >> 24)
-		b66[17] = byte(s72 >> 16)
-		b66[18] = byte(s72 >> 8)
-		b66[19] = byte(s72)
-		dl73 := os71 + uint64(uint32(v70))
-		d64 += dl73
-		d65 += dl73
-		v74 := uint64(0x7)
-		b75 := data[h8 : h8+8] // udp
-		os76 := uint64(^uint16((uint64(b75[2])<<8 | uint64(b75[3]))))
-		s77 := uint16(v74)
-		b75[2] = byte(s77 >> 8)
-		b75[3] = byte(s77)
-		dl78 := os76 + uint64(uint16(v74))
-		d65 += dl78
-		v79 := uint64(0x2)
-		os80 := (uint64(1)*0xffff - uint64(uint32(uint64(b66[6])<<8|uint64(b66[7]))))
-		b66[6] = b66[6]&^0xe0 | byte(v79)<<5&0xe0
-		dl81 := os80 + uint64(uint32(uint64(b66[6])<<8|uint64(b66[7])))
-		d64 += dl81
+		var d102 uint64          // ipv4 checksum
+		var d103 uint64          // udp checksum
+		b104 := data[h3 : h3+20] // ipv4
+		v105 := (uint64(b104[8]) - 0x1)
+		os106 := (uint64(1)*0xffff - uint64(uint32(uint64(b104[8])<<8|uint64(b104[9]))))
+		b104[8] = byte(v105)
+		dl107 := os106 + uint64(uint32(uint64(b104[8])<<8|uint64(b104[9])))
+		d102 += dl107
+		v108 := (m1 & 0xffffffff)
+		os109 := uint64(^uint32((uint64(b104[16])<<24 | uint64(b104[17])<<16 | uint64(b104[18])<<8 | uint64(b104[19]))))
+		s110 := uint32(v108)
+		b104[16] = byte(s110 >> 24)
+		b104[17] = byte(s110 >> 16)
+		b104[18] = byte(s110 >> 8)
+		b104[19] = byte(s110)
+		dl111 := os109 + uint64(uint32(v108))
+		d102 += dl111
+		d103 += dl111
+		v112 := uint64(0x7)
+		b113 := data[h8 : h8+8] // udp
+		os114 := uint64(^uint16((uint64(b113[2])<<8 | uint64(b113[3]))))
+		s115 := uint16(v112)
+		b113[2] = byte(s115 >> 8)
+		b113[3] = byte(s115)
+		dl116 := os114 + uint64(uint16(v112))
+		d103 += dl116
+		v117 := uint64(0x2)
+		os118 := (uint64(1)*0xffff - uint64(uint32(uint64(b104[6])<<8|uint64(b104[7]))))
+		b104[6] = b104[6]&^0xe0 | byte(v117)<<5&0xe0
+		dl119 := os118 + uint64(uint32(uint64(b104[6])<<8|uint64(b104[7])))
+		d102 += dl119
 		if h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d64
+			x := uint64(^cv) + d102
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s82 := uint16(r)
-			cb[0] = byte(s82 >> 8)
-			cb[1] = byte(s82)
+			s120 := uint16(r)
+			cb[0] = byte(s120 >> 8)
+			cb[1] = byte(s120)
 		}
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d65
+				x := uint64(^cv) + d103
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -1650,9 +1884,9 @@ n24:
 				if r == 0 {
 					r = 0xffff
 				}
-				s83 := uint16(r)
-				cb[0] = byte(s83 >> 8)
-				cb[1] = byte(s83)
+				s121 := uint16(r)
+				cb[0] = byte(s121 >> 8)
+				cb[1] = byte(s121)
 			}
 		}
 		goto n25
@@ -1668,13 +1902,13 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s84 := uint16(r)
-				cb[0] = byte(s84 >> 8)
-				cb[1] = byte(s84)
+				s122 := uint16(r)
+				cb[0] = byte(s122 >> 8)
+				cb[1] = byte(s122)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		b85 := data[h8 : h8+8] // udp
+		b123 := data[h8 : h8+8] // udp
 		if pendK6 {
 			if (h6 >= 0) && h6+4 <= len(data) {
 				cb := data[h6+2 : h6+4]
@@ -1684,9 +1918,9 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s87 := uint16(r)
-				cb[0] = byte(s87 >> 8)
-				cb[1] = byte(s87)
+				s125 := uint16(r)
+				cb[0] = byte(s125 >> 8)
+				cb[1] = byte(s125)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1729,7 +1963,7 @@ n25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt86 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b85[6])<<8 | uint64(b85[7])) + 0x1) & 0x1ffff)}, update0)
+		rt124 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 3}, packet.Value{Lo: (((uint64(b123[6])<<8 | uint64(b123[7])) + 0x1) & 0x1ffff)}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1767,7 +2001,7 @@ n25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt86 {
+		if !rt124 {
 			return pl.drop(6)
 		}
 		if pendK6 {
@@ -1779,9 +2013,9 @@ n25:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s89 := uint16(r)
-				cb[0] = byte(s89 >> 8)
-				cb[1] = byte(s89)
+				s127 := uint16(r)
+				cb[0] = byte(s127 >> 8)
+				cb[1] = byte(s127)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1824,7 +2058,7 @@ n25:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt88 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
+		rt126 := p.SetUpdating(packet.FieldRef{Header: 8, Field: 0}, packet.Value{Lo: m2}, update0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1862,7 +2096,7 @@ n25:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt88 {
+		if !rt126 {
 			return pl.drop(6)
 		}
 		goto n26
@@ -1878,9 +2112,9 @@ n26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s90 := uint16(r)
-				cb[0] = byte(s90 >> 8)
-				cb[1] = byte(s90)
+				s128 := uint16(r)
+				cb[0] = byte(s128 >> 8)
+				cb[1] = byte(s128)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1893,9 +2127,9 @@ n26:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s92 := uint16(r)
-				cb[0] = byte(s92 >> 8)
-				cb[1] = byte(s92)
+				s130 := uint16(r)
+				cb[0] = byte(s130 >> 8)
+				cb[1] = byte(s130)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -1938,7 +2172,7 @@ n26:
 			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
 		}
 		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt91 := p.ComputeChecksum(8)
+		rt129 := p.ComputeChecksum(8)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1976,18 +2210,18 @@ n26:
 		if p.Hdr[8].Valid {
 			h8 = p.Hdr[8].Off
 		}
-		if !rt91 {
+		if !rt129 {
 			return pl.drop(7)
 		}
 		goto n27
 	}
 n27:
 	{ // Out: switch meta.k
-		v93 := m3
+		v131 := m3
 		switch {
-		case v93 == 0x1:
+		case v131 == 0x1:
 			goto n42
-		case v93 == 0x2:
+		case v131 == 0x2:
 			return pl.drop(8)
 		default:
 			goto n41
@@ -2003,24 +2237,24 @@ n28:
 n29:
 	{ // V6Lpm: lookup t_v6
 		act, params := 0, []packet.Value(defaultParams3)
-		b95 := data[h4 : h4+40] // ipv6
-		kw94 := packet.Value{Hi: (uint64(b95[24])<<56 | uint64(b95[25])<<48 | uint64(b95[26])<<40 | uint64(b95[27])<<32 | uint64(b95[28])<<24 | uint64(b95[29])<<16 | uint64(b95[30])<<8 | uint64(b95[31])), Lo: (uint64(b95[32])<<56 | uint64(b95[33])<<48 | uint64(b95[34])<<40 | uint64(b95[35])<<32 | uint64(b95[36])<<24 | uint64(b95[37])<<16 | uint64(b95[38])<<8 | uint64(b95[39]))}
-		pr96 := pl.tables[3].Probes()
-		if wl97 := &pr96.Words; len(wl97.Slots) > 0 {
-			x99 := kw94.Hi & wl97.Mask[0]
-			x100 := kw94.Lo & wl97.Mask[1]
-			h98 := packet.WordsHash(x99, x100, 0, 0)
-			m, j := uint64(len(wl97.Slots)-1), h98>>(wl97.Shift&63)
-			sl := &wl97.Slots[j]
-			for sl.Entry != 0 && !(sl.Keys[0] == x99 && sl.Keys[1] == x100) {
+		b133 := data[h4 : h4+40] // ipv6
+		kw132 := packet.Value{Hi: (uint64(b133[24])<<56 | uint64(b133[25])<<48 | uint64(b133[26])<<40 | uint64(b133[27])<<32 | uint64(b133[28])<<24 | uint64(b133[29])<<16 | uint64(b133[30])<<8 | uint64(b133[31])), Lo: (uint64(b133[32])<<56 | uint64(b133[33])<<48 | uint64(b133[34])<<40 | uint64(b133[35])<<32 | uint64(b133[36])<<24 | uint64(b133[37])<<16 | uint64(b133[38])<<8 | uint64(b133[39]))}
+		pr134 := pl.tables[3].Probes()
+		if wl135 := &pr134.Words; len(wl135.Slots) > 0 {
+			x137 := kw132.Hi & wl135.Mask[0]
+			x138 := kw132.Lo & wl135.Mask[1]
+			h136 := packet.WordsHash(x137, x138, 0, 0)
+			m, j := uint64(len(wl135.Slots)-1), h136>>(wl135.Shift&63)
+			sl := &wl135.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x137 && sl.Keys[1] == x138) {
 				j = (j + 1) & m
-				sl = &wl97.Slots[j]
+				sl = &wl135.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr96.Len != 0 {
-			if a, ps, hit := pl.tables[3].LookupWordsAction(kw94.Hi, kw94.Lo, 0, 0); hit {
+		} else if pr134.Len != 0 {
+			if a, ps, hit := pl.tables[3].LookupWordsAction(kw132.Hi, kw132.Lo, 0, 0); hit {
 				act, params = a, ps
 			}
 		}
@@ -2040,27 +2274,27 @@ n29:
 n30:
 	{ // Two: lookup t_two
 		act, params := 1, []packet.Value(nil)
-		b102 := data[h4 : h4+40] // ipv6
-		kw101 := packet.Value{Hi: (uint64(b102[8])<<56 | uint64(b102[9])<<48 | uint64(b102[10])<<40 | uint64(b102[11])<<32 | uint64(b102[12])<<24 | uint64(b102[13])<<16 | uint64(b102[14])<<8 | uint64(b102[15])), Lo: (uint64(b102[16])<<56 | uint64(b102[17])<<48 | uint64(b102[18])<<40 | uint64(b102[19])<<32 | uint64(b102[20])<<24 | uint64(b102[21])<<16 | uint64(b102[22])<<8 | uint64(b102[23]))}
-		kw103 := packet.Value{Hi: (uint64(b102[24])<<56 | uint64(b102[25])<<48 | uint64(b102[26])<<40 | uint64(b102[27])<<32 | uint64(b102[28])<<24 | uint64(b102[29])<<16 | uint64(b102[30])<<8 | uint64(b102[31])), Lo: (uint64(b102[32])<<56 | uint64(b102[33])<<48 | uint64(b102[34])<<40 | uint64(b102[35])<<32 | uint64(b102[36])<<24 | uint64(b102[37])<<16 | uint64(b102[38])<<8 | uint64(b102[39]))}
-		pr104 := pl.tables[6].Probes()
-		if wl105 := &pr104.Words; len(wl105.Slots) > 0 {
-			x107 := kw101.Hi & wl105.Mask[0]
-			x108 := kw101.Lo & wl105.Mask[1]
-			x109 := kw103.Hi & wl105.Mask[2]
-			x110 := kw103.Lo & wl105.Mask[3]
-			h106 := packet.WordsHash(x107, x108, x109, x110)
-			m, j := uint64(len(wl105.Slots)-1), h106>>(wl105.Shift&63)
-			sl := &wl105.Slots[j]
-			for sl.Entry != 0 && !(sl.Keys[0] == x107 && sl.Keys[1] == x108 && sl.Keys[2] == x109 && sl.Keys[3] == x110) {
+		b140 := data[h4 : h4+40] // ipv6
+		kw139 := packet.Value{Hi: (uint64(b140[8])<<56 | uint64(b140[9])<<48 | uint64(b140[10])<<40 | uint64(b140[11])<<32 | uint64(b140[12])<<24 | uint64(b140[13])<<16 | uint64(b140[14])<<8 | uint64(b140[15])), Lo: (uint64(b140[16])<<56 | uint64(b140[17])<<48 | uint64(b140[18])<<40 | uint64(b140[19])<<32 | uint64(b140[20])<<24 | uint64(b140[21])<<16 | uint64(b140[22])<<8 | uint64(b140[23]))}
+		kw141 := packet.Value{Hi: (uint64(b140[24])<<56 | uint64(b140[25])<<48 | uint64(b140[26])<<40 | uint64(b140[27])<<32 | uint64(b140[28])<<24 | uint64(b140[29])<<16 | uint64(b140[30])<<8 | uint64(b140[31])), Lo: (uint64(b140[32])<<56 | uint64(b140[33])<<48 | uint64(b140[34])<<40 | uint64(b140[35])<<32 | uint64(b140[36])<<24 | uint64(b140[37])<<16 | uint64(b140[38])<<8 | uint64(b140[39]))}
+		pr142 := pl.tables[6].Probes()
+		if wl143 := &pr142.Words; len(wl143.Slots) > 0 {
+			x145 := kw139.Hi & wl143.Mask[0]
+			x146 := kw139.Lo & wl143.Mask[1]
+			x147 := kw141.Hi & wl143.Mask[2]
+			x148 := kw141.Lo & wl143.Mask[3]
+			h144 := packet.WordsHash(x145, x146, x147, x148)
+			m, j := uint64(len(wl143.Slots)-1), h144>>(wl143.Shift&63)
+			sl := &wl143.Slots[j]
+			for sl.Entry != 0 && !(sl.Keys[0] == x145 && sl.Keys[1] == x146 && sl.Keys[2] == x147 && sl.Keys[3] == x148) {
 				j = (j + 1) & m
-				sl = &wl105.Slots[j]
+				sl = &wl143.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr104.Len != 0 {
-			if a, ps, hit := pl.tables[6].LookupWordsAction(kw101.Hi, kw101.Lo, kw103.Hi, kw103.Lo); hit {
+		} else if pr142.Len != 0 {
+			if a, ps, hit := pl.tables[6].LookupWordsAction(kw139.Hi, kw139.Lo, kw141.Hi, kw141.Lo); hit {
 				act, params = a, ps
 			}
 		}
@@ -2079,15 +2313,15 @@ n30:
 	}
 n31:
 	{ // Echo6: test valid(icmpv6) && icmpv6.type == 128
-		c111 := (h6 >= 0)
-		if c111 {
+		c149 := (h6 >= 0)
+		if c149 {
 			if !(h6 >= 0) {
 				return pl.drop(9)
 			}
-			b112 := data[h6 : h6+4] // icmpv6
-			c111 = (uint64(b112[0]) == 0x80)
+			b150 := data[h6 : h6+4] // icmpv6
+			c149 = (uint64(b150[0]) == 0x80)
 		}
-		if c111 {
+		if c149 {
 			goto n32
 		}
 		goto n36
@@ -2107,20 +2341,20 @@ n33:
 	}
 n34:
 	{ // Echo6Pop: pop icmp_echo
-		po113, pn114 := h7, 4 // icmp_echo
-		if po113+pn114 > len(data) {
+		po151, pn152 := h7, 4 // icmp_echo
+		if po151+pn152 > len(data) {
 			return pl.drop(11)
 		}
-		if po113 > h6 && (po113-h6)%2 == 0 {
-			pw116 := data[po113 : po113+4]
-			d115 := uint64(^uint32((uint64(pw116[0])<<24 | uint64(pw116[1])<<16 | uint64(pw116[2])<<8 | uint64(pw116[3]))))
+		if po151 > h6 && (po151-h6)%2 == 0 {
+			pw154 := data[po151 : po151+4]
+			d153 := uint64(^uint32((uint64(pw154[0])<<24 | uint64(pw154[1])<<16 | uint64(pw154[2])<<8 | uint64(pw154[3]))))
 			if h6+4 <= len(data) {
-				pendD6 += d115
+				pendD6 += d153
 				pendK6 = true
 			}
 		}
-		if po113 < len(data)-po113-pn114 {
-			if o, k := po113, pn114; k >= 16 && o >= 16 && o <= 64 {
+		if po151 < len(data)-po151-pn152 {
+			if o, k := po151, pn152; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -2134,67 +2368,67 @@ n34:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn114:pn114+po113], data[:po113])
+				copy(data[pn152:pn152+po151], data[:po151])
 			}
-			data = data[pn114:]
+			data = data[pn152:]
 		} else {
-			copy(data[po113:], data[po113+pn114:])
-			data = data[:len(data)-pn114]
+			copy(data[po151:], data[po151+pn152:])
+			data = data[:len(data)-pn152]
 		}
 		h7 = -1
-		if cur > po113 {
-			cur = max(po113, cur-pn114)
+		if cur > po151 {
+			cur = max(po151, cur-pn152)
 		}
 		goto n35
 	}
 n35:
 	{ // Echo6Set: set icmpv6.type, ipv6.dst, ipv6.payload_len
-		var d117 uint64 // icmpv6 checksum
-		v118 := uint64(0x81)
-		b119 := data[h6 : h6+4] // icmpv6
-		os120 := (uint64(1)*0xffff - uint64(uint32(uint64(b119[0])<<8|uint64(b119[1]))))
-		b119[0] = byte(v118)
-		dl121 := os120 + uint64(uint32(uint64(b119[0])<<8|uint64(b119[1])))
-		d117 += dl121
-		b122 := data[h4 : h4+40] // ipv6
-		v123 := packet.Value{Hi: (uint64(b122[8])<<56 | uint64(b122[9])<<48 | uint64(b122[10])<<40 | uint64(b122[11])<<32 | uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15])), Lo: (uint64(b122[16])<<56 | uint64(b122[17])<<48 | uint64(b122[18])<<40 | uint64(b122[19])<<32 | uint64(b122[20])<<24 | uint64(b122[21])<<16 | uint64(b122[22])<<8 | uint64(b122[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		wv125 := packet.Value{Hi: (uint64(b122[24])<<56 | uint64(b122[25])<<48 | uint64(b122[26])<<40 | uint64(b122[27])<<32 | uint64(b122[28])<<24 | uint64(b122[29])<<16 | uint64(b122[30])<<8 | uint64(b122[31])), Lo: (uint64(b122[32])<<56 | uint64(b122[33])<<48 | uint64(b122[34])<<40 | uint64(b122[35])<<32 | uint64(b122[36])<<24 | uint64(b122[37])<<16 | uint64(b122[38])<<8 | uint64(b122[39]))}
-		ws126 := ^wv125.Hi
-		ws127 := ^wv125.Lo
-		os124 := (ws126>>32 + uint64(uint32(ws126))) + (ws127>>32 + uint64(uint32(ws127)))
-		v128 := v123
-		s129 := v128.Hi
-		b122[24] = byte(s129 >> 56)
-		b122[25] = byte(s129 >> 48)
-		b122[26] = byte(s129 >> 40)
-		b122[27] = byte(s129 >> 32)
-		b122[28] = byte(s129 >> 24)
-		b122[29] = byte(s129 >> 16)
-		b122[30] = byte(s129 >> 8)
-		b122[31] = byte(s129)
-		s130 := v128.Lo
-		b122[32] = byte(s130 >> 56)
-		b122[33] = byte(s130 >> 48)
-		b122[34] = byte(s130 >> 40)
-		b122[35] = byte(s130 >> 32)
-		b122[36] = byte(s130 >> 24)
-		b122[37] = byte(s130 >> 16)
-		b122[38] = byte(s130 >> 8)
-		b122[39] = byte(s130)
-		wv131 := v123
-		ws132 := wv131.Hi
-		ws133 := wv131.Lo
-		dl134 := os124 + (ws132>>32 + uint64(uint32(ws132))) + (ws133>>32 + uint64(uint32(ws133)))
-		d117 += dl134
-		v135 := ((uint64(b122[4])<<8 | uint64(b122[5])) - 0x4)
-		os136 := uint64(^uint16((uint64(b122[4])<<8 | uint64(b122[5]))))
-		s137 := uint16(v135)
-		b122[4] = byte(s137 >> 8)
-		b122[5] = byte(s137)
-		dl138 := os136 + uint64(uint16(v135))
-		d117 += dl138
+		var d155 uint64 // icmpv6 checksum
+		v156 := uint64(0x81)
+		b157 := data[h6 : h6+4] // icmpv6
+		os158 := (uint64(1)*0xffff - uint64(uint32(uint64(b157[0])<<8|uint64(b157[1]))))
+		b157[0] = byte(v156)
+		dl159 := os158 + uint64(uint32(uint64(b157[0])<<8|uint64(b157[1])))
+		d155 += dl159
+		b160 := data[h4 : h4+40] // ipv6
+		v161 := packet.Value{Hi: (uint64(b160[8])<<56 | uint64(b160[9])<<48 | uint64(b160[10])<<40 | uint64(b160[11])<<32 | uint64(b160[12])<<24 | uint64(b160[13])<<16 | uint64(b160[14])<<8 | uint64(b160[15])), Lo: (uint64(b160[16])<<56 | uint64(b160[17])<<48 | uint64(b160[18])<<40 | uint64(b160[19])<<32 | uint64(b160[20])<<24 | uint64(b160[21])<<16 | uint64(b160[22])<<8 | uint64(b160[23]))}.Xor(m0).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		wv163 := packet.Value{Hi: (uint64(b160[24])<<56 | uint64(b160[25])<<48 | uint64(b160[26])<<40 | uint64(b160[27])<<32 | uint64(b160[28])<<24 | uint64(b160[29])<<16 | uint64(b160[30])<<8 | uint64(b160[31])), Lo: (uint64(b160[32])<<56 | uint64(b160[33])<<48 | uint64(b160[34])<<40 | uint64(b160[35])<<32 | uint64(b160[36])<<24 | uint64(b160[37])<<16 | uint64(b160[38])<<8 | uint64(b160[39]))}
+		ws164 := ^wv163.Hi
+		ws165 := ^wv163.Lo
+		os162 := (ws164>>32 + uint64(uint32(ws164))) + (ws165>>32 + uint64(uint32(ws165)))
+		v166 := v161
+		s167 := v166.Hi
+		b160[24] = byte(s167 >> 56)
+		b160[25] = byte(s167 >> 48)
+		b160[26] = byte(s167 >> 40)
+		b160[27] = byte(s167 >> 32)
+		b160[28] = byte(s167 >> 24)
+		b160[29] = byte(s167 >> 16)
+		b160[30] = byte(s167 >> 8)
+		b160[31] = byte(s167)
+		s168 := v166.Lo
+		b160[32] = byte(s168 >> 56)
+		b160[33] = byte(s168 >> 48)
+		b160[34] = byte(s168 >> 40)
+		b160[35] = byte(s168 >> 32)
+		b160[36] = byte(s168 >> 24)
+		b160[37] = byte(s168 >> 16)
+		b160[38] = byte(s168 >> 8)
+		b160[39] = byte(s168)
+		wv169 := v161
+		ws170 := wv169.Hi
+		ws171 := wv169.Lo
+		dl172 := os162 + (ws170>>32 + uint64(uint32(ws170))) + (ws171>>32 + uint64(uint32(ws171)))
+		d155 += dl172
+		v173 := ((uint64(b160[4])<<8 | uint64(b160[5])) - 0x4)
+		os174 := uint64(^uint16((uint64(b160[4])<<8 | uint64(b160[5]))))
+		s175 := uint16(v173)
+		b160[4] = byte(s175 >> 8)
+		b160[5] = byte(s175)
+		dl176 := os174 + uint64(uint16(v173))
+		d155 += dl176
 		if h6+4 <= len(data) {
-			pendD6 += d117
+			pendD6 += d155
 			pendK6 = true
 		}
 		pl.edges[13]++
@@ -2219,90 +2453,100 @@ n37:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s139 := uint16(r)
-				cb[0] = byte(s139 >> 8)
-				cb[1] = byte(s139)
+				s177 := uint16(r)
+				cb[0] = byte(s177 >> 8)
+				cb[1] = byte(s177)
 			}
 			pendD6, pendK6 = 0, false
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		none179 := false
+		if (h8 >= 0) && (h3 >= 0) && h3 < h8 {
+			b181 := data[h8 : h8+8]  // udp
+			b182 := data[h3 : h3+20] // ipv4
+			end180 := h3 + int((uint64(b182[2])<<8 | uint64(b182[3])))
+			none179 = end180 <= len(data) && end180 >= h8+8 && (uint64(b181[6])<<8|uint64(b181[7])) == 0
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+		ok178, wellFormed := true, true
+		if !none179 {
+			p.Load(buf, off, n) // the packet's buffer; its state follows
+			p.Data, p.Cursor = data, cur
+			p.Hdr[0] = packet.HeaderState{}
+			if h0 >= 0 {
+				p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+			}
+			p.Hdr[1] = packet.HeaderState{}
+			if h1 >= 0 {
+				p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+			}
+			p.Hdr[2] = packet.HeaderState{}
+			if h2 >= 0 {
+				p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+			}
+			p.Hdr[3] = packet.HeaderState{}
+			if h3 >= 0 {
+				p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+			}
+			p.Hdr[4] = packet.HeaderState{}
+			if h4 >= 0 {
+				p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+			}
+			p.Hdr[5] = packet.HeaderState{}
+			if h5 >= 0 {
+				p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+			}
+			p.Hdr[6] = packet.HeaderState{}
+			if h6 >= 0 {
+				p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+			}
+			p.Hdr[7] = packet.HeaderState{}
+			if h7 >= 0 {
+				p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+			}
+			p.Hdr[8] = packet.HeaderState{}
+			if h8 >= 0 {
+				p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+			}
+			p.Hdr[9] = packet.HeaderState{Valid: true}
+			ok178, wellFormed = p.VerifyChecksum(8)
+			data, cur = p.Data, p.Cursor
+			h0 = -1
+			if p.Hdr[0].Valid {
+				h0 = p.Hdr[0].Off
+			}
+			h1 = -1
+			if p.Hdr[1].Valid {
+				h1 = p.Hdr[1].Off
+			}
+			h2 = -1
+			if p.Hdr[2].Valid {
+				h2 = p.Hdr[2].Off
+			}
+			h3, h3len = -1, 0
+			if p.Hdr[3].Valid {
+				h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+			}
+			h4 = -1
+			if p.Hdr[4].Valid {
+				h4 = p.Hdr[4].Off
+			}
+			h5 = -1
+			if p.Hdr[5].Valid {
+				h5 = p.Hdr[5].Off
+			}
+			h6 = -1
+			if p.Hdr[6].Valid {
+				h6 = p.Hdr[6].Off
+			}
+			h7 = -1
+			if p.Hdr[7].Valid {
+				h7 = p.Hdr[7].Off
+			}
+			h8 = -1
+			if p.Hdr[8].Valid {
+				h8 = p.Hdr[8].Off
+			}
 		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		ok140, wellFormed := p.VerifyChecksum(8)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		if ok140 && wellFormed {
+		if ok178 && wellFormed {
 			pl.edges[15]++
 			goto n42
 		}
@@ -2322,12 +2566,12 @@ n38:
 	}
 n39:
 	{ // PopVlan: pop vlan
-		po141, pn142 := h1, 4 // vlan
-		if po141+pn142 > len(data) {
+		po183, pn184 := h1, 4 // vlan
+		if po183+pn184 > len(data) {
 			return pl.drop(13)
 		}
-		if po141 < len(data)-po141-pn142 {
-			if o, k := po141, pn142; k >= 16 && o >= 16 && o <= 64 {
+		if po183 < len(data)-po183-pn184 {
+			if o, k := po183, pn184; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -2341,28 +2585,28 @@ n39:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn142:pn142+po141], data[:po141])
+				copy(data[pn184:pn184+po183], data[:po183])
 			}
-			data = data[pn142:]
+			data = data[pn184:]
 		} else {
-			copy(data[po141:], data[po141+pn142:])
-			data = data[:len(data)-pn142]
+			copy(data[po183:], data[po183+pn184:])
+			data = data[:len(data)-pn184]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po141 {
-			h2 -= pn142
+		if (h2 >= 0) && h2 > po183 {
+			h2 -= pn184
 		} // arp
-		if (h5 >= 0) && h5 > po141 {
-			h5 -= pn142
+		if (h5 >= 0) && h5 > po183 {
+			h5 -= pn184
 		} // icmp
-		if (h6 >= 0) && h6 > po141 {
-			h6 -= pn142
+		if (h6 >= 0) && h6 > po183 {
+			h6 -= pn184
 		} // icmpv6
-		if (h8 >= 0) && h8 > po141 {
-			h8 -= pn142
+		if (h8 >= 0) && h8 > po183 {
+			h8 -= pn184
 		} // udp
-		if cur > po141 {
-			cur = max(po141, cur-pn142)
+		if cur > po183 {
+			cur = max(po183, cur-pn184)
 		}
 		pl.edges[16]++
 		goto n41
@@ -2378,9 +2622,9 @@ n40:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s143 := uint16(r)
-				cb[0] = byte(s143 >> 8)
-				cb[1] = byte(s143)
+				s185 := uint16(r)
+				cb[0] = byte(s185 >> 8)
+				cb[1] = byte(s185)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2397,9 +2641,9 @@ n41:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s144 := uint16(r)
-				cb[0] = byte(s144 >> 8)
-				cb[1] = byte(s144)
+				s186 := uint16(r)
+				cb[0] = byte(s186 >> 8)
+				cb[1] = byte(s186)
 			}
 			pendD6, pendK6 = 0, false
 		}
@@ -2416,9 +2660,9 @@ n42:
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
 				r := ^uint16(y >> 16)
-				s145 := uint16(r)
-				cb[0] = byte(s145 >> 8)
-				cb[1] = byte(s145)
+				s187 := uint16(r)
+				cb[0] = byte(s187 >> 8)
+				cb[1] = byte(s187)
 			}
 			pendD6, pendK6 = 0, false
 		}

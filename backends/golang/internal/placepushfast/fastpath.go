@@ -317,103 +317,325 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	h10 := -1 // done
 	_ = h10
 	{ // Wire: input
-		if !fastpath.Within(buf, data) {
-			buf, off, n = fastpath.Rebase(&pl.event, data)
-			data = buf[off : off+n]
+		parsed1 := false
+		for { // the parse graph from ethernet; break ends it
+			h0 = -1
+			h1 = -1
+			h2 = -1
+			h3, h3len = -1, 0
+			h4 = -1
+			h5 = -1
+			h6 = -1
+			h7 = -1
+			h8 = -1
+			h9 = -1
+			h10 = -1
+			cur = 0
+			x2 := (h0 >= 0) // already there: nothing to do
+			if !x2 {
+				x2 = cur >= 0 && cur+14 <= len(data)
+				if x2 {
+					h0 = cur
+					cur += 14
+				} else {
+					h0 = -1
+				} // ethernet
+			}
+			if !x2 {
+				break
+			}
+			b3 := data[h0 : h0+14] // ethernet
+			if (uint64(b3[12])<<8|uint64(b3[13]))&0xffff == 0x800 {
+				x4 := (h3 >= 0) // already there: nothing to do
+				if !x4 {
+					if off := cur; off >= 0 && off+20 <= len(data) {
+						h3, h3len = off, 20
+						if !(h3 >= 0) {
+							return pl.drop(0)
+						}
+						b6 := data[h3 : h3+20] // ipv4
+						ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
+						x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
+						if x4 {
+							h3len += int(ext5)
+							cur = off + h3len
+						}
+					}
+					if !x4 {
+						h3 = -1
+					} // ipv4
+				}
+				if !x4 {
+					break
+				}
+				b7 := data[h3 : h3+20] // ipv4
+				if uint64(b7[9])&0xff == 0x11 {
+					x8 := (h8 >= 0) // already there: nothing to do
+					if !x8 {
+						x8 = cur >= 0 && cur+8 <= len(data)
+						if x8 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x8 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b9 := data[h3 : h3+20] // ipv4
+				if uint64(b9[9])&0xff == 0x1 {
+					x10 := (h5 >= 0) // already there: nothing to do
+					if !x10 {
+						x10 = cur >= 0 && cur+4 <= len(data)
+						if x10 {
+							h5 = cur
+							cur += 4
+						} else {
+							h5 = -1
+						} // icmp
+					}
+					if !x10 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b11 := data[h0 : h0+14] // ethernet
+			if (uint64(b11[12])<<8|uint64(b11[13]))&0xffff == 0x86dd {
+				x12 := (h4 >= 0) // already there: nothing to do
+				if !x12 {
+					x12 = cur >= 0 && cur+40 <= len(data)
+					if x12 {
+						h4 = cur
+						cur += 40
+					} else {
+						h4 = -1
+					} // ipv6
+				}
+				if !x12 {
+					break
+				}
+				b13 := data[h4 : h4+40] // ipv6
+				if uint64(b13[6])&0xff == 0x11 {
+					x14 := (h8 >= 0) // already there: nothing to do
+					if !x14 {
+						x14 = cur >= 0 && cur+8 <= len(data)
+						if x14 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x14 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b15 := data[h4 : h4+40] // ipv6
+				if uint64(b15[6])&0xff == 0x3a {
+					x16 := (h6 >= 0) // already there: nothing to do
+					if !x16 {
+						x16 = cur >= 0 && cur+4 <= len(data)
+						if x16 {
+							h6 = cur
+							cur += 4
+						} else {
+							h6 = -1
+						} // icmpv6
+					}
+					if !x16 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b17 := data[h0 : h0+14] // ethernet
+			if (uint64(b17[12])<<8|uint64(b17[13]))&0xffff == 0x806 {
+				x18 := (h2 >= 0) // already there: nothing to do
+				if !x18 {
+					x18 = cur >= 0 && cur+28 <= len(data)
+					if x18 {
+						h2 = cur
+						cur += 28
+					} else {
+						h2 = -1
+					} // arp
+				}
+				if !x18 {
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b19 := data[h0 : h0+14] // ethernet
+			if (uint64(b19[12])<<8|uint64(b19[13]))&0xffff == 0x8100 {
+				x20 := (h1 >= 0) // already there: nothing to do
+				if !x20 {
+					x20 = cur >= 0 && cur+4 <= len(data)
+					if x20 {
+						h1 = cur
+						cur += 4
+					} else {
+						h1 = -1
+					} // vlan
+				}
+				if !x20 {
+					break
+				}
+				b21 := data[h1 : h1+4] // vlan
+				if (uint64(b21[2])<<8|uint64(b21[3]))&0xffff == 0x800 {
+					x22 := (h3 >= 0) // already there: nothing to do
+					if !x22 {
+						if off := cur; off >= 0 && off+20 <= len(data) {
+							h3, h3len = off, 20
+							if !(h3 >= 0) {
+								return pl.drop(0)
+							}
+							b24 := data[h3 : h3+20] // ipv4
+							ext23 := ((int64((uint64(b24[0]) >> 0 & 0xf)) - 5) * 4)
+							x22 = ext23 >= 0 && ext23 <= int64(len(data)) && off+20+int(ext23) <= len(data)
+							if x22 {
+								h3len += int(ext23)
+								cur = off + h3len
+							}
+						}
+						if !x22 {
+							h3 = -1
+						} // ipv4
+					}
+					if !x22 {
+						break
+					}
+					b25 := data[h3 : h3+20] // ipv4
+					if uint64(b25[9])&0xff == 0x11 {
+						x26 := (h8 >= 0) // already there: nothing to do
+						if !x26 {
+							x26 = cur >= 0 && cur+8 <= len(data)
+							if x26 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x26 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b27 := data[h3 : h3+20] // ipv4
+					if uint64(b27[9])&0xff == 0x1 {
+						x28 := (h5 >= 0) // already there: nothing to do
+						if !x28 {
+							x28 = cur >= 0 && cur+4 <= len(data)
+							if x28 {
+								h5 = cur
+								cur += 4
+							} else {
+								h5 = -1
+							} // icmp
+						}
+						if !x28 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b29 := data[h1 : h1+4] // vlan
+				if (uint64(b29[2])<<8|uint64(b29[3]))&0xffff == 0x86dd {
+					x30 := (h4 >= 0) // already there: nothing to do
+					if !x30 {
+						x30 = cur >= 0 && cur+40 <= len(data)
+						if x30 {
+							h4 = cur
+							cur += 40
+						} else {
+							h4 = -1
+						} // ipv6
+					}
+					if !x30 {
+						break
+					}
+					b31 := data[h4 : h4+40] // ipv6
+					if uint64(b31[6])&0xff == 0x11 {
+						x32 := (h8 >= 0) // already there: nothing to do
+						if !x32 {
+							x32 = cur >= 0 && cur+8 <= len(data)
+							if x32 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x32 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b33 := data[h4 : h4+40] // ipv6
+					if uint64(b33[6])&0xff == 0x3a {
+						x34 := (h6 >= 0) // already there: nothing to do
+						if !x34 {
+							x34 = cur >= 0 && cur+4 <= len(data)
+							if x34 {
+								h6 = cur
+								cur += 4
+							} else {
+								h6 = -1
+							} // icmpv6
+						}
+						if !x34 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b35 := data[h1 : h1+4] // vlan
+				if (uint64(b35[2])<<8|uint64(b35[3]))&0xffff == 0x806 {
+					x36 := (h2 >= 0) // already there: nothing to do
+					if !x36 {
+						x36 = cur >= 0 && cur+28 <= len(data)
+						if x36 {
+							h2 = cur
+							cur += 28
+						} else {
+							h2 = -1
+						} // arp
+					}
+					if !x36 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			parsed1 = true
+			break
 		}
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
-		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 6, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 4, Valid: true}
-		}
-		rt1 := p.ParseFrame(0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		if !rt1 {
+		if !parsed1 {
 			return pl.drop(0)
 		}
 		goto n1
@@ -444,19 +666,19 @@ n4:
 	}
 n5:
 	{ // Place: place events at seg.offset
-		var key2 fastpath.StateKey
-		b3 := data[h9 : h9+6] // seg
-		key2[1] = (uint64(b3[0])<<8 | uint64(b3[1]))
-		rest4 := uint64(max(len(data)-cur, 0))
-		b7 := data[h8 : h8+8] // udp
-		w6 := packet.Value{Lo: (uint64(b7[4])<<8 | uint64(b7[5]))}.Sub(packet.Value{Lo: 0xe}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		size5 := fastpath.Saturated(w6)
-		if size5 > rest4 {
+		var key37 fastpath.StateKey
+		b38 := data[h9 : h9+6] // seg
+		key37[1] = (uint64(b38[0])<<8 | uint64(b38[1]))
+		rest39 := uint64(max(len(data)-cur, 0))
+		b42 := data[h8 : h8+8] // udp
+		w41 := packet.Value{Lo: (uint64(b42[4])<<8 | uint64(b42[5]))}.Sub(packet.Value{Lo: 0xe}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		size40 := fastpath.Saturated(w41)
+		if size40 > rest39 {
 			return pl.drop(3)
 		}
-		port8, ev9 := pl.states[0].Place(&key2, (uint64(b3[2])<<8 | uint64(b3[3])), (uint64(b3[4])<<8 | uint64(b3[5])), data[cur:cur+int(size5)])
-		if port8 == 1 { // the packet is the event now
-			data, cur = ev9, 0
+		port43, ev44 := pl.states[0].Place(&key37, (uint64(b38[2])<<8 | uint64(b38[3])), (uint64(b38[4])<<8 | uint64(b38[5])), data[cur:cur+int(size40)])
+		if port43 == 1 { // the packet is the event now
+			data, cur = ev44, 0
 			h0 = -1
 			h1 = -1
 			h2 = -1
@@ -469,7 +691,7 @@ n5:
 			h9 = -1
 			h10 = -1
 		}
-		switch port8 {
+		switch port43 {
 		case 0:
 			goto n6
 		case 1:
@@ -556,7 +778,7 @@ n8:
 		if h10 >= 0 {
 			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 4, Valid: true}
 		}
-		rt10 := p.Push(10, 0, 0)
+		rt45 := p.Push(10, 0, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -602,20 +824,20 @@ n8:
 		if p.Hdr[10].Valid {
 			h10 = p.Hdr[10].Off
 		}
-		if !rt10 {
+		if !rt45 {
 			return pl.drop(6)
 		}
 		goto n9
 	}
 n9:
 	{ // Fields: set done.magic, done.length
-		b11 := data[h10 : h10+4] // done
-		s12 := uint16(0xd0e5)
-		b11[0] = byte(s12 >> 8)
-		b11[1] = byte(s12)
-		s13 := uint16(uint64(len(data) - h10))
-		b11[2] = byte(s13 >> 8)
-		b11[3] = byte(s13)
+		b46 := data[h10 : h10+4] // done
+		s47 := uint16(0xd0e5)
+		b46[0] = byte(s47 >> 8)
+		b46[1] = byte(s47)
+		s48 := uint16(uint64(len(data) - h10))
+		b46[2] = byte(s48 >> 8)
+		b46[3] = byte(s48)
 		goto n10
 	}
 n10:
@@ -670,7 +892,7 @@ n10:
 		if h10 >= 0 {
 			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 4, Valid: true}
 		}
-		rt14 := p.ParseFrame(10)
+		rt49 := p.ParseFrame(10)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -716,7 +938,7 @@ n10:
 		if p.Hdr[10].Valid {
 			h10 = p.Hdr[10].Off
 		}
-		if rt14 {
+		if rt49 {
 			goto n12
 		}
 		goto n11

@@ -322,99 +322,325 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move
 	_, _ = pendOff, pendN
 	{ // RxQueue: input
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		parsed1 := false
+		for { // the parse graph from ethernet; break ends it
+			h0 = -1
+			h1 = -1
+			h2 = -1
+			h3, h3len = -1, 0
+			h4 = -1
+			h5 = -1
+			h6 = -1
+			h7 = -1
+			h8 = -1
+			h9 = -1
+			h10 = -1
+			cur = 0
+			x2 := (h0 >= 0) // already there: nothing to do
+			if !x2 {
+				x2 = cur >= 0 && cur+14 <= len(data)
+				if x2 {
+					h0 = cur
+					cur += 14
+				} else {
+					h0 = -1
+				} // ethernet
+			}
+			if !x2 {
+				break
+			}
+			b3 := data[h0 : h0+14] // ethernet
+			if (uint64(b3[12])<<8|uint64(b3[13]))&0xffff == 0x800 {
+				x4 := (h3 >= 0) // already there: nothing to do
+				if !x4 {
+					if off := cur; off >= 0 && off+20 <= len(data) {
+						h3, h3len = off, 20
+						if !(h3 >= 0) {
+							return pl.drop(0)
+						}
+						b6 := data[h3 : h3+20] // ipv4
+						ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
+						x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
+						if x4 {
+							h3len += int(ext5)
+							cur = off + h3len
+						}
+					}
+					if !x4 {
+						h3 = -1
+					} // ipv4
+				}
+				if !x4 {
+					break
+				}
+				b7 := data[h3 : h3+20] // ipv4
+				if uint64(b7[9])&0xff == 0x11 {
+					x8 := (h8 >= 0) // already there: nothing to do
+					if !x8 {
+						x8 = cur >= 0 && cur+8 <= len(data)
+						if x8 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x8 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b9 := data[h3 : h3+20] // ipv4
+				if uint64(b9[9])&0xff == 0x1 {
+					x10 := (h5 >= 0) // already there: nothing to do
+					if !x10 {
+						x10 = cur >= 0 && cur+4 <= len(data)
+						if x10 {
+							h5 = cur
+							cur += 4
+						} else {
+							h5 = -1
+						} // icmp
+					}
+					if !x10 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b11 := data[h0 : h0+14] // ethernet
+			if (uint64(b11[12])<<8|uint64(b11[13]))&0xffff == 0x86dd {
+				x12 := (h4 >= 0) // already there: nothing to do
+				if !x12 {
+					x12 = cur >= 0 && cur+40 <= len(data)
+					if x12 {
+						h4 = cur
+						cur += 40
+					} else {
+						h4 = -1
+					} // ipv6
+				}
+				if !x12 {
+					break
+				}
+				b13 := data[h4 : h4+40] // ipv6
+				if uint64(b13[6])&0xff == 0x11 {
+					x14 := (h8 >= 0) // already there: nothing to do
+					if !x14 {
+						x14 = cur >= 0 && cur+8 <= len(data)
+						if x14 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x14 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b15 := data[h4 : h4+40] // ipv6
+				if uint64(b15[6])&0xff == 0x3a {
+					x16 := (h6 >= 0) // already there: nothing to do
+					if !x16 {
+						x16 = cur >= 0 && cur+4 <= len(data)
+						if x16 {
+							h6 = cur
+							cur += 4
+						} else {
+							h6 = -1
+						} // icmpv6
+					}
+					if !x16 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b17 := data[h0 : h0+14] // ethernet
+			if (uint64(b17[12])<<8|uint64(b17[13]))&0xffff == 0x806 {
+				x18 := (h2 >= 0) // already there: nothing to do
+				if !x18 {
+					x18 = cur >= 0 && cur+28 <= len(data)
+					if x18 {
+						h2 = cur
+						cur += 28
+					} else {
+						h2 = -1
+					} // arp
+				}
+				if !x18 {
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b19 := data[h0 : h0+14] // ethernet
+			if (uint64(b19[12])<<8|uint64(b19[13]))&0xffff == 0x8100 {
+				x20 := (h1 >= 0) // already there: nothing to do
+				if !x20 {
+					x20 = cur >= 0 && cur+4 <= len(data)
+					if x20 {
+						h1 = cur
+						cur += 4
+					} else {
+						h1 = -1
+					} // vlan
+				}
+				if !x20 {
+					break
+				}
+				b21 := data[h1 : h1+4] // vlan
+				if (uint64(b21[2])<<8|uint64(b21[3]))&0xffff == 0x800 {
+					x22 := (h3 >= 0) // already there: nothing to do
+					if !x22 {
+						if off := cur; off >= 0 && off+20 <= len(data) {
+							h3, h3len = off, 20
+							if !(h3 >= 0) {
+								return pl.drop(0)
+							}
+							b24 := data[h3 : h3+20] // ipv4
+							ext23 := ((int64((uint64(b24[0]) >> 0 & 0xf)) - 5) * 4)
+							x22 = ext23 >= 0 && ext23 <= int64(len(data)) && off+20+int(ext23) <= len(data)
+							if x22 {
+								h3len += int(ext23)
+								cur = off + h3len
+							}
+						}
+						if !x22 {
+							h3 = -1
+						} // ipv4
+					}
+					if !x22 {
+						break
+					}
+					b25 := data[h3 : h3+20] // ipv4
+					if uint64(b25[9])&0xff == 0x11 {
+						x26 := (h8 >= 0) // already there: nothing to do
+						if !x26 {
+							x26 = cur >= 0 && cur+8 <= len(data)
+							if x26 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x26 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b27 := data[h3 : h3+20] // ipv4
+					if uint64(b27[9])&0xff == 0x1 {
+						x28 := (h5 >= 0) // already there: nothing to do
+						if !x28 {
+							x28 = cur >= 0 && cur+4 <= len(data)
+							if x28 {
+								h5 = cur
+								cur += 4
+							} else {
+								h5 = -1
+							} // icmp
+						}
+						if !x28 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b29 := data[h1 : h1+4] // vlan
+				if (uint64(b29[2])<<8|uint64(b29[3]))&0xffff == 0x86dd {
+					x30 := (h4 >= 0) // already there: nothing to do
+					if !x30 {
+						x30 = cur >= 0 && cur+40 <= len(data)
+						if x30 {
+							h4 = cur
+							cur += 40
+						} else {
+							h4 = -1
+						} // ipv6
+					}
+					if !x30 {
+						break
+					}
+					b31 := data[h4 : h4+40] // ipv6
+					if uint64(b31[6])&0xff == 0x11 {
+						x32 := (h8 >= 0) // already there: nothing to do
+						if !x32 {
+							x32 = cur >= 0 && cur+8 <= len(data)
+							if x32 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x32 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b33 := data[h4 : h4+40] // ipv6
+					if uint64(b33[6])&0xff == 0x3a {
+						x34 := (h6 >= 0) // already there: nothing to do
+						if !x34 {
+							x34 = cur >= 0 && cur+4 <= len(data)
+							if x34 {
+								h6 = cur
+								cur += 4
+							} else {
+								h6 = -1
+							} // icmpv6
+						}
+						if !x34 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b35 := data[h1 : h1+4] // vlan
+				if (uint64(b35[2])<<8|uint64(b35[3]))&0xffff == 0x806 {
+					x36 := (h2 >= 0) // already there: nothing to do
+					if !x36 {
+						x36 = cur >= 0 && cur+28 <= len(data)
+						if x36 {
+							h2 = cur
+							cur += 28
+						} else {
+							h2 = -1
+						} // arp
+					}
+					if !x36 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			parsed1 = true
+			break
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 4, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 4, Valid: true}
-		}
-		rt1 := p.ParseFrame(0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		if !rt1 {
+		if !parsed1 {
 			return pl.drop(0)
 		}
 		goto t1
@@ -447,16 +673,16 @@ t4:
 	}
 t6:
 	{ // Which: switch udp.dport & 7
-		b3 := data[h8 : h8+8] // udp
-		v2 := ((uint64(b3[2])<<8 | uint64(b3[3])) & 0x7)
+		b38 := data[h8 : h8+8] // udp
+		v37 := ((uint64(b38[2])<<8 | uint64(b38[3])) & 0x7)
 		switch {
-		case v2 == 0x0:
+		case v37 == 0x0:
 			goto n8
-		case v2 == 0x1:
+		case v37 == 0x1:
 			goto n10
-		case v2 == 0x2:
+		case v37 == 0x2:
 			goto n14
-		case v2 == 0x4:
+		case v37 == 0x4:
 			goto n7
 		default:
 			goto t16
@@ -464,18 +690,18 @@ t6:
 	}
 t16:
 	{ // RevPop2: pop tag2
-		po36, pn37 := h10, 4 // tag2
-		if po36+pn37 > len(data) {
+		po71, pn72 := h10, 4 // tag2
+		if po71+pn72 > len(data) {
 			return pl.drop(11)
 		}
-		if po36 > h8 && (po36-h8)%2 == 0 {
-			pw39 := data[po36 : po36+4]
-			d38 := uint64(^uint32((uint64(pw39[0])<<24 | uint64(pw39[1])<<16 | uint64(pw39[2])<<8 | uint64(pw39[3]))))
+		if po71 > h8 && (po71-h8)%2 == 0 {
+			pw74 := data[po71 : po71+4]
+			d73 := uint64(^uint32((uint64(pw74[0])<<24 | uint64(pw74[1])<<16 | uint64(pw74[2])<<8 | uint64(pw74[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + d38
+					x := uint64(^cv) + d73
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -483,17 +709,17 @@ t16:
 					if r == 0 {
 						r = 0xffff
 					}
-					s40 := uint16(r)
-					cb[0] = byte(s40 >> 8)
-					cb[1] = byte(s40)
+					s75 := uint16(r)
+					cb[0] = byte(s75 >> 8)
+					cb[1] = byte(s75)
 				}
 			}
 		}
-		pendOff = po36
-		pendN = pn37
+		pendOff = po71
+		pendN = pn72
 		h10 = -1
-		if cur > po36 {
-			cur = max(po36, cur-pn37)
+		if cur > po71 {
+			cur = max(po71, cur-pn72)
 		}
 		goto t17
 	}
@@ -524,9 +750,158 @@ t17:
 			}
 			pendN = 0
 		}
+		po76, pn77 := h9, 4 // tag1
+		if po76+pn77 > len(data) {
+			return pl.drop(12)
+		}
+		if po76 > h8 && (po76-h8)%2 == 0 {
+			pw79 := data[po76 : po76+4]
+			d78 := uint64(^uint32((uint64(pw79[0])<<24 | uint64(pw79[1])<<16 | uint64(pw79[2])<<8 | uint64(pw79[3]))))
+			if h8+8 <= len(data) {
+				cb := data[h8+6 : h8+8]
+				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+				if cv != 0 {
+					x := uint64(^cv) + d78
+					x += bits.RotateLeft64(x, 32)
+					y := uint32(x >> 32)
+					y += bits.RotateLeft32(y, 16)
+					r := ^uint16(y >> 16)
+					if r == 0 {
+						r = 0xffff
+					}
+					s80 := uint16(r)
+					cb[0] = byte(s80 >> 8)
+					cb[1] = byte(s80)
+				}
+			}
+		}
+		pendN += pn77
+		if po76 < len(data)-po76-pendN {
+			if o, k := po76, pendN; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pendN:pendN+po76], data[:po76])
+			}
+			data = data[pendN:]
+		} else {
+			copy(data[po76:], data[po76+pendN:])
+			data = data[:len(data)-pendN]
+		}
+		pendN = 0
+		h9 = -1
+		if cur > po76 {
+			cur = max(po76, cur-pn77)
+		}
+		goto t18
+	}
+t18:
+	{ // Shorter: set udp.length
+		var d81 uint64         // udp checksum
+		b82 := data[h8 : h8+8] // udp
+		v83 := ((uint64(b82[4])<<8 | uint64(b82[5])) - 0x8)
+		os84 := uint64(^uint16((uint64(b82[4])<<8 | uint64(b82[5]))))
+		s85 := uint16(v83)
+		b82[4] = byte(s85 >> 8)
+		b82[5] = byte(s85)
+		dl86 := os84 + uint64(uint16(v83))
+		d81 += dl86
+		if h8+8 <= len(data) {
+			cb := data[h8+6 : h8+8]
+			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
+			if cv != 0 {
+				x := uint64(^cv) + d81
+				x += bits.RotateLeft64(x, 32)
+				y := uint32(x >> 32)
+				y += bits.RotateLeft32(y, 16)
+				r := ^uint16(y >> 16)
+				if r == 0 {
+					r = 0xffff
+				}
+				s87 := uint16(r)
+				cb[0] = byte(s87 >> 8)
+				cb[1] = byte(s87)
+			}
+		}
+		goto t19
+	}
+t19:
+	{ // TxQueue: emit
+		return pl.sink(0, data)
+	}
+n2:
+	{ // NotUDP: drop not UDP
+		return pl.drop(1)
+	}
+n5:
+	{ // Short: drop no tags
+		return pl.drop(2)
+	}
+n7:
+	{ // PopIPv4: pop ipv4
+		if !(h3 >= 0) {
+			return pl.drop(3)
+		}
+		po39, pn40 := h3, h3len // ipv4
+		if po39+pn40 > len(data) {
+			return pl.drop(3)
+		}
+		if po39 < len(data)-po39-pn40 {
+			if o, k := po39, pn40; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn40:pn40+po39], data[:po39])
+			}
+			data = data[pn40:]
+		} else {
+			copy(data[po39:], data[po39+pn40:])
+			data = data[:len(data)-pn40]
+		}
+		h3 = -1
+		if (h5 >= 0) && h5 > po39 {
+			h5 -= pn40
+		} // icmp
+		if h8 > po39 {
+			h8 -= pn40
+		} // udp
+		if h9 > po39 {
+			h9 -= pn40
+		} // tag1
+		if h10 > po39 {
+			h10 -= pn40
+		} // tag2
+		if cur > po39 {
+			cur = max(po39, cur-pn40)
+		}
+		pl.edges[0]++
+		goto n19
+	}
+n8:
+	{ // Pop1: pop tag1
 		po41, pn42 := h9, 4 // tag1
 		if po41+pn42 > len(data) {
-			return pl.drop(12)
+			return pl.drop(4)
 		}
 		if po41 > h8 && (po41-h8)%2 == 0 {
 			pw44 := data[po41 : po41+4]
@@ -549,163 +924,14 @@ t17:
 				}
 			}
 		}
-		pendN += pn42
-		if po41 < len(data)-po41-pendN {
-			if o, k := po41, pendN; k >= 16 && o >= 16 && o <= 64 {
-				copy(data[k+o-16:k+o], data[o-16:o])
-				if o > 16 {
-					m := max(o-32, 0)
-					copy(data[k+m:k+m+16], data[m:m+16])
-				}
-				if o > 32 {
-					m := max(o-48, 0)
-					copy(data[k+m:k+m+16], data[m:m+16])
-				}
-				if o > 48 {
-					copy(data[k:k+16], data[:16])
-				}
-			} else {
-				copy(data[pendN:pendN+po41], data[:po41])
-			}
-			data = data[pendN:]
-		} else {
-			copy(data[po41:], data[po41+pendN:])
-			data = data[:len(data)-pendN]
-		}
-		pendN = 0
+		pendOff = po41
+		pendN = pn42
 		h9 = -1
+		if h10 > po41 {
+			h10 -= pn42
+		} // tag2
 		if cur > po41 {
 			cur = max(po41, cur-pn42)
-		}
-		goto t18
-	}
-t18:
-	{ // Shorter: set udp.length
-		var d46 uint64         // udp checksum
-		b47 := data[h8 : h8+8] // udp
-		v48 := ((uint64(b47[4])<<8 | uint64(b47[5])) - 0x8)
-		os49 := uint64(^uint16((uint64(b47[4])<<8 | uint64(b47[5]))))
-		s50 := uint16(v48)
-		b47[4] = byte(s50 >> 8)
-		b47[5] = byte(s50)
-		dl51 := os49 + uint64(uint16(v48))
-		d46 += dl51
-		if h8+8 <= len(data) {
-			cb := data[h8+6 : h8+8]
-			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			if cv != 0 {
-				x := uint64(^cv) + d46
-				x += bits.RotateLeft64(x, 32)
-				y := uint32(x >> 32)
-				y += bits.RotateLeft32(y, 16)
-				r := ^uint16(y >> 16)
-				if r == 0 {
-					r = 0xffff
-				}
-				s52 := uint16(r)
-				cb[0] = byte(s52 >> 8)
-				cb[1] = byte(s52)
-			}
-		}
-		goto t19
-	}
-t19:
-	{ // TxQueue: emit
-		return pl.sink(0, data)
-	}
-n2:
-	{ // NotUDP: drop not UDP
-		return pl.drop(1)
-	}
-n5:
-	{ // Short: drop no tags
-		return pl.drop(2)
-	}
-n7:
-	{ // PopIPv4: pop ipv4
-		if !(h3 >= 0) {
-			return pl.drop(3)
-		}
-		po4, pn5 := h3, h3len // ipv4
-		if po4+pn5 > len(data) {
-			return pl.drop(3)
-		}
-		if po4 < len(data)-po4-pn5 {
-			if o, k := po4, pn5; k >= 16 && o >= 16 && o <= 64 {
-				copy(data[k+o-16:k+o], data[o-16:o])
-				if o > 16 {
-					m := max(o-32, 0)
-					copy(data[k+m:k+m+16], data[m:m+16])
-				}
-				if o > 32 {
-					m := max(o-48, 0)
-					copy(data[k+m:k+m+16], data[m:m+16])
-				}
-				if o > 48 {
-					copy(data[k:k+16], data[:16])
-				}
-			} else {
-				copy(data[pn5:pn5+po4], data[:po4])
-			}
-			data = data[pn5:]
-		} else {
-			copy(data[po4:], data[po4+pn5:])
-			data = data[:len(data)-pn5]
-		}
-		h3 = -1
-		if (h5 >= 0) && h5 > po4 {
-			h5 -= pn5
-		} // icmp
-		if h8 > po4 {
-			h8 -= pn5
-		} // udp
-		if h9 > po4 {
-			h9 -= pn5
-		} // tag1
-		if h10 > po4 {
-			h10 -= pn5
-		} // tag2
-		if cur > po4 {
-			cur = max(po4, cur-pn5)
-		}
-		pl.edges[0]++
-		goto n19
-	}
-n8:
-	{ // Pop1: pop tag1
-		po6, pn7 := h9, 4 // tag1
-		if po6+pn7 > len(data) {
-			return pl.drop(4)
-		}
-		if po6 > h8 && (po6-h8)%2 == 0 {
-			pw9 := data[po6 : po6+4]
-			d8 := uint64(^uint32((uint64(pw9[0])<<24 | uint64(pw9[1])<<16 | uint64(pw9[2])<<8 | uint64(pw9[3]))))
-			if h8+8 <= len(data) {
-				cb := data[h8+6 : h8+8]
-				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-				if cv != 0 {
-					x := uint64(^cv) + d8
-					x += bits.RotateLeft64(x, 32)
-					y := uint32(x >> 32)
-					y += bits.RotateLeft32(y, 16)
-					r := ^uint16(y >> 16)
-					if r == 0 {
-						r = 0xffff
-					}
-					s10 := uint16(r)
-					cb[0] = byte(s10 >> 8)
-					cb[1] = byte(s10)
-				}
-			}
-		}
-		pendOff = po6
-		pendN = pn7
-		h9 = -1
-		if h10 > po6 {
-			h10 -= pn7
-		} // tag2
-		if cur > po6 {
-			cur = max(po6, cur-pn7)
 		}
 		goto n9
 	}
@@ -736,18 +962,18 @@ n9:
 			}
 			pendN = 0
 		}
-		po11, pn12 := h10, 4 // tag2
-		if po11+pn12 > len(data) {
+		po46, pn47 := h10, 4 // tag2
+		if po46+pn47 > len(data) {
 			return pl.drop(5)
 		}
-		if po11 > h8 && (po11-h8)%2 == 0 {
-			pw14 := data[po11 : po11+4]
-			d13 := uint64(^uint32((uint64(pw14[0])<<24 | uint64(pw14[1])<<16 | uint64(pw14[2])<<8 | uint64(pw14[3]))))
+		if po46 > h8 && (po46-h8)%2 == 0 {
+			pw49 := data[po46 : po46+4]
+			d48 := uint64(^uint32((uint64(pw49[0])<<24 | uint64(pw49[1])<<16 | uint64(pw49[2])<<8 | uint64(pw49[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + d13
+					x := uint64(^cv) + d48
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -755,15 +981,15 @@ n9:
 					if r == 0 {
 						r = 0xffff
 					}
-					s15 := uint16(r)
-					cb[0] = byte(s15 >> 8)
-					cb[1] = byte(s15)
+					s50 := uint16(r)
+					cb[0] = byte(s50 >> 8)
+					cb[1] = byte(s50)
 				}
 			}
 		}
-		pendN += pn12
-		if po11 < len(data)-po11-pendN {
-			if o, k := po11, pendN; k >= 16 && o >= 16 && o <= 64 {
+		pendN += pn47
+		if po46 < len(data)-po46-pendN {
+			if o, k := po46, pendN; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -777,35 +1003,35 @@ n9:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pendN:pendN+po11], data[:po11])
+				copy(data[pendN:pendN+po46], data[:po46])
 			}
 			data = data[pendN:]
 		} else {
-			copy(data[po11:], data[po11+pendN:])
+			copy(data[po46:], data[po46+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h10 = -1
-		if cur > po11 {
-			cur = max(po11, cur-pn12)
+		if cur > po46 {
+			cur = max(po46, cur-pn47)
 		}
 		pl.edges[1]++
 		goto n18
 	}
 n10:
 	{ // ApartPop2: pop tag2
-		po16, pn17 := h10, 4 // tag2
-		if po16+pn17 > len(data) {
+		po51, pn52 := h10, 4 // tag2
+		if po51+pn52 > len(data) {
 			return pl.drop(6)
 		}
-		if po16 > h8 && (po16-h8)%2 == 0 {
-			pw19 := data[po16 : po16+4]
-			d18 := uint64(^uint32((uint64(pw19[0])<<24 | uint64(pw19[1])<<16 | uint64(pw19[2])<<8 | uint64(pw19[3]))))
+		if po51 > h8 && (po51-h8)%2 == 0 {
+			pw54 := data[po51 : po51+4]
+			d53 := uint64(^uint32((uint64(pw54[0])<<24 | uint64(pw54[1])<<16 | uint64(pw54[2])<<8 | uint64(pw54[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + d18
+					x := uint64(^cv) + d53
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -813,14 +1039,14 @@ n10:
 					if r == 0 {
 						r = 0xffff
 					}
-					s20 := uint16(r)
-					cb[0] = byte(s20 >> 8)
-					cb[1] = byte(s20)
+					s55 := uint16(r)
+					cb[0] = byte(s55 >> 8)
+					cb[1] = byte(s55)
 				}
 			}
 		}
-		if po16 < len(data)-po16-pn17 {
-			if o, k := po16, pn17; k >= 16 && o >= 16 && o <= 64 {
+		if po51 < len(data)-po51-pn52 {
+			if o, k := po51, pn52; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -834,16 +1060,16 @@ n10:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn17:pn17+po16], data[:po16])
+				copy(data[pn52:pn52+po51], data[:po51])
 			}
-			data = data[pn17:]
+			data = data[pn52:]
 		} else {
-			copy(data[po16:], data[po16+pn17:])
-			data = data[:len(data)-pn17]
+			copy(data[po51:], data[po51+pn52:])
+			data = data[:len(data)-pn52]
 		}
 		h10 = -1
-		if cur > po16 {
-			cur = max(po16, cur-pn17)
+		if cur > po51 {
+			cur = max(po51, cur-pn52)
 		}
 		goto n11
 	}
@@ -856,12 +1082,12 @@ n11:
 	}
 n12:
 	{ // PopVLAN: pop vlan
-		po21, pn22 := h1, 4 // vlan
-		if po21+pn22 > len(data) {
+		po56, pn57 := h1, 4 // vlan
+		if po56+pn57 > len(data) {
 			return pl.drop(7)
 		}
-		if po21 < len(data)-po21-pn22 {
-			if o, k := po21, pn22; k >= 16 && o >= 16 && o <= 64 {
+		if po56 < len(data)-po56-pn57 {
+			if o, k := po56, pn57; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -875,84 +1101,84 @@ n12:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pn22:pn22+po21], data[:po21])
+				copy(data[pn57:pn57+po56], data[:po56])
 			}
-			data = data[pn22:]
+			data = data[pn57:]
 		} else {
-			copy(data[po21:], data[po21+pn22:])
-			data = data[:len(data)-pn22]
+			copy(data[po56:], data[po56+pn57:])
+			data = data[:len(data)-pn57]
 		}
 		h1 = -1
-		if (h2 >= 0) && h2 > po21 {
-			h2 -= pn22
+		if (h2 >= 0) && h2 > po56 {
+			h2 -= pn57
 		} // arp
-		if (h3 >= 0) && h3 > po21 {
-			h3 -= pn22
+		if (h3 >= 0) && h3 > po56 {
+			h3 -= pn57
 		} // ipv4
-		if (h4 >= 0) && h4 > po21 {
-			h4 -= pn22
+		if (h4 >= 0) && h4 > po56 {
+			h4 -= pn57
 		} // ipv6
-		if (h5 >= 0) && h5 > po21 {
-			h5 -= pn22
+		if (h5 >= 0) && h5 > po56 {
+			h5 -= pn57
 		} // icmp
-		if (h6 >= 0) && h6 > po21 {
-			h6 -= pn22
+		if (h6 >= 0) && h6 > po56 {
+			h6 -= pn57
 		} // icmpv6
-		if h8 > po21 {
-			h8 -= pn22
+		if h8 > po56 {
+			h8 -= pn57
 		} // udp
-		if h9 > po21 {
-			h9 -= pn22
+		if h9 > po56 {
+			h9 -= pn57
 		} // tag1
-		if cur > po21 {
-			cur = max(po21, cur-pn22)
+		if cur > po56 {
+			cur = max(po56, cur-pn57)
 		}
 		pl.edges[2]++
 		goto n18
 	}
 n13:
 	{ // PopIPv4Opts: set ipv4.ttl
-		var d23 uint64 // ipv4 checksum
+		var d58 uint64 // ipv4 checksum
 		if !(h3 >= 0) {
 			return pl.drop(8)
 		}
-		b24 := data[h3 : h3+20] // ipv4
-		v25 := (uint64(b24[8]) - 0x1)
-		os26 := (uint64(1)*0xffff - uint64(uint32(uint64(b24[8])<<8|uint64(b24[9]))))
-		b24[8] = byte(v25)
-		dl27 := os26 + uint64(uint32(uint64(b24[8])<<8|uint64(b24[9])))
+		b59 := data[h3 : h3+20] // ipv4
+		v60 := (uint64(b59[8]) - 0x1)
+		os61 := (uint64(1)*0xffff - uint64(uint32(uint64(b59[8])<<8|uint64(b59[9]))))
+		b59[8] = byte(v60)
+		dl62 := os61 + uint64(uint32(uint64(b59[8])<<8|uint64(b59[9])))
 		if h3 >= 0 {
-			d23 += dl27
+			d58 += dl62
 		}
 		if (h3 >= 0) && h3+h3len <= len(data) {
 			cb := data[h3+10 : h3+12]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
-			x := uint64(^cv) + d23
+			x := uint64(^cv) + d58
 			x += bits.RotateLeft64(x, 32)
 			y := uint32(x >> 32)
 			y += bits.RotateLeft32(y, 16)
 			r := ^uint16(y >> 16)
-			s28 := uint16(r)
-			cb[0] = byte(s28 >> 8)
-			cb[1] = byte(s28)
+			s63 := uint16(r)
+			cb[0] = byte(s63 >> 8)
+			cb[1] = byte(s63)
 		}
 		pl.edges[3]++
 		goto n18
 	}
 n14:
 	{ // GonePop1: pop tag1
-		po29, pn30 := h9, 4 // tag1
-		if po29+pn30 > len(data) {
+		po64, pn65 := h9, 4 // tag1
+		if po64+pn65 > len(data) {
 			return pl.drop(9)
 		}
-		if po29 > h8 && (po29-h8)%2 == 0 {
-			pw32 := data[po29 : po29+4]
-			d31 := uint64(^uint32((uint64(pw32[0])<<24 | uint64(pw32[1])<<16 | uint64(pw32[2])<<8 | uint64(pw32[3]))))
+		if po64 > h8 && (po64-h8)%2 == 0 {
+			pw67 := data[po64 : po64+4]
+			d66 := uint64(^uint32((uint64(pw67[0])<<24 | uint64(pw67[1])<<16 | uint64(pw67[2])<<8 | uint64(pw67[3]))))
 			if h8+8 <= len(data) {
 				cb := data[h8+6 : h8+8]
 				cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 				if cv != 0 {
-					x := uint64(^cv) + d31
+					x := uint64(^cv) + d66
 					x += bits.RotateLeft64(x, 32)
 					y := uint32(x >> 32)
 					y += bits.RotateLeft32(y, 16)
@@ -960,20 +1186,20 @@ n14:
 					if r == 0 {
 						r = 0xffff
 					}
-					s33 := uint16(r)
-					cb[0] = byte(s33 >> 8)
-					cb[1] = byte(s33)
+					s68 := uint16(r)
+					cb[0] = byte(s68 >> 8)
+					cb[1] = byte(s68)
 				}
 			}
 		}
-		pendOff = po29
-		pendN = pn30
+		pendOff = po64
+		pendN = pn65
 		h9 = -1
-		if h10 > po29 {
-			h10 -= pn30
+		if h10 > po64 {
+			h10 -= pn65
 		} // tag2
-		if cur > po29 {
-			cur = max(po29, cur-pn30)
+		if cur > po64 {
+			cur = max(po64, cur-pn65)
 		}
 		goto n15
 	}
@@ -1004,13 +1230,13 @@ n15:
 			}
 			pendN = 0
 		}
-		po34, pn35 := h8, 8 // udp
-		if po34+pn35 > len(data) {
+		po69, pn70 := h8, 8 // udp
+		if po69+pn70 > len(data) {
 			return pl.drop(10)
 		}
-		pendN += pn35
-		if po34 < len(data)-po34-pendN {
-			if o, k := po34, pendN; k >= 16 && o >= 16 && o <= 64 {
+		pendN += pn70
+		if po69 < len(data)-po69-pendN {
+			if o, k := po69, pendN; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -1024,40 +1250,40 @@ n15:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pendN:pendN+po34], data[:po34])
+				copy(data[pendN:pendN+po69], data[:po69])
 			}
 			data = data[pendN:]
 		} else {
-			copy(data[po34:], data[po34+pendN:])
+			copy(data[po69:], data[po69+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h8 = -1
-		if h10 > po34 {
-			h10 -= pn35
+		if h10 > po69 {
+			h10 -= pn70
 		} // tag2
-		if cur > po34 {
-			cur = max(po34, cur-pn35)
+		if cur > po69 {
+			cur = max(po69, cur-pn70)
 		}
 		pl.edges[4]++
 		goto n19
 	}
 n18:
 	{ // Shorter: set udp.length
-		var d46 uint64         // udp checksum
-		b47 := data[h8 : h8+8] // udp
-		v48 := ((uint64(b47[4])<<8 | uint64(b47[5])) - 0x8)
-		os49 := uint64(^uint16((uint64(b47[4])<<8 | uint64(b47[5]))))
-		s50 := uint16(v48)
-		b47[4] = byte(s50 >> 8)
-		b47[5] = byte(s50)
-		dl51 := os49 + uint64(uint16(v48))
-		d46 += dl51
+		var d81 uint64         // udp checksum
+		b82 := data[h8 : h8+8] // udp
+		v83 := ((uint64(b82[4])<<8 | uint64(b82[5])) - 0x8)
+		os84 := uint64(^uint16((uint64(b82[4])<<8 | uint64(b82[5]))))
+		s85 := uint16(v83)
+		b82[4] = byte(s85 >> 8)
+		b82[5] = byte(s85)
+		dl86 := os84 + uint64(uint16(v83))
+		d81 += dl86
 		if h8+8 <= len(data) {
 			cb := data[h8+6 : h8+8]
 			cv := uint16(uint64(cb[0])<<8 | uint64(cb[1]))
 			if cv != 0 {
-				x := uint64(^cv) + d46
+				x := uint64(^cv) + d81
 				x += bits.RotateLeft64(x, 32)
 				y := uint32(x >> 32)
 				y += bits.RotateLeft32(y, 16)
@@ -1065,9 +1291,9 @@ n18:
 				if r == 0 {
 					r = 0xffff
 				}
-				s52 := uint16(r)
-				cb[0] = byte(s52 >> 8)
-				cb[1] = byte(s52)
+				s87 := uint16(r)
+				cb[0] = byte(s87 >> 8)
+				cb[1] = byte(s87)
 			}
 		}
 		goto n19

@@ -280,84 +280,323 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	var m3 uint64 // pc.ones
 	_ = m3
 	{ // Wire: input
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		parsed1 := false
+		for { // the parse graph from ethernet; break ends it
+			h0 = -1
+			h1 = -1
+			h2 = -1
+			h3, h3len = -1, 0
+			h4 = -1
+			h5 = -1
+			h6 = -1
+			h7 = -1
+			h8 = -1
+			cur = 0
+			x2 := (h0 >= 0) // already there: nothing to do
+			if !x2 {
+				x2 = cur >= 0 && cur+14 <= len(data)
+				if x2 {
+					h0 = cur
+					cur += 14
+				} else {
+					h0 = -1
+				} // ethernet
+			}
+			if !x2 {
+				break
+			}
+			b3 := data[h0 : h0+14] // ethernet
+			if (uint64(b3[12])<<8|uint64(b3[13]))&0xffff == 0x800 {
+				x4 := (h3 >= 0) // already there: nothing to do
+				if !x4 {
+					if off := cur; off >= 0 && off+20 <= len(data) {
+						h3, h3len = off, 20
+						if !(h3 >= 0) {
+							return pl.drop(0)
+						}
+						b6 := data[h3 : h3+20] // ipv4
+						ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
+						x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
+						if x4 {
+							h3len += int(ext5)
+							cur = off + h3len
+						}
+					}
+					if !x4 {
+						h3 = -1
+					} // ipv4
+				}
+				if !x4 {
+					break
+				}
+				b7 := data[h3 : h3+20] // ipv4
+				if uint64(b7[9])&0xff == 0x11 {
+					x8 := (h8 >= 0) // already there: nothing to do
+					if !x8 {
+						x8 = cur >= 0 && cur+8 <= len(data)
+						if x8 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x8 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b9 := data[h3 : h3+20] // ipv4
+				if uint64(b9[9])&0xff == 0x1 {
+					x10 := (h5 >= 0) // already there: nothing to do
+					if !x10 {
+						x10 = cur >= 0 && cur+4 <= len(data)
+						if x10 {
+							h5 = cur
+							cur += 4
+						} else {
+							h5 = -1
+						} // icmp
+					}
+					if !x10 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b11 := data[h0 : h0+14] // ethernet
+			if (uint64(b11[12])<<8|uint64(b11[13]))&0xffff == 0x86dd {
+				x12 := (h4 >= 0) // already there: nothing to do
+				if !x12 {
+					x12 = cur >= 0 && cur+40 <= len(data)
+					if x12 {
+						h4 = cur
+						cur += 40
+					} else {
+						h4 = -1
+					} // ipv6
+				}
+				if !x12 {
+					break
+				}
+				b13 := data[h4 : h4+40] // ipv6
+				if uint64(b13[6])&0xff == 0x11 {
+					x14 := (h8 >= 0) // already there: nothing to do
+					if !x14 {
+						x14 = cur >= 0 && cur+8 <= len(data)
+						if x14 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x14 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b15 := data[h4 : h4+40] // ipv6
+				if uint64(b15[6])&0xff == 0x3a {
+					x16 := (h6 >= 0) // already there: nothing to do
+					if !x16 {
+						x16 = cur >= 0 && cur+4 <= len(data)
+						if x16 {
+							h6 = cur
+							cur += 4
+						} else {
+							h6 = -1
+						} // icmpv6
+					}
+					if !x16 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b17 := data[h0 : h0+14] // ethernet
+			if (uint64(b17[12])<<8|uint64(b17[13]))&0xffff == 0x806 {
+				x18 := (h2 >= 0) // already there: nothing to do
+				if !x18 {
+					x18 = cur >= 0 && cur+28 <= len(data)
+					if x18 {
+						h2 = cur
+						cur += 28
+					} else {
+						h2 = -1
+					} // arp
+				}
+				if !x18 {
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b19 := data[h0 : h0+14] // ethernet
+			if (uint64(b19[12])<<8|uint64(b19[13]))&0xffff == 0x8100 {
+				x20 := (h1 >= 0) // already there: nothing to do
+				if !x20 {
+					x20 = cur >= 0 && cur+4 <= len(data)
+					if x20 {
+						h1 = cur
+						cur += 4
+					} else {
+						h1 = -1
+					} // vlan
+				}
+				if !x20 {
+					break
+				}
+				b21 := data[h1 : h1+4] // vlan
+				if (uint64(b21[2])<<8|uint64(b21[3]))&0xffff == 0x800 {
+					x22 := (h3 >= 0) // already there: nothing to do
+					if !x22 {
+						if off := cur; off >= 0 && off+20 <= len(data) {
+							h3, h3len = off, 20
+							if !(h3 >= 0) {
+								return pl.drop(0)
+							}
+							b24 := data[h3 : h3+20] // ipv4
+							ext23 := ((int64((uint64(b24[0]) >> 0 & 0xf)) - 5) * 4)
+							x22 = ext23 >= 0 && ext23 <= int64(len(data)) && off+20+int(ext23) <= len(data)
+							if x22 {
+								h3len += int(ext23)
+								cur = off + h3len
+							}
+						}
+						if !x22 {
+							h3 = -1
+						} // ipv4
+					}
+					if !x22 {
+						break
+					}
+					b25 := data[h3 : h3+20] // ipv4
+					if uint64(b25[9])&0xff == 0x11 {
+						x26 := (h8 >= 0) // already there: nothing to do
+						if !x26 {
+							x26 = cur >= 0 && cur+8 <= len(data)
+							if x26 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x26 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b27 := data[h3 : h3+20] // ipv4
+					if uint64(b27[9])&0xff == 0x1 {
+						x28 := (h5 >= 0) // already there: nothing to do
+						if !x28 {
+							x28 = cur >= 0 && cur+4 <= len(data)
+							if x28 {
+								h5 = cur
+								cur += 4
+							} else {
+								h5 = -1
+							} // icmp
+						}
+						if !x28 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b29 := data[h1 : h1+4] // vlan
+				if (uint64(b29[2])<<8|uint64(b29[3]))&0xffff == 0x86dd {
+					x30 := (h4 >= 0) // already there: nothing to do
+					if !x30 {
+						x30 = cur >= 0 && cur+40 <= len(data)
+						if x30 {
+							h4 = cur
+							cur += 40
+						} else {
+							h4 = -1
+						} // ipv6
+					}
+					if !x30 {
+						break
+					}
+					b31 := data[h4 : h4+40] // ipv6
+					if uint64(b31[6])&0xff == 0x11 {
+						x32 := (h8 >= 0) // already there: nothing to do
+						if !x32 {
+							x32 = cur >= 0 && cur+8 <= len(data)
+							if x32 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x32 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b33 := data[h4 : h4+40] // ipv6
+					if uint64(b33[6])&0xff == 0x3a {
+						x34 := (h6 >= 0) // already there: nothing to do
+						if !x34 {
+							x34 = cur >= 0 && cur+4 <= len(data)
+							if x34 {
+								h6 = cur
+								cur += 4
+							} else {
+								h6 = -1
+							} // icmpv6
+						}
+						if !x34 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b35 := data[h1 : h1+4] // vlan
+				if (uint64(b35[2])<<8|uint64(b35[3]))&0xffff == 0x806 {
+					x36 := (h2 >= 0) // already there: nothing to do
+					if !x36 {
+						x36 = cur >= 0 && cur+28 <= len(data)
+						if x36 {
+							h2 = cur
+							cur += 28
+						} else {
+							h2 = -1
+						} // arp
+					}
+					if !x36 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			parsed1 = true
+			break
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		rt1 := p.ParseFrame(0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		if !rt1 {
+		if !parsed1 {
 			return pl.drop(0)
 		}
 		goto n1
@@ -382,8 +621,8 @@ n3:
 	}
 n4:
 	{ // Word: set pc.w, pc.n, pc.ones
-		b2 := data[h3 : h3+20] // ipv4
-		m0 = (((uint64(b2[12])<<24 | uint64(b2[13])<<16 | uint64(b2[14])<<8 | uint64(b2[15])) << (0x20 & 63)) | (uint64(b2[16])<<24 | uint64(b2[17])<<16 | uint64(b2[18])<<8 | uint64(b2[19])))
+		b37 := data[h3 : h3+20] // ipv4
+		m0 = (((uint64(b37[12])<<24 | uint64(b37[13])<<16 | uint64(b37[14])<<8 | uint64(b37[15])) << (0x20 & 63)) | (uint64(b37[16])<<24 | uint64(b37[17])<<16 | uint64(b37[18])<<8 | uint64(b37[19])))
 		m2 = (fastpath.OnesCount(m0))
 		m3 = (packet.Value{Lo: uint64(packet.Value{Lo: m0}.And(packet.Value{Lo: m0}.Add(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).Not().And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff})).OnesCount())}).Lo
 		goto n6
@@ -393,26 +632,26 @@ n5:
 		if !(h4 >= 0) {
 			return pl.drop(2)
 		}
-		b3 := data[h4 : h4+40] // ipv6
-		m1 = packet.Value{Hi: (uint64(b3[8])<<56 | uint64(b3[9])<<48 | uint64(b3[10])<<40 | uint64(b3[11])<<32 | uint64(b3[12])<<24 | uint64(b3[13])<<16 | uint64(b3[14])<<8 | uint64(b3[15])), Lo: (uint64(b3[16])<<56 | uint64(b3[17])<<48 | uint64(b3[18])<<40 | uint64(b3[19])<<32 | uint64(b3[20])<<24 | uint64(b3[21])<<16 | uint64(b3[22])<<8 | uint64(b3[23]))}
-		m2 = (packet.Value{Lo: uint64(packet.Value{Hi: (uint64(b3[8])<<56 | uint64(b3[9])<<48 | uint64(b3[10])<<40 | uint64(b3[11])<<32 | uint64(b3[12])<<24 | uint64(b3[13])<<16 | uint64(b3[14])<<8 | uint64(b3[15])), Lo: (uint64(b3[16])<<56 | uint64(b3[17])<<48 | uint64(b3[18])<<40 | uint64(b3[19])<<32 | uint64(b3[20])<<24 | uint64(b3[21])<<16 | uint64(b3[22])<<8 | uint64(b3[23]))}.Xor(packet.Value{Hi: (uint64(b3[24])<<56 | uint64(b3[25])<<48 | uint64(b3[26])<<40 | uint64(b3[27])<<32 | uint64(b3[28])<<24 | uint64(b3[29])<<16 | uint64(b3[30])<<8 | uint64(b3[31])), Lo: (uint64(b3[32])<<56 | uint64(b3[33])<<48 | uint64(b3[34])<<40 | uint64(b3[35])<<32 | uint64(b3[36])<<24 | uint64(b3[37])<<16 | uint64(b3[38])<<8 | uint64(b3[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).OnesCount())}).Lo
+		b38 := data[h4 : h4+40] // ipv6
+		m1 = packet.Value{Hi: (uint64(b38[8])<<56 | uint64(b38[9])<<48 | uint64(b38[10])<<40 | uint64(b38[11])<<32 | uint64(b38[12])<<24 | uint64(b38[13])<<16 | uint64(b38[14])<<8 | uint64(b38[15])), Lo: (uint64(b38[16])<<56 | uint64(b38[17])<<48 | uint64(b38[18])<<40 | uint64(b38[19])<<32 | uint64(b38[20])<<24 | uint64(b38[21])<<16 | uint64(b38[22])<<8 | uint64(b38[23]))}
+		m2 = (packet.Value{Lo: uint64(packet.Value{Hi: (uint64(b38[8])<<56 | uint64(b38[9])<<48 | uint64(b38[10])<<40 | uint64(b38[11])<<32 | uint64(b38[12])<<24 | uint64(b38[13])<<16 | uint64(b38[14])<<8 | uint64(b38[15])), Lo: (uint64(b38[16])<<56 | uint64(b38[17])<<48 | uint64(b38[18])<<40 | uint64(b38[19])<<32 | uint64(b38[20])<<24 | uint64(b38[21])<<16 | uint64(b38[22])<<8 | uint64(b38[23]))}.Xor(packet.Value{Hi: (uint64(b38[24])<<56 | uint64(b38[25])<<48 | uint64(b38[26])<<40 | uint64(b38[27])<<32 | uint64(b38[28])<<24 | uint64(b38[29])<<16 | uint64(b38[30])<<8 | uint64(b38[31])), Lo: (uint64(b38[32])<<56 | uint64(b38[33])<<48 | uint64(b38[34])<<40 | uint64(b38[35])<<32 | uint64(b38[36])<<24 | uint64(b38[37])<<16 | uint64(b38[38])<<8 | uint64(b38[39]))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).OnesCount())}).Lo
 		m3 = (packet.Value{Lo: uint64(m1.And(m1.Add(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Not().And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).OnesCount())}).Lo
 		pl.edges[0]++
 		goto n6
 	}
 n6:
 	{ // Write: set udp.sport, udp.dport
-		b4 := data[h8 : h8+8] // udp
-		s5 := uint16(((m2 << (0x8 & 63)) | m3))
-		b4[0] = byte(s5 >> 8)
-		b4[1] = byte(s5)
-		packet.SetBits(b4, 16, 16, packet.Value{Lo: fastpath.OnesCount(((uint64(b4[4])<<8 | uint64(b4[5])) & (^(((uint64(b4[4])<<8 | uint64(b4[5])) + 0x1) & 0x1ffff) & 0x1ffff)))}.Shl(uint(min(packet.Value{Lo: 0x8}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(packet.Value{Lo: fastpath.OnesCount(((uint64(b4[6])<<8 | uint64(b4[7])) & 0xffff))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}))
+		b39 := data[h8 : h8+8] // udp
+		s40 := uint16(((m2 << (0x8 & 63)) | m3))
+		b39[0] = byte(s40 >> 8)
+		b39[1] = byte(s40)
+		packet.SetBits(b39, 16, 16, packet.Value{Lo: fastpath.OnesCount(((uint64(b39[4])<<8 | uint64(b39[5])) & (^(((uint64(b39[4])<<8 | uint64(b39[5])) + 0x1) & 0x1ffff) & 0x1ffff)))}.Shl(uint(min(packet.Value{Lo: 0x8}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Or(packet.Value{Lo: fastpath.OnesCount(((uint64(b39[6])<<8 | uint64(b39[7])) & 0xffff))}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}))
 		goto n7
 	}
 n7:
 	{ // Many: test popcount(udp.sport) > 4
-		b6 := data[h8 : h8+8] // udp
-		if fastpath.OnesCount((uint64(b6[0])<<8 | uint64(b6[1]))) > 0x4 {
+		b41 := data[h8 : h8+8] // udp
+		if fastpath.OnesCount((uint64(b41[0])<<8 | uint64(b41[1]))) > 0x4 {
 			goto n9
 		}
 		goto n8

@@ -424,82 +424,92 @@ n8:
 	}
 n9:
 	{ // RxUDPCsum: checksum verify udp
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		none6 := false
+		if (h8 >= 0) && (h3 >= 0) && h3 < h8 {
+			b8 := data[h8 : h8+8]  // udp
+			b9 := data[h3 : h3+20] // ipv4
+			end7 := h3 + int((uint64(b9[2])<<8 | uint64(b9[3])))
+			none6 = end7 <= len(data) && end7 >= h8+8 && (uint64(b8[6])<<8|uint64(b8[7])) == 0
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{Valid: true}
-		ok5, wellFormed := p.VerifyChecksum(8)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
+		ok5, wellFormed := true, true
+		if !none6 {
+			p.Load(buf, off, n) // the packet's buffer; its state follows
+			p.Data, p.Cursor = data, cur
+			p.Hdr[0] = packet.HeaderState{}
+			if h0 >= 0 {
+				p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+			}
+			p.Hdr[1] = packet.HeaderState{}
+			if h1 >= 0 {
+				p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
+			}
+			p.Hdr[2] = packet.HeaderState{}
+			if h2 >= 0 {
+				p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
+			}
+			p.Hdr[3] = packet.HeaderState{}
+			if h3 >= 0 {
+				p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
+			}
+			p.Hdr[4] = packet.HeaderState{}
+			if h4 >= 0 {
+				p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
+			}
+			p.Hdr[5] = packet.HeaderState{}
+			if h5 >= 0 {
+				p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
+			}
+			p.Hdr[6] = packet.HeaderState{}
+			if h6 >= 0 {
+				p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
+			}
+			p.Hdr[7] = packet.HeaderState{}
+			if h7 >= 0 {
+				p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
+			}
+			p.Hdr[8] = packet.HeaderState{}
+			if h8 >= 0 {
+				p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
+			}
+			p.Hdr[9] = packet.HeaderState{Valid: true}
+			ok5, wellFormed = p.VerifyChecksum(8)
+			data, cur = p.Data, p.Cursor
+			h0 = -1
+			if p.Hdr[0].Valid {
+				h0 = p.Hdr[0].Off
+			}
+			h1 = -1
+			if p.Hdr[1].Valid {
+				h1 = p.Hdr[1].Off
+			}
+			h2 = -1
+			if p.Hdr[2].Valid {
+				h2 = p.Hdr[2].Off
+			}
+			h3, h3len = -1, 0
+			if p.Hdr[3].Valid {
+				h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
+			}
+			h4 = -1
+			if p.Hdr[4].Valid {
+				h4 = p.Hdr[4].Off
+			}
+			h5 = -1
+			if p.Hdr[5].Valid {
+				h5 = p.Hdr[5].Off
+			}
+			h6 = -1
+			if p.Hdr[6].Valid {
+				h6 = p.Hdr[6].Off
+			}
+			h7 = -1
+			if p.Hdr[7].Valid {
+				h7 = p.Hdr[7].Off
+			}
+			h8 = -1
+			if p.Hdr[8].Valid {
+				h8 = p.Hdr[8].Off
+			}
 		}
 		if ok5 && wellFormed {
 			goto n11
@@ -512,12 +522,12 @@ n10:
 	}
 n11:
 	{ // RxDemux: switch udp.dport
-		b7 := data[h8 : h8+8] // udp
-		v6 := (uint64(b7[2])<<8 | uint64(b7[3]))
+		b11 := data[h8 : h8+8] // udp
+		v10 := (uint64(b11[2])<<8 | uint64(b11[3]))
 		switch {
-		case v6 == 0x7:
+		case v10 == 0x7:
 			goto n13
-		case v6 == 0x35:
+		case v10 == 0x35:
 			goto n14
 		default:
 			goto n12
