@@ -636,152 +636,924 @@ n1:
 	}
 n2:
 	{ // RxQueue: input
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		parsed1 := false
+		for { // the parse graph from ethernet; break ends it
+			h0 = -1
+			h1 = -1
+			h2 = -1
+			h3, h3len = -1, 0
+			h4 = -1
+			h5 = -1
+			h6 = -1
+			h7 = -1
+			h8 = -1
+			h9 = -1
+			h10 = -1
+			h11 = -1
+			h12 = -1
+			h13 = -1
+			h16 = -1
+			cur = 0
+			x2 := (h0 >= 0) // already there: nothing to do
+			if !x2 {
+				x2 = cur >= 0 && cur+14 <= len(data)
+				if x2 {
+					h0 = cur
+					cur += 14
+				} else {
+					h0 = -1
+				} // ethernet
+			}
+			if !x2 {
+				break
+			}
+			b3 := data[h0 : h0+14] // ethernet
+			if (uint64(b3[12])<<8|uint64(b3[13]))&0xffff == 0x800 {
+				x4 := (h3 >= 0) // already there: nothing to do
+				if !x4 {
+					if off := cur; off >= 0 && off+20 <= len(data) {
+						h3, h3len = off, 20
+						if !(h3 >= 0) {
+							return pl.drop(0)
+						}
+						b6 := data[h3 : h3+20] // ipv4
+						ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
+						x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
+						if x4 {
+							h3len += int(ext5)
+							cur = off + h3len
+						}
+					}
+					if !x4 {
+						h3 = -1
+					} // ipv4
+				}
+				if !x4 {
+					break
+				}
+				b7 := data[h3 : h3+20] // ipv4
+				if uint64(b7[9])&0xff == 0x11 {
+					x8 := (h8 >= 0) // already there: nothing to do
+					if !x8 {
+						x8 = cur >= 0 && cur+8 <= len(data)
+						if x8 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x8 {
+						break
+					}
+					b9 := data[h8 : h8+8] // udp
+					if (uint64(b9[2])<<8|uint64(b9[3]))&0xffff == 0x12b7 {
+						x10 := (h9 >= 0) // already there: nothing to do
+						if !x10 {
+							x10 = cur >= 0 && cur+12 <= len(data)
+							if x10 {
+								h9 = cur
+								cur += 12
+							} else {
+								h9 = -1
+							} // bth
+						}
+						if !x10 {
+							break
+						}
+						b11 := data[h9 : h9+12] // bth
+						if uint64(b11[0])&0xff == 0x6 {
+							x12 := (h10 >= 0) // already there: nothing to do
+							if !x12 {
+								x12 = cur >= 0 && cur+16 <= len(data)
+								if x12 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x12 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b13 := data[h9 : h9+12] // bth
+						if uint64(b13[0])&0xff == 0xa {
+							x14 := (h10 >= 0) // already there: nothing to do
+							if !x14 {
+								x14 = cur >= 0 && cur+16 <= len(data)
+								if x14 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x14 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b15 := data[h9 : h9+12] // bth
+						if uint64(b15[0])&0xff == 0xb {
+							x16 := (h10 >= 0) // already there: nothing to do
+							if !x16 {
+								x16 = cur >= 0 && cur+16 <= len(data)
+								if x16 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x16 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b17 := data[h9 : h9+12] // bth
+						if uint64(b17[0])&0xff == 0x3 {
+							x18 := (h11 >= 0) // already there: nothing to do
+							if !x18 {
+								x18 = cur >= 0 && cur+4 <= len(data)
+								if x18 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x18 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b19 := data[h9 : h9+12] // bth
+						if uint64(b19[0])&0xff == 0x5 {
+							x20 := (h11 >= 0) // already there: nothing to do
+							if !x20 {
+								x20 = cur >= 0 && cur+4 <= len(data)
+								if x20 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x20 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b21 := data[h9 : h9+12] // bth
+						if uint64(b21[0])&0xff == 0x9 {
+							x22 := (h11 >= 0) // already there: nothing to do
+							if !x22 {
+								x22 = cur >= 0 && cur+4 <= len(data)
+								if x22 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x22 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b23 := data[h9 : h9+12] // bth
+						if uint64(b23[0])&0xff == 0x11 {
+							x24 := (h12 >= 0) // already there: nothing to do
+							if !x24 {
+								x24 = cur >= 0 && cur+4 <= len(data)
+								if x24 {
+									h12 = cur
+									cur += 4
+								} else {
+									h12 = -1
+								} // aeth
+							}
+							if !x24 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b25 := data[h3 : h3+20] // ipv4
+				if uint64(b25[9])&0xff == 0x1 {
+					x26 := (h5 >= 0) // already there: nothing to do
+					if !x26 {
+						x26 = cur >= 0 && cur+4 <= len(data)
+						if x26 {
+							h5 = cur
+							cur += 4
+						} else {
+							h5 = -1
+						} // icmp
+					}
+					if !x26 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b27 := data[h0 : h0+14] // ethernet
+			if (uint64(b27[12])<<8|uint64(b27[13]))&0xffff == 0x86dd {
+				x28 := (h4 >= 0) // already there: nothing to do
+				if !x28 {
+					x28 = cur >= 0 && cur+40 <= len(data)
+					if x28 {
+						h4 = cur
+						cur += 40
+					} else {
+						h4 = -1
+					} // ipv6
+				}
+				if !x28 {
+					break
+				}
+				b29 := data[h4 : h4+40] // ipv6
+				if uint64(b29[6])&0xff == 0x11 {
+					x30 := (h8 >= 0) // already there: nothing to do
+					if !x30 {
+						x30 = cur >= 0 && cur+8 <= len(data)
+						if x30 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x30 {
+						break
+					}
+					b31 := data[h8 : h8+8] // udp
+					if (uint64(b31[2])<<8|uint64(b31[3]))&0xffff == 0x12b7 {
+						x32 := (h9 >= 0) // already there: nothing to do
+						if !x32 {
+							x32 = cur >= 0 && cur+12 <= len(data)
+							if x32 {
+								h9 = cur
+								cur += 12
+							} else {
+								h9 = -1
+							} // bth
+						}
+						if !x32 {
+							break
+						}
+						b33 := data[h9 : h9+12] // bth
+						if uint64(b33[0])&0xff == 0x6 {
+							x34 := (h10 >= 0) // already there: nothing to do
+							if !x34 {
+								x34 = cur >= 0 && cur+16 <= len(data)
+								if x34 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x34 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b35 := data[h9 : h9+12] // bth
+						if uint64(b35[0])&0xff == 0xa {
+							x36 := (h10 >= 0) // already there: nothing to do
+							if !x36 {
+								x36 = cur >= 0 && cur+16 <= len(data)
+								if x36 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x36 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b37 := data[h9 : h9+12] // bth
+						if uint64(b37[0])&0xff == 0xb {
+							x38 := (h10 >= 0) // already there: nothing to do
+							if !x38 {
+								x38 = cur >= 0 && cur+16 <= len(data)
+								if x38 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x38 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b39 := data[h9 : h9+12] // bth
+						if uint64(b39[0])&0xff == 0x3 {
+							x40 := (h11 >= 0) // already there: nothing to do
+							if !x40 {
+								x40 = cur >= 0 && cur+4 <= len(data)
+								if x40 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x40 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b41 := data[h9 : h9+12] // bth
+						if uint64(b41[0])&0xff == 0x5 {
+							x42 := (h11 >= 0) // already there: nothing to do
+							if !x42 {
+								x42 = cur >= 0 && cur+4 <= len(data)
+								if x42 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x42 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b43 := data[h9 : h9+12] // bth
+						if uint64(b43[0])&0xff == 0x9 {
+							x44 := (h11 >= 0) // already there: nothing to do
+							if !x44 {
+								x44 = cur >= 0 && cur+4 <= len(data)
+								if x44 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x44 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b45 := data[h9 : h9+12] // bth
+						if uint64(b45[0])&0xff == 0x11 {
+							x46 := (h12 >= 0) // already there: nothing to do
+							if !x46 {
+								x46 = cur >= 0 && cur+4 <= len(data)
+								if x46 {
+									h12 = cur
+									cur += 4
+								} else {
+									h12 = -1
+								} // aeth
+							}
+							if !x46 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b47 := data[h4 : h4+40] // ipv6
+				if uint64(b47[6])&0xff == 0x3a {
+					x48 := (h6 >= 0) // already there: nothing to do
+					if !x48 {
+						x48 = cur >= 0 && cur+4 <= len(data)
+						if x48 {
+							h6 = cur
+							cur += 4
+						} else {
+							h6 = -1
+						} // icmpv6
+					}
+					if !x48 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b49 := data[h0 : h0+14] // ethernet
+			if (uint64(b49[12])<<8|uint64(b49[13]))&0xffff == 0x806 {
+				x50 := (h2 >= 0) // already there: nothing to do
+				if !x50 {
+					x50 = cur >= 0 && cur+28 <= len(data)
+					if x50 {
+						h2 = cur
+						cur += 28
+					} else {
+						h2 = -1
+					} // arp
+				}
+				if !x50 {
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b51 := data[h0 : h0+14] // ethernet
+			if (uint64(b51[12])<<8|uint64(b51[13]))&0xffff == 0x8100 {
+				x52 := (h1 >= 0) // already there: nothing to do
+				if !x52 {
+					x52 = cur >= 0 && cur+4 <= len(data)
+					if x52 {
+						h1 = cur
+						cur += 4
+					} else {
+						h1 = -1
+					} // vlan
+				}
+				if !x52 {
+					break
+				}
+				b53 := data[h1 : h1+4] // vlan
+				if (uint64(b53[2])<<8|uint64(b53[3]))&0xffff == 0x800 {
+					x54 := (h3 >= 0) // already there: nothing to do
+					if !x54 {
+						if off := cur; off >= 0 && off+20 <= len(data) {
+							h3, h3len = off, 20
+							if !(h3 >= 0) {
+								return pl.drop(0)
+							}
+							b56 := data[h3 : h3+20] // ipv4
+							ext55 := ((int64((uint64(b56[0]) >> 0 & 0xf)) - 5) * 4)
+							x54 = ext55 >= 0 && ext55 <= int64(len(data)) && off+20+int(ext55) <= len(data)
+							if x54 {
+								h3len += int(ext55)
+								cur = off + h3len
+							}
+						}
+						if !x54 {
+							h3 = -1
+						} // ipv4
+					}
+					if !x54 {
+						break
+					}
+					b57 := data[h3 : h3+20] // ipv4
+					if uint64(b57[9])&0xff == 0x11 {
+						x58 := (h8 >= 0) // already there: nothing to do
+						if !x58 {
+							x58 = cur >= 0 && cur+8 <= len(data)
+							if x58 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x58 {
+							break
+						}
+						b59 := data[h8 : h8+8] // udp
+						if (uint64(b59[2])<<8|uint64(b59[3]))&0xffff == 0x12b7 {
+							x60 := (h9 >= 0) // already there: nothing to do
+							if !x60 {
+								x60 = cur >= 0 && cur+12 <= len(data)
+								if x60 {
+									h9 = cur
+									cur += 12
+								} else {
+									h9 = -1
+								} // bth
+							}
+							if !x60 {
+								break
+							}
+							b61 := data[h9 : h9+12] // bth
+							if uint64(b61[0])&0xff == 0x6 {
+								x62 := (h10 >= 0) // already there: nothing to do
+								if !x62 {
+									x62 = cur >= 0 && cur+16 <= len(data)
+									if x62 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x62 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b63 := data[h9 : h9+12] // bth
+							if uint64(b63[0])&0xff == 0xa {
+								x64 := (h10 >= 0) // already there: nothing to do
+								if !x64 {
+									x64 = cur >= 0 && cur+16 <= len(data)
+									if x64 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x64 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b65 := data[h9 : h9+12] // bth
+							if uint64(b65[0])&0xff == 0xb {
+								x66 := (h10 >= 0) // already there: nothing to do
+								if !x66 {
+									x66 = cur >= 0 && cur+16 <= len(data)
+									if x66 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x66 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b67 := data[h9 : h9+12] // bth
+							if uint64(b67[0])&0xff == 0x3 {
+								x68 := (h11 >= 0) // already there: nothing to do
+								if !x68 {
+									x68 = cur >= 0 && cur+4 <= len(data)
+									if x68 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x68 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b69 := data[h9 : h9+12] // bth
+							if uint64(b69[0])&0xff == 0x5 {
+								x70 := (h11 >= 0) // already there: nothing to do
+								if !x70 {
+									x70 = cur >= 0 && cur+4 <= len(data)
+									if x70 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x70 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b71 := data[h9 : h9+12] // bth
+							if uint64(b71[0])&0xff == 0x9 {
+								x72 := (h11 >= 0) // already there: nothing to do
+								if !x72 {
+									x72 = cur >= 0 && cur+4 <= len(data)
+									if x72 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x72 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b73 := data[h9 : h9+12] // bth
+							if uint64(b73[0])&0xff == 0x11 {
+								x74 := (h12 >= 0) // already there: nothing to do
+								if !x74 {
+									x74 = cur >= 0 && cur+4 <= len(data)
+									if x74 {
+										h12 = cur
+										cur += 4
+									} else {
+										h12 = -1
+									} // aeth
+								}
+								if !x74 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							parsed1 = true
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b75 := data[h3 : h3+20] // ipv4
+					if uint64(b75[9])&0xff == 0x1 {
+						x76 := (h5 >= 0) // already there: nothing to do
+						if !x76 {
+							x76 = cur >= 0 && cur+4 <= len(data)
+							if x76 {
+								h5 = cur
+								cur += 4
+							} else {
+								h5 = -1
+							} // icmp
+						}
+						if !x76 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b77 := data[h1 : h1+4] // vlan
+				if (uint64(b77[2])<<8|uint64(b77[3]))&0xffff == 0x86dd {
+					x78 := (h4 >= 0) // already there: nothing to do
+					if !x78 {
+						x78 = cur >= 0 && cur+40 <= len(data)
+						if x78 {
+							h4 = cur
+							cur += 40
+						} else {
+							h4 = -1
+						} // ipv6
+					}
+					if !x78 {
+						break
+					}
+					b79 := data[h4 : h4+40] // ipv6
+					if uint64(b79[6])&0xff == 0x11 {
+						x80 := (h8 >= 0) // already there: nothing to do
+						if !x80 {
+							x80 = cur >= 0 && cur+8 <= len(data)
+							if x80 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x80 {
+							break
+						}
+						b81 := data[h8 : h8+8] // udp
+						if (uint64(b81[2])<<8|uint64(b81[3]))&0xffff == 0x12b7 {
+							x82 := (h9 >= 0) // already there: nothing to do
+							if !x82 {
+								x82 = cur >= 0 && cur+12 <= len(data)
+								if x82 {
+									h9 = cur
+									cur += 12
+								} else {
+									h9 = -1
+								} // bth
+							}
+							if !x82 {
+								break
+							}
+							b83 := data[h9 : h9+12] // bth
+							if uint64(b83[0])&0xff == 0x6 {
+								x84 := (h10 >= 0) // already there: nothing to do
+								if !x84 {
+									x84 = cur >= 0 && cur+16 <= len(data)
+									if x84 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x84 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b85 := data[h9 : h9+12] // bth
+							if uint64(b85[0])&0xff == 0xa {
+								x86 := (h10 >= 0) // already there: nothing to do
+								if !x86 {
+									x86 = cur >= 0 && cur+16 <= len(data)
+									if x86 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x86 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b87 := data[h9 : h9+12] // bth
+							if uint64(b87[0])&0xff == 0xb {
+								x88 := (h10 >= 0) // already there: nothing to do
+								if !x88 {
+									x88 = cur >= 0 && cur+16 <= len(data)
+									if x88 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x88 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b89 := data[h9 : h9+12] // bth
+							if uint64(b89[0])&0xff == 0x3 {
+								x90 := (h11 >= 0) // already there: nothing to do
+								if !x90 {
+									x90 = cur >= 0 && cur+4 <= len(data)
+									if x90 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x90 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b91 := data[h9 : h9+12] // bth
+							if uint64(b91[0])&0xff == 0x5 {
+								x92 := (h11 >= 0) // already there: nothing to do
+								if !x92 {
+									x92 = cur >= 0 && cur+4 <= len(data)
+									if x92 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x92 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b93 := data[h9 : h9+12] // bth
+							if uint64(b93[0])&0xff == 0x9 {
+								x94 := (h11 >= 0) // already there: nothing to do
+								if !x94 {
+									x94 = cur >= 0 && cur+4 <= len(data)
+									if x94 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x94 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b95 := data[h9 : h9+12] // bth
+							if uint64(b95[0])&0xff == 0x11 {
+								x96 := (h12 >= 0) // already there: nothing to do
+								if !x96 {
+									x96 = cur >= 0 && cur+4 <= len(data)
+									if x96 {
+										h12 = cur
+										cur += 4
+									} else {
+										h12 = -1
+									} // aeth
+								}
+								if !x96 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							parsed1 = true
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b97 := data[h4 : h4+40] // ipv6
+					if uint64(b97[6])&0xff == 0x3a {
+						x98 := (h6 >= 0) // already there: nothing to do
+						if !x98 {
+							x98 = cur >= 0 && cur+4 <= len(data)
+							if x98 {
+								h6 = cur
+								cur += 4
+							} else {
+								h6 = -1
+							} // icmpv6
+						}
+						if !x98 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b99 := data[h1 : h1+4] // vlan
+				if (uint64(b99[2])<<8|uint64(b99[3]))&0xffff == 0x806 {
+					x100 := (h2 >= 0) // already there: nothing to do
+					if !x100 {
+						x100 = cur >= 0 && cur+28 <= len(data)
+						if x100 {
+							h2 = cur
+							cur += 28
+						} else {
+							h2 = -1
+						} // arp
+					}
+					if !x100 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			parsed1 = true
+			break
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 12, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 16, Valid: true}
-		}
-		p.Hdr[11] = packet.HeaderState{}
-		if h11 >= 0 {
-			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 4, Valid: true}
-		}
-		p.Hdr[12] = packet.HeaderState{}
-		if h12 >= 0 {
-			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 4, Valid: true}
-		}
-		p.Hdr[13] = packet.HeaderState{}
-		if h13 >= 0 {
-			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 4, Valid: true}
-		}
-		p.Hdr[14] = packet.HeaderState{Valid: true}
-		p.Hdr[15] = packet.HeaderState{Valid: true}
-		p.Hdr[16] = packet.HeaderState{}
-		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
-		}
-		rt1 := p.ParseFrame(0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		h11 = -1
-		if p.Hdr[11].Valid {
-			h11 = p.Hdr[11].Off
-		}
-		h12 = -1
-		if p.Hdr[12].Valid {
-			h12 = p.Hdr[12].Off
-		}
-		h13 = -1
-		if p.Hdr[13].Valid {
-			h13 = p.Hdr[13].Off
-		}
-		h16 = -1
-		if p.Hdr[16].Valid {
-			h16 = p.Hdr[16].Off
-		}
-		if !rt1 {
+		if !parsed1 {
 			return pl.drop(0)
 		}
 		goto n3
 	}
 n3:
 	{ // RxIsRoCE: test valid(udp) && udp.dport == 4791 && valid(bth)
-		c3 := (h8 >= 0)
-		if c3 {
+		c102 := (h8 >= 0)
+		if c102 {
 			if !(h8 >= 0) {
 				return pl.drop(1)
 			}
-			b4 := data[h8 : h8+8] // udp
-			c3 = ((uint64(b4[2])<<8 | uint64(b4[3])) == 0x12b7)
+			b103 := data[h8 : h8+8] // udp
+			c102 = ((uint64(b103[2])<<8 | uint64(b103[3])) == 0x12b7)
 		}
-		c2 := c3
-		if c2 {
-			c2 = (h9 >= 0)
+		c101 := c102
+		if c101 {
+			c101 = (h9 >= 0)
 		}
-		if c2 {
+		if c101 {
 			goto n5
 		}
 		goto n4
@@ -856,7 +1628,7 @@ n5:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		ok5, wellFormed6 := p.VerifyICRC(9)
+		ok104, wellFormed105 := p.VerifyICRC(9)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -918,7 +1690,7 @@ n5:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if ok5 && wellFormed6 {
+		if ok104 && wellFormed105 {
 			goto n7
 		}
 		goto n6
@@ -929,12 +1701,12 @@ n6:
 	}
 n7:
 	{ // RxRC: test bth.opcode < 0x20 && bth.tver == 0
-		b8 := data[h9 : h9+12] // bth
-		c7 := (uint64(b8[0]) < 0x20)
-		if c7 {
-			c7 = ((uint64(b8[1]) >> 0 & 0xf) == 0x0)
+		b107 := data[h9 : h9+12] // bth
+		c106 := (uint64(b107[0]) < 0x20)
+		if c106 {
+			c106 = ((uint64(b107[1]) >> 0 & 0xf) == 0x0)
 		}
-		if c7 {
+		if c106 {
 			goto n9
 		}
 		goto n8
@@ -945,39 +1717,39 @@ n8:
 	}
 n9:
 	{ // RxKind: switch bth.opcode
-		b10 := data[h9 : h9+12] // bth
-		v9 := uint64(b10[0])
+		b109 := data[h9 : h9+12] // bth
+		v108 := uint64(b109[0])
 		switch {
-		case v9 == 0x6:
+		case v108 == 0x6:
 			goto n11
-		case v9 == 0x7:
+		case v108 == 0x7:
 			pl.edges[0]++
 			goto n11
-		case v9 == 0x8:
+		case v108 == 0x8:
 			pl.edges[1]++
 			goto n11
-		case v9 == 0xa:
+		case v108 == 0xa:
 			pl.edges[2]++
 			goto n11
-		case v9 == 0x9:
+		case v108 == 0x9:
 			goto n12
-		case v9 == 0xb:
+		case v108 == 0xb:
 			pl.edges[3]++
 			goto n12
-		case v9 == 0x4:
+		case v108 == 0x4:
 			goto n15
-		case v9 == 0x5:
+		case v108 == 0x5:
 			goto n13
-		case v9 == 0x0:
+		case v108 == 0x0:
 			pl.edges[4]++
 			goto n15
-		case v9 == 0x1:
+		case v108 == 0x1:
 			pl.edges[5]++
 			goto n15
-		case v9 == 0x2:
+		case v108 == 0x2:
 			pl.edges[6]++
 			goto n15
-		case v9 == 0x3:
+		case v108 == 0x3:
 			pl.edges[7]++
 			goto n15
 		default:
@@ -990,17 +1762,17 @@ n10:
 	}
 n11:
 	{ // RxRETH: extract reth
-		x11 := (h10 >= 0) // already there: nothing to do
-		if !x11 {
-			x11 = cur >= 0 && cur+16 <= len(data)
-			if x11 {
+		x110 := (h10 >= 0) // already there: nothing to do
+		if !x110 {
+			x110 = cur >= 0 && cur+16 <= len(data)
+			if x110 {
 				h10 = cur
 				cur += 16
 			} else {
 				h10 = -1
 			} // reth
 		}
-		if x11 {
+		if x110 {
 			pl.edges[8]++
 			goto n15
 		}
@@ -1008,17 +1780,17 @@ n11:
 	}
 n12:
 	{ // RxRETHImm: extract reth
-		x12 := (h10 >= 0) // already there: nothing to do
-		if !x12 {
-			x12 = cur >= 0 && cur+16 <= len(data)
-			if x12 {
+		x111 := (h10 >= 0) // already there: nothing to do
+		if !x111 {
+			x111 = cur >= 0 && cur+16 <= len(data)
+			if x111 {
 				h10 = cur
 				cur += 16
 			} else {
 				h10 = -1
 			} // reth
 		}
-		if x12 {
+		if x111 {
 			pl.edges[9]++
 			goto n13
 		}
@@ -1027,17 +1799,17 @@ n12:
 	}
 n13:
 	{ // RxImmDt: extract immdt
-		x13 := (h11 >= 0) // already there: nothing to do
-		if !x13 {
-			x13 = cur >= 0 && cur+4 <= len(data)
-			if x13 {
+		x112 := (h11 >= 0) // already there: nothing to do
+		if !x112 {
+			x112 = cur >= 0 && cur+4 <= len(data)
+			if x112 {
 				h11 = cur
 				cur += 4
 			} else {
 				h11 = -1
 			} // immdt
 		}
-		if x13 {
+		if x112 {
 			pl.edges[10]++
 			goto n15
 		}
@@ -1050,8 +1822,8 @@ n14:
 	}
 n15:
 	{ // RxHdrs: set rx.qpn, rx.has_reth, rx.has_imm, rx.hdrs
-		b14 := data[h9 : h9+12] // bth
-		m0 = ((uint64(b14[0])<<56 | uint64(b14[1])<<48 | uint64(b14[2])<<40 | uint64(b14[3])<<32 | uint64(b14[4])<<24 | uint64(b14[5])<<16 | uint64(b14[6])<<8 | uint64(b14[7])) >> 0 & 0xffffff)
+		b113 := data[h9 : h9+12] // bth
+		m0 = ((uint64(b113[0])<<56 | uint64(b113[1])<<48 | uint64(b113[2])<<40 | uint64(b113[3])<<32 | uint64(b113[4])<<24 | uint64(b113[5])<<16 | uint64(b113[6])<<8 | uint64(b113[7])) >> 0 & 0xffffff)
 		m12 = (fastpath.B2U((h10 >= 0)))
 		m11 = (fastpath.B2U((h11 >= 0)))
 		m2 = ((((0xc + ((0x10 * m12) & 0x3f)) & 0x7f) + ((0x4 * m11) & 0xf)) & 0xff)
@@ -1066,27 +1838,27 @@ n16:
 	}
 n17:
 	{ // RxSetImm: set rx.imm
-		b15 := data[h11 : h11+4] // immdt
-		m10 = (uint64(b15[0])<<24 | uint64(b15[1])<<16 | uint64(b15[2])<<8 | uint64(b15[3]))
+		b114 := data[h11 : h11+4] // immdt
+		m10 = (uint64(b114[0])<<24 | uint64(b114[1])<<16 | uint64(b114[2])<<8 | uint64(b114[3]))
 		pl.edges[11]++
 		goto n18
 	}
 n18:
 	{ // RxSize: set rx.size
-		b16 := data[h8 : h8+8]  // udp
-		b17 := data[h9 : h9+12] // bth
-		m1 = (((((uint64(b16[4])<<8 | uint64(b16[5])) - 0x8) - m2) - (uint64(b17[1]) >> 4 & 0x3)) - 0x4) & 0xffffffff
+		b115 := data[h8 : h8+8]  // udp
+		b116 := data[h9 : h9+12] // bth
+		m1 = (((((uint64(b115[4])<<8 | uint64(b115[5])) - 0x8) - m2) - (uint64(b116[1]) >> 4 & 0x3)) - 0x4) & 0xffffffff
 		goto n19
 	}
 n19:
 	{ // RxSizeOK: test rx.size <= 4096 && 8 + rx.hdrs + bth.pad + 4 <= udp.length
-		c18 := (m1 <= 0x1000)
-		if c18 {
-			b19 := data[h9 : h9+12] // bth
-			b20 := data[h8 : h8+8]  // udp
-			c18 = (((((((0x8 + m2) & 0x1ff) + (uint64(b19[1]) >> 4 & 0x3)) & 0x3ff) + 0x4) & 0x7ff) <= (uint64(b20[4])<<8 | uint64(b20[5])))
+		c117 := (m1 <= 0x1000)
+		if c117 {
+			b118 := data[h9 : h9+12] // bth
+			b119 := data[h8 : h8+8]  // udp
+			c117 = (((((((0x8 + m2) & 0x1ff) + (uint64(b118[1]) >> 4 & 0x3)) & 0x3ff) + 0x4) & 0x7ff) <= (uint64(b119[4])<<8 | uint64(b119[5])))
 		}
-		if c18 {
+		if c117 {
 			goto n21
 		}
 		goto n20
@@ -1097,11 +1869,11 @@ n20:
 	}
 n21:
 	{ // RxAddresses: set rx.smac, rx.dmac, rx.sport
-		b21 := data[h0 : h0+14] // ethernet
-		m21 = ((uint64(b21[0])<<56 | uint64(b21[1])<<48 | uint64(b21[2])<<40 | uint64(b21[3])<<32 | uint64(b21[4])<<24 | uint64(b21[5])<<16 | uint64(b21[6])<<8 | uint64(b21[7])) >> 16 & 0xffffffffffff)
-		m22 = ((uint64(b21[4])<<56 | uint64(b21[5])<<48 | uint64(b21[6])<<40 | uint64(b21[7])<<32 | uint64(b21[8])<<24 | uint64(b21[9])<<16 | uint64(b21[10])<<8 | uint64(b21[11])) >> 0 & 0xffffffffffff)
-		b22 := data[h8 : h8+8] // udp
-		m20 = (uint64(b22[0])<<8 | uint64(b22[1]))
+		b120 := data[h0 : h0+14] // ethernet
+		m21 = ((uint64(b120[0])<<56 | uint64(b120[1])<<48 | uint64(b120[2])<<40 | uint64(b120[3])<<32 | uint64(b120[4])<<24 | uint64(b120[5])<<16 | uint64(b120[6])<<8 | uint64(b120[7])) >> 16 & 0xffffffffffff)
+		m22 = ((uint64(b120[4])<<56 | uint64(b120[5])<<48 | uint64(b120[6])<<40 | uint64(b120[7])<<32 | uint64(b120[8])<<24 | uint64(b120[9])<<16 | uint64(b120[10])<<8 | uint64(b120[11])) >> 0 & 0xffffffffffff)
+		b121 := data[h8 : h8+8] // udp
+		m20 = (uint64(b121[0])<<8 | uint64(b121[1]))
 		goto n22
 	}
 n22:
@@ -1113,9 +1885,9 @@ n22:
 	}
 n23:
 	{ // RxIPv4: set rx.sip, rx.dip
-		b23 := data[h3 : h3+20] // ipv4
-		m23 = packet.Value{Lo: (uint64(b23[16])<<24 | uint64(b23[17])<<16 | uint64(b23[18])<<8 | uint64(b23[19]))}
-		m24 = packet.Value{Lo: (uint64(b23[12])<<24 | uint64(b23[13])<<16 | uint64(b23[14])<<8 | uint64(b23[15]))}
+		b122 := data[h3 : h3+20] // ipv4
+		m23 = packet.Value{Lo: (uint64(b122[16])<<24 | uint64(b122[17])<<16 | uint64(b122[18])<<8 | uint64(b122[19]))}
+		m24 = packet.Value{Lo: (uint64(b122[12])<<24 | uint64(b122[13])<<16 | uint64(b122[14])<<8 | uint64(b122[15]))}
 		goto n25
 	}
 n24:
@@ -1123,31 +1895,31 @@ n24:
 		if !(h4 >= 0) {
 			return pl.drop(8)
 		}
-		b24 := data[h4 : h4+40] // ipv6
-		m23 = packet.Value{Hi: (uint64(b24[24])<<56 | uint64(b24[25])<<48 | uint64(b24[26])<<40 | uint64(b24[27])<<32 | uint64(b24[28])<<24 | uint64(b24[29])<<16 | uint64(b24[30])<<8 | uint64(b24[31])), Lo: (uint64(b24[32])<<56 | uint64(b24[33])<<48 | uint64(b24[34])<<40 | uint64(b24[35])<<32 | uint64(b24[36])<<24 | uint64(b24[37])<<16 | uint64(b24[38])<<8 | uint64(b24[39]))}
-		m24 = packet.Value{Hi: (uint64(b24[8])<<56 | uint64(b24[9])<<48 | uint64(b24[10])<<40 | uint64(b24[11])<<32 | uint64(b24[12])<<24 | uint64(b24[13])<<16 | uint64(b24[14])<<8 | uint64(b24[15])), Lo: (uint64(b24[16])<<56 | uint64(b24[17])<<48 | uint64(b24[18])<<40 | uint64(b24[19])<<32 | uint64(b24[20])<<24 | uint64(b24[21])<<16 | uint64(b24[22])<<8 | uint64(b24[23]))}
+		b123 := data[h4 : h4+40] // ipv6
+		m23 = packet.Value{Hi: (uint64(b123[24])<<56 | uint64(b123[25])<<48 | uint64(b123[26])<<40 | uint64(b123[27])<<32 | uint64(b123[28])<<24 | uint64(b123[29])<<16 | uint64(b123[30])<<8 | uint64(b123[31])), Lo: (uint64(b123[32])<<56 | uint64(b123[33])<<48 | uint64(b123[34])<<40 | uint64(b123[35])<<32 | uint64(b123[36])<<24 | uint64(b123[37])<<16 | uint64(b123[38])<<8 | uint64(b123[39]))}
+		m24 = packet.Value{Hi: (uint64(b123[8])<<56 | uint64(b123[9])<<48 | uint64(b123[10])<<40 | uint64(b123[11])<<32 | uint64(b123[12])<<24 | uint64(b123[13])<<16 | uint64(b123[14])<<8 | uint64(b123[15])), Lo: (uint64(b123[16])<<56 | uint64(b123[17])<<48 | uint64(b123[18])<<40 | uint64(b123[19])<<32 | uint64(b123[20])<<24 | uint64(b123[21])<<16 | uint64(b123[22])<<8 | uint64(b123[23]))}
 		m19 = (0x1)
 		pl.edges[12]++
 		goto n25
 	}
 n25:
 	{ // RxLoad: load qps
-		var rk25 packet.RegisterKey
-		rk25[0] = packet.V(m0)
-		var rv26 [11]packet.Value
-		ok27 := pl.regs[0].Load(&rk25, rv26[:])
-		m28 = rv26[0].Lo
-		m29 = rv26[1].Lo
-		m30 = rv26[2].Lo
-		m31 = rv26[3].Lo
-		m32 = rv26[4].Lo
-		m33 = rv26[5].Lo
-		m34 = rv26[6].Lo
-		m35 = rv26[7].Lo
-		m36 = rv26[8].Lo
-		m37 = rv26[9]
-		m38 = rv26[10]
-		if ok27 {
+		var rk124 packet.RegisterKey
+		rk124[0] = packet.V(m0)
+		var rv125 [11]packet.Value
+		ok126 := pl.regs[0].Load(&rk124, rv125[:])
+		m28 = rv125[0].Lo
+		m29 = rv125[1].Lo
+		m30 = rv125[2].Lo
+		m31 = rv125[3].Lo
+		m32 = rv125[4].Lo
+		m33 = rv125[5].Lo
+		m34 = rv125[6].Lo
+		m35 = rv125[7].Lo
+		m36 = rv125[8].Lo
+		m37 = rv125[9]
+		m38 = rv125[10]
+		if ok126 {
 			goto n28
 		}
 		goto n26
@@ -1155,23 +1927,23 @@ n25:
 n26:
 	{ // RxConnection: lookup connections
 		act, params := 1, []packet.Value(nil)
-		b29 := data[h9 : h9+12] // bth
-		kw28 := ((uint64(b29[0])<<56 | uint64(b29[1])<<48 | uint64(b29[2])<<40 | uint64(b29[3])<<32 | uint64(b29[4])<<24 | uint64(b29[5])<<16 | uint64(b29[6])<<8 | uint64(b29[7])) >> 0 & 0xffffff)
-		pr30 := pl.tables[0].Probes()
-		k31 := kw28 << 0
-		if pi32 := &pr30.Packed; len(pi32.Slots) > 0 {
-			k31 &= pi32.Mask
-			m, j := uint64(len(pi32.Slots)-1), packet.PackedHash(k31)>>(pi32.Shift&63)
-			sl := &pi32.Slots[j]
-			for sl.Entry != 0 && sl.Key != k31 {
+		b128 := data[h9 : h9+12] // bth
+		kw127 := ((uint64(b128[0])<<56 | uint64(b128[1])<<48 | uint64(b128[2])<<40 | uint64(b128[3])<<32 | uint64(b128[4])<<24 | uint64(b128[5])<<16 | uint64(b128[6])<<8 | uint64(b128[7])) >> 0 & 0xffffff)
+		pr129 := pl.tables[0].Probes()
+		k130 := kw127 << 0
+		if pi131 := &pr129.Packed; len(pi131.Slots) > 0 {
+			k130 &= pi131.Mask
+			m, j := uint64(len(pi131.Slots)-1), packet.PackedHash(k130)>>(pi131.Shift&63)
+			sl := &pi131.Slots[j]
+			for sl.Entry != 0 && sl.Key != k130 {
 				j = (j + 1) & m
-				sl = &pi32.Slots[j]
+				sl = &pi131.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr30.Len != 0 {
-			if a, ps, hit := pl.tables[0].LookupWordAction(k31); hit {
+		} else if pr129.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k130); hit {
 				act, params = a, ps
 			}
 		}
@@ -1194,8 +1966,8 @@ n27:
 	}
 n28:
 	{ // RxPSN: set rx.d
-		b33 := data[h9 : h9+12] // bth
-		m3 = (((((uint64(b33[4])<<56 | uint64(b33[5])<<48 | uint64(b33[6])<<40 | uint64(b33[7])<<32 | uint64(b33[8])<<24 | uint64(b33[9])<<16 | uint64(b33[10])<<8 | uint64(b33[11])) >> 0 & 0xffffff) - m28) & 0xffffff) & 0xffffff)
+		b132 := data[h9 : h9+12] // bth
+		m3 = (((((uint64(b132[4])<<56 | uint64(b132[5])<<48 | uint64(b132[6])<<40 | uint64(b132[7])<<32 | uint64(b132[8])<<24 | uint64(b132[9])<<16 | uint64(b132[10])<<8 | uint64(b132[11])) >> 0 & 0xffffff) - m28) & 0xffffff) & 0xffffff)
 		goto n29
 	}
 n29:
@@ -1246,23 +2018,23 @@ n35:
 n36:
 	{ // RxRegion: lookup regions
 		act, params := 1, []packet.Value(nil)
-		b35 := data[h10 : h10+16] // reth
-		kw34 := (uint64(b35[8])<<24 | uint64(b35[9])<<16 | uint64(b35[10])<<8 | uint64(b35[11]))
-		pr36 := pl.tables[1].Probes()
-		k37 := kw34 << 0
-		if pi38 := &pr36.Packed; len(pi38.Slots) > 0 {
-			k37 &= pi38.Mask
-			m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37)>>(pi38.Shift&63)
-			sl := &pi38.Slots[j]
-			for sl.Entry != 0 && sl.Key != k37 {
+		b134 := data[h10 : h10+16] // reth
+		kw133 := (uint64(b134[8])<<24 | uint64(b134[9])<<16 | uint64(b134[10])<<8 | uint64(b134[11]))
+		pr135 := pl.tables[1].Probes()
+		k136 := kw133 << 0
+		if pi137 := &pr135.Packed; len(pi137.Slots) > 0 {
+			k136 &= pi137.Mask
+			m, j := uint64(len(pi137.Slots)-1), packet.PackedHash(k136)>>(pi137.Shift&63)
+			sl := &pi137.Slots[j]
+			for sl.Entry != 0 && sl.Key != k136 {
 				j = (j + 1) & m
-				sl = &pi38.Slots[j]
+				sl = &pi137.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr36.Len != 0 {
-			if a, ps, hit := pl.tables[1].LookupWordAction(k37); hit {
+		} else if pr135.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k136); hit {
 				act, params = a, ps
 			}
 		}
@@ -1280,12 +2052,12 @@ n36:
 	}
 n37:
 	{ // RxBounds: test reth.va >= rx.base && reth.va + rx.size <= rx.base + rx.rlen
-		b40 := data[h10 : h10+16] // reth
-		c39 := ((uint64(b40[0])<<56 | uint64(b40[1])<<48 | uint64(b40[2])<<40 | uint64(b40[3])<<32 | uint64(b40[4])<<24 | uint64(b40[5])<<16 | uint64(b40[6])<<8 | uint64(b40[7])) >= m14)
-		if c39 {
-			c39 = (packet.Value{Lo: (uint64(b40[0])<<56 | uint64(b40[1])<<48 | uint64(b40[2])<<40 | uint64(b40[3])<<32 | uint64(b40[4])<<24 | uint64(b40[5])<<16 | uint64(b40[6])<<8 | uint64(b40[7]))}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).Cmp(packet.Value{Lo: m14}.Add(packet.Value{Lo: m15}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff})) <= 0)
+		b139 := data[h10 : h10+16] // reth
+		c138 := ((uint64(b139[0])<<56 | uint64(b139[1])<<48 | uint64(b139[2])<<40 | uint64(b139[3])<<32 | uint64(b139[4])<<24 | uint64(b139[5])<<16 | uint64(b139[6])<<8 | uint64(b139[7])) >= m14)
+		if c138 {
+			c138 = (packet.Value{Lo: (uint64(b139[0])<<56 | uint64(b139[1])<<48 | uint64(b139[2])<<40 | uint64(b139[3])<<32 | uint64(b139[4])<<24 | uint64(b139[5])<<16 | uint64(b139[6])<<8 | uint64(b139[7]))}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).Cmp(packet.Value{Lo: m14}.Add(packet.Value{Lo: m15}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff})) <= 0)
 		}
-		if c39 {
+		if c138 {
 			goto n38
 		}
 		pl.edges[15]++
@@ -1293,28 +2065,28 @@ n37:
 	}
 n38:
 	{ // RxShape: test bth.opcode == 0x0a || bth.opcode == 0x0b
-		b42 := data[h9 : h9+12] // bth
-		c41 := (uint64(b42[0]) == 0xa)
-		if !c41 {
-			c41 = (uint64(b42[0]) == 0xb)
+		b141 := data[h9 : h9+12] // bth
+		c140 := (uint64(b141[0]) == 0xa)
+		if !c140 {
+			c140 = (uint64(b141[0]) == 0xb)
 		}
-		if c41 {
+		if c140 {
 			goto n39
 		}
 		goto n40
 	}
 n39:
 	{ // RxOnlyLen: test rx.size == reth.dma_len
-		b43 := data[h10 : h10+16] // reth
-		if m1 == (uint64(b43[12])<<24 | uint64(b43[13])<<16 | uint64(b43[14])<<8 | uint64(b43[15])) {
+		b142 := data[h10 : h10+16] // reth
+		if m1 == (uint64(b142[12])<<24 | uint64(b142[13])<<16 | uint64(b142[14])<<8 | uint64(b142[15])) {
 			goto n41
 		}
 		goto n60
 	}
 n40:
 	{ // RxPartLen: test rx.size <= reth.dma_len
-		b44 := data[h10 : h10+16] // reth
-		if m1 <= (uint64(b44[12])<<24 | uint64(b44[13])<<16 | uint64(b44[14])<<8 | uint64(b44[15])) {
+		b143 := data[h10 : h10+16] // reth
+		if m1 <= (uint64(b143[12])<<24 | uint64(b143[13])<<16 | uint64(b143[14])<<8 | uint64(b143[15])) {
 			pl.edges[16]++
 			goto n41
 		}
@@ -1323,19 +2095,19 @@ n40:
 	}
 n41:
 	{ // RxWrite: set rx.at, rx.rkey
-		b45 := data[h10 : h10+16] // reth
-		m8 = ((uint64(b45[0])<<56 | uint64(b45[1])<<48 | uint64(b45[2])<<40 | uint64(b45[3])<<32 | uint64(b45[4])<<24 | uint64(b45[5])<<16 | uint64(b45[6])<<8 | uint64(b45[7])) - m14)
-		m25 = (uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11]))
+		b144 := data[h10 : h10+16] // reth
+		m8 = ((uint64(b144[0])<<56 | uint64(b144[1])<<48 | uint64(b144[2])<<40 | uint64(b144[3])<<32 | uint64(b144[4])<<24 | uint64(b144[5])<<16 | uint64(b144[6])<<8 | uint64(b144[7])) - m14)
+		m25 = (uint64(b144[8])<<24 | uint64(b144[9])<<16 | uint64(b144[10])<<8 | uint64(b144[11]))
 		goto n46
 	}
 n42:
 	{ // RxIsSend: test bth.opcode == 0x04 || bth.opcode == 0x05
-		b47 := data[h9 : h9+12] // bth
-		c46 := (uint64(b47[0]) == 0x4)
-		if !c46 {
-			c46 = (uint64(b47[0]) == 0x5)
+		b146 := data[h9 : h9+12] // bth
+		c145 := (uint64(b146[0]) == 0x4)
+		if !c145 {
+			c145 = (uint64(b146[0]) == 0x5)
 		}
-		if c46 {
+		if c145 {
 			goto n43
 		}
 		pl.edges[18]++
@@ -1361,20 +2133,20 @@ n45:
 n46:
 	{ // RxMark: set rx.accepted, rx.last, rx.poff, qp.bitmap, qp.ends
 		m13 = (0x1)
-		b51 := data[h9 : h9+12] // bth
-		c50 := (uint64(b51[0]) >= 0x8)
-		if c50 {
-			c50 = (uint64(b51[0]) <= 0xb)
+		b150 := data[h9 : h9+12] // bth
+		c149 := (uint64(b150[0]) >= 0x8)
+		if c149 {
+			c149 = (uint64(b150[0]) <= 0xb)
 		}
-		c49 := c50
-		if !c49 {
-			c49 = (uint64(b51[0]) == 0x4)
+		c148 := c149
+		if !c148 {
+			c148 = (uint64(b150[0]) == 0x4)
 		}
-		c48 := c49
-		if !c48 {
-			c48 = (uint64(b51[0]) == 0x5)
+		c147 := c148
+		if !c147 {
+			c147 = (uint64(b150[0]) == 0x5)
 		}
-		m4 = (fastpath.B2U(c48))
+		m4 = (fastpath.B2U(c147))
 		m9 = (packet.Value{Lo: uint64(len(data) - h0)}.Sub(packet.Value{Lo: uint64(len(data) - h9)}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Add(packet.Value{Lo: m2}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).Lo & 0xffff
 		m37 = m37.Or(packet.Value{Lo: 0x1}.Shl(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		m38 = m38.Or(packet.Value{Lo: m4}.Shl(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
@@ -1414,22 +2186,22 @@ n50:
 	}
 n51:
 	{ // RxStore: store qps
-		var rk52 packet.RegisterKey
-		rk52[0] = packet.V(m0)
-		var rv53 [11]packet.Value
-		rv53[0] = packet.V(m28)
-		rv53[1] = packet.V(m29)
-		rv53[2] = packet.V(m30)
-		rv53[3] = packet.V(m31)
-		rv53[4] = packet.V(m32)
-		rv53[5] = packet.V(m33)
-		rv53[6] = packet.V(m34)
-		rv53[7] = packet.V(m35)
-		rv53[8] = packet.V(m36)
-		rv53[9] = m37
-		rv53[10] = m38
-		ok54 := pl.regs[0].Store(&rk52, rv53[:])
-		if ok54 {
+		var rk151 packet.RegisterKey
+		rk151[0] = packet.V(m0)
+		var rv152 [11]packet.Value
+		rv152[0] = packet.V(m28)
+		rv152[1] = packet.V(m29)
+		rv152[2] = packet.V(m30)
+		rv152[3] = packet.V(m31)
+		rv152[4] = packet.V(m32)
+		rv152[5] = packet.V(m33)
+		rv152[6] = packet.V(m34)
+		rv152[7] = packet.V(m35)
+		rv152[8] = packet.V(m36)
+		rv152[9] = m37
+		rv152[10] = m38
+		ok153 := pl.regs[0].Store(&rk151, rv152[:])
+		if ok153 {
 			goto n53
 		}
 		goto n52
@@ -1455,8 +2227,8 @@ n54:
 n60:
 	{ // RxNAKInvalid: set rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack
 		m16 = (0x61)
-		b55 := data[h9 : h9+12] // bth
-		m17 = ((uint64(b55[4])<<56 | uint64(b55[5])<<48 | uint64(b55[6])<<40 | uint64(b55[7])<<32 | uint64(b55[8])<<24 | uint64(b55[9])<<16 | uint64(b55[10])<<8 | uint64(b55[11])) >> 0 & 0xffffff)
+		b154 := data[h9 : h9+12] // bth
+		m17 = ((uint64(b154[4])<<56 | uint64(b154[5])<<48 | uint64(b154[6])<<40 | uint64(b154[7])<<32 | uint64(b154[8])<<24 | uint64(b154[9])<<16 | uint64(b154[10])<<8 | uint64(b154[11])) >> 0 & 0xffffff)
 		m18 = (m29)
 		m7 = (0x1)
 		goto n62
@@ -1464,8 +2236,8 @@ n60:
 n61:
 	{ // RxNAKAccess: set rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack
 		m16 = (0x62)
-		b56 := data[h9 : h9+12] // bth
-		m17 = ((uint64(b56[4])<<56 | uint64(b56[5])<<48 | uint64(b56[6])<<40 | uint64(b56[7])<<32 | uint64(b56[8])<<24 | uint64(b56[9])<<16 | uint64(b56[10])<<8 | uint64(b56[11])) >> 0 & 0xffffff)
+		b155 := data[h9 : h9+12] // bth
+		m17 = ((uint64(b155[4])<<56 | uint64(b155[5])<<48 | uint64(b155[6])<<40 | uint64(b155[7])<<32 | uint64(b155[8])<<24 | uint64(b155[9])<<16 | uint64(b155[10])<<8 | uint64(b155[11])) >> 0 & 0xffffff)
 		m18 = (m29)
 		m7 = (0x1)
 		pl.edges[23]++
@@ -1542,7 +2314,7 @@ n55:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt57 := p.Push(16, 0, 0)
+		rt156 := p.Push(16, 0, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1604,124 +2376,124 @@ n55:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt57 {
+		if !rt156 {
 			return pl.drop(13)
 		}
 		goto n56
 	}
 n56:
 	{ // RxPlacementFields: set placement.rkey, placement.offset, placement.length, placement.imm, placement.qpn, placement.data, placement.ack, placement.has_imm, placement.send, placement.v6, placement.accepted, placement.poff, placement.syndrome, placement.psn, placement.msn, placement.peer, placement.sport, placement.smac, placement.dmac, placement.sip, placement.dip, placement.rpsn
-		b58 := data[h16 : h16+85] // placement
-		s59 := uint32(m25)
-		b58[0] = byte(s59 >> 24)
-		b58[1] = byte(s59 >> 16)
-		b58[2] = byte(s59 >> 8)
-		b58[3] = byte(s59)
-		s60 := m8
-		b58[4] = byte(s60 >> 56)
-		b58[5] = byte(s60 >> 48)
-		b58[6] = byte(s60 >> 40)
-		b58[7] = byte(s60 >> 32)
-		b58[8] = byte(s60 >> 24)
-		b58[9] = byte(s60 >> 16)
-		b58[10] = byte(s60 >> 8)
-		b58[11] = byte(s60)
-		s61 := uint32(m1)
-		b58[12] = byte(s61 >> 24)
-		b58[13] = byte(s61 >> 16)
-		b58[14] = byte(s61 >> 8)
-		b58[15] = byte(s61)
-		s62 := uint32(m10)
-		b58[16] = byte(s62 >> 24)
-		b58[17] = byte(s62 >> 16)
-		b58[18] = byte(s62 >> 8)
-		b58[19] = byte(s62)
-		s63 := m0
-		b58[20] = byte(s63 >> 16)
-		b58[21] = byte(s63 >> 8)
-		b58[22] = byte(s63)
-		b58[23] = b58[23]&^0x80 | byte(m6)<<7&0x80
-		b58[23] = b58[23]&^0x40 | byte(m7)<<6&0x40
-		b58[23] = b58[23]&^0x20 | byte(m11)<<5&0x20
-		b58[23] = b58[23]&^0x10 | byte(m5)<<4&0x10
-		b58[23] = b58[23]&^0x8 | byte(m19)<<3&0x8
-		b58[23] = b58[23]&^0x4 | byte(m13)<<2&0x4
-		s64 := uint16(m9)
-		b58[24] = byte(s64 >> 8)
-		b58[25] = byte(s64)
-		b58[26] = byte(m16)
-		s65 := m17
-		b58[27] = byte(s65 >> 16)
-		b58[28] = byte(s65 >> 8)
-		b58[29] = byte(s65)
-		s66 := m18
-		b58[30] = byte(s66 >> 16)
-		b58[31] = byte(s66 >> 8)
-		b58[32] = byte(s66)
-		s67 := m30
-		b58[33] = byte(s67 >> 16)
-		b58[34] = byte(s67 >> 8)
-		b58[35] = byte(s67)
-		s68 := uint16(m20)
-		b58[36] = byte(s68 >> 8)
-		b58[37] = byte(s68)
-		s69 := m21
-		b58[38] = byte(s69 >> 40)
-		b58[39] = byte(s69 >> 32)
-		b58[40] = byte(s69 >> 24)
-		b58[41] = byte(s69 >> 16)
-		b58[42] = byte(s69 >> 8)
-		b58[43] = byte(s69)
-		s70 := m22
-		b58[44] = byte(s70 >> 40)
-		b58[45] = byte(s70 >> 32)
-		b58[46] = byte(s70 >> 24)
-		b58[47] = byte(s70 >> 16)
-		b58[48] = byte(s70 >> 8)
-		b58[49] = byte(s70)
-		v71 := m23
-		s72 := v71.Hi
-		b58[50] = byte(s72 >> 56)
-		b58[51] = byte(s72 >> 48)
-		b58[52] = byte(s72 >> 40)
-		b58[53] = byte(s72 >> 32)
-		b58[54] = byte(s72 >> 24)
-		b58[55] = byte(s72 >> 16)
-		b58[56] = byte(s72 >> 8)
-		b58[57] = byte(s72)
-		s73 := v71.Lo
-		b58[58] = byte(s73 >> 56)
-		b58[59] = byte(s73 >> 48)
-		b58[60] = byte(s73 >> 40)
-		b58[61] = byte(s73 >> 32)
-		b58[62] = byte(s73 >> 24)
-		b58[63] = byte(s73 >> 16)
-		b58[64] = byte(s73 >> 8)
-		b58[65] = byte(s73)
-		v74 := m24
-		s75 := v74.Hi
-		b58[66] = byte(s75 >> 56)
-		b58[67] = byte(s75 >> 48)
-		b58[68] = byte(s75 >> 40)
-		b58[69] = byte(s75 >> 32)
-		b58[70] = byte(s75 >> 24)
-		b58[71] = byte(s75 >> 16)
-		b58[72] = byte(s75 >> 8)
-		b58[73] = byte(s75)
-		s76 := v74.Lo
-		b58[74] = byte(s76 >> 56)
-		b58[75] = byte(s76 >> 48)
-		b58[76] = byte(s76 >> 40)
-		b58[77] = byte(s76 >> 32)
-		b58[78] = byte(s76 >> 24)
-		b58[79] = byte(s76 >> 16)
-		b58[80] = byte(s76 >> 8)
-		b58[81] = byte(s76)
-		b77 := data[h9 : h9+12] // bth
-		s78 := ((uint64(b77[4])<<56 | uint64(b77[5])<<48 | uint64(b77[6])<<40 | uint64(b77[7])<<32 | uint64(b77[8])<<24 | uint64(b77[9])<<16 | uint64(b77[10])<<8 | uint64(b77[11])) >> 0 & 0xffffff)
-		b58[82] = byte(s78 >> 16)
-		b58[83] = byte(s78 >> 8)
-		b58[84] = byte(s78)
+		b157 := data[h16 : h16+85] // placement
+		s158 := uint32(m25)
+		b157[0] = byte(s158 >> 24)
+		b157[1] = byte(s158 >> 16)
+		b157[2] = byte(s158 >> 8)
+		b157[3] = byte(s158)
+		s159 := m8
+		b157[4] = byte(s159 >> 56)
+		b157[5] = byte(s159 >> 48)
+		b157[6] = byte(s159 >> 40)
+		b157[7] = byte(s159 >> 32)
+		b157[8] = byte(s159 >> 24)
+		b157[9] = byte(s159 >> 16)
+		b157[10] = byte(s159 >> 8)
+		b157[11] = byte(s159)
+		s160 := uint32(m1)
+		b157[12] = byte(s160 >> 24)
+		b157[13] = byte(s160 >> 16)
+		b157[14] = byte(s160 >> 8)
+		b157[15] = byte(s160)
+		s161 := uint32(m10)
+		b157[16] = byte(s161 >> 24)
+		b157[17] = byte(s161 >> 16)
+		b157[18] = byte(s161 >> 8)
+		b157[19] = byte(s161)
+		s162 := m0
+		b157[20] = byte(s162 >> 16)
+		b157[21] = byte(s162 >> 8)
+		b157[22] = byte(s162)
+		b157[23] = b157[23]&^0x80 | byte(m6)<<7&0x80
+		b157[23] = b157[23]&^0x40 | byte(m7)<<6&0x40
+		b157[23] = b157[23]&^0x20 | byte(m11)<<5&0x20
+		b157[23] = b157[23]&^0x10 | byte(m5)<<4&0x10
+		b157[23] = b157[23]&^0x8 | byte(m19)<<3&0x8
+		b157[23] = b157[23]&^0x4 | byte(m13)<<2&0x4
+		s163 := uint16(m9)
+		b157[24] = byte(s163 >> 8)
+		b157[25] = byte(s163)
+		b157[26] = byte(m16)
+		s164 := m17
+		b157[27] = byte(s164 >> 16)
+		b157[28] = byte(s164 >> 8)
+		b157[29] = byte(s164)
+		s165 := m18
+		b157[30] = byte(s165 >> 16)
+		b157[31] = byte(s165 >> 8)
+		b157[32] = byte(s165)
+		s166 := m30
+		b157[33] = byte(s166 >> 16)
+		b157[34] = byte(s166 >> 8)
+		b157[35] = byte(s166)
+		s167 := uint16(m20)
+		b157[36] = byte(s167 >> 8)
+		b157[37] = byte(s167)
+		s168 := m21
+		b157[38] = byte(s168 >> 40)
+		b157[39] = byte(s168 >> 32)
+		b157[40] = byte(s168 >> 24)
+		b157[41] = byte(s168 >> 16)
+		b157[42] = byte(s168 >> 8)
+		b157[43] = byte(s168)
+		s169 := m22
+		b157[44] = byte(s169 >> 40)
+		b157[45] = byte(s169 >> 32)
+		b157[46] = byte(s169 >> 24)
+		b157[47] = byte(s169 >> 16)
+		b157[48] = byte(s169 >> 8)
+		b157[49] = byte(s169)
+		v170 := m23
+		s171 := v170.Hi
+		b157[50] = byte(s171 >> 56)
+		b157[51] = byte(s171 >> 48)
+		b157[52] = byte(s171 >> 40)
+		b157[53] = byte(s171 >> 32)
+		b157[54] = byte(s171 >> 24)
+		b157[55] = byte(s171 >> 16)
+		b157[56] = byte(s171 >> 8)
+		b157[57] = byte(s171)
+		s172 := v170.Lo
+		b157[58] = byte(s172 >> 56)
+		b157[59] = byte(s172 >> 48)
+		b157[60] = byte(s172 >> 40)
+		b157[61] = byte(s172 >> 32)
+		b157[62] = byte(s172 >> 24)
+		b157[63] = byte(s172 >> 16)
+		b157[64] = byte(s172 >> 8)
+		b157[65] = byte(s172)
+		v173 := m24
+		s174 := v173.Hi
+		b157[66] = byte(s174 >> 56)
+		b157[67] = byte(s174 >> 48)
+		b157[68] = byte(s174 >> 40)
+		b157[69] = byte(s174 >> 32)
+		b157[70] = byte(s174 >> 24)
+		b157[71] = byte(s174 >> 16)
+		b157[72] = byte(s174 >> 8)
+		b157[73] = byte(s174)
+		s175 := v173.Lo
+		b157[74] = byte(s175 >> 56)
+		b157[75] = byte(s175 >> 48)
+		b157[76] = byte(s175 >> 40)
+		b157[77] = byte(s175 >> 32)
+		b157[78] = byte(s175 >> 24)
+		b157[79] = byte(s175 >> 16)
+		b157[80] = byte(s175 >> 8)
+		b157[81] = byte(s175)
+		b176 := data[h9 : h9+12] // bth
+		s177 := ((uint64(b176[4])<<56 | uint64(b176[5])<<48 | uint64(b176[6])<<40 | uint64(b176[7])<<32 | uint64(b176[8])<<24 | uint64(b176[9])<<16 | uint64(b176[10])<<8 | uint64(b176[11])) >> 0 & 0xffffff)
+		b157[82] = byte(s177 >> 16)
+		b157[83] = byte(s177 >> 8)
+		b157[84] = byte(s177)
 		goto n57
 	}
 n57:

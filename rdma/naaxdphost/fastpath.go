@@ -651,152 +651,924 @@ n1:
 	}
 n2:
 	{ // RxQueue: input
-		p.Load(buf, off, n) // the packet's buffer; its state follows
-		p.Data, p.Cursor = data, cur
-		p.Hdr[0] = packet.HeaderState{}
-		if h0 >= 0 {
-			p.Hdr[0] = packet.HeaderState{Off: h0, Len: 14, Valid: true}
+		parsed1 := false
+		for { // the parse graph from ethernet; break ends it
+			h0 = -1
+			h1 = -1
+			h2 = -1
+			h3, h3len = -1, 0
+			h4 = -1
+			h5 = -1
+			h6 = -1
+			h7 = -1
+			h8 = -1
+			h9 = -1
+			h10 = -1
+			h11 = -1
+			h12 = -1
+			h13 = -1
+			h16 = -1
+			cur = 0
+			x2 := (h0 >= 0) // already there: nothing to do
+			if !x2 {
+				x2 = cur >= 0 && cur+14 <= len(data)
+				if x2 {
+					h0 = cur
+					cur += 14
+				} else {
+					h0 = -1
+				} // ethernet
+			}
+			if !x2 {
+				break
+			}
+			b3 := data[h0 : h0+14] // ethernet
+			if (uint64(b3[12])<<8|uint64(b3[13]))&0xffff == 0x800 {
+				x4 := (h3 >= 0) // already there: nothing to do
+				if !x4 {
+					if off := cur; off >= 0 && off+20 <= len(data) {
+						h3, h3len = off, 20
+						if !(h3 >= 0) {
+							return pl.drop(0)
+						}
+						b6 := data[h3 : h3+20] // ipv4
+						ext5 := ((int64((uint64(b6[0]) >> 0 & 0xf)) - 5) * 4)
+						x4 = ext5 >= 0 && ext5 <= int64(len(data)) && off+20+int(ext5) <= len(data)
+						if x4 {
+							h3len += int(ext5)
+							cur = off + h3len
+						}
+					}
+					if !x4 {
+						h3 = -1
+					} // ipv4
+				}
+				if !x4 {
+					break
+				}
+				b7 := data[h3 : h3+20] // ipv4
+				if uint64(b7[9])&0xff == 0x11 {
+					x8 := (h8 >= 0) // already there: nothing to do
+					if !x8 {
+						x8 = cur >= 0 && cur+8 <= len(data)
+						if x8 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x8 {
+						break
+					}
+					b9 := data[h8 : h8+8] // udp
+					if (uint64(b9[2])<<8|uint64(b9[3]))&0xffff == 0x12b7 {
+						x10 := (h9 >= 0) // already there: nothing to do
+						if !x10 {
+							x10 = cur >= 0 && cur+12 <= len(data)
+							if x10 {
+								h9 = cur
+								cur += 12
+							} else {
+								h9 = -1
+							} // bth
+						}
+						if !x10 {
+							break
+						}
+						b11 := data[h9 : h9+12] // bth
+						if uint64(b11[0])&0xff == 0x6 {
+							x12 := (h10 >= 0) // already there: nothing to do
+							if !x12 {
+								x12 = cur >= 0 && cur+16 <= len(data)
+								if x12 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x12 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b13 := data[h9 : h9+12] // bth
+						if uint64(b13[0])&0xff == 0xa {
+							x14 := (h10 >= 0) // already there: nothing to do
+							if !x14 {
+								x14 = cur >= 0 && cur+16 <= len(data)
+								if x14 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x14 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b15 := data[h9 : h9+12] // bth
+						if uint64(b15[0])&0xff == 0xb {
+							x16 := (h10 >= 0) // already there: nothing to do
+							if !x16 {
+								x16 = cur >= 0 && cur+16 <= len(data)
+								if x16 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x16 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b17 := data[h9 : h9+12] // bth
+						if uint64(b17[0])&0xff == 0x3 {
+							x18 := (h11 >= 0) // already there: nothing to do
+							if !x18 {
+								x18 = cur >= 0 && cur+4 <= len(data)
+								if x18 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x18 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b19 := data[h9 : h9+12] // bth
+						if uint64(b19[0])&0xff == 0x5 {
+							x20 := (h11 >= 0) // already there: nothing to do
+							if !x20 {
+								x20 = cur >= 0 && cur+4 <= len(data)
+								if x20 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x20 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b21 := data[h9 : h9+12] // bth
+						if uint64(b21[0])&0xff == 0x9 {
+							x22 := (h11 >= 0) // already there: nothing to do
+							if !x22 {
+								x22 = cur >= 0 && cur+4 <= len(data)
+								if x22 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x22 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b23 := data[h9 : h9+12] // bth
+						if uint64(b23[0])&0xff == 0x11 {
+							x24 := (h12 >= 0) // already there: nothing to do
+							if !x24 {
+								x24 = cur >= 0 && cur+4 <= len(data)
+								if x24 {
+									h12 = cur
+									cur += 4
+								} else {
+									h12 = -1
+								} // aeth
+							}
+							if !x24 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b25 := data[h3 : h3+20] // ipv4
+				if uint64(b25[9])&0xff == 0x1 {
+					x26 := (h5 >= 0) // already there: nothing to do
+					if !x26 {
+						x26 = cur >= 0 && cur+4 <= len(data)
+						if x26 {
+							h5 = cur
+							cur += 4
+						} else {
+							h5 = -1
+						} // icmp
+					}
+					if !x26 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b27 := data[h0 : h0+14] // ethernet
+			if (uint64(b27[12])<<8|uint64(b27[13]))&0xffff == 0x86dd {
+				x28 := (h4 >= 0) // already there: nothing to do
+				if !x28 {
+					x28 = cur >= 0 && cur+40 <= len(data)
+					if x28 {
+						h4 = cur
+						cur += 40
+					} else {
+						h4 = -1
+					} // ipv6
+				}
+				if !x28 {
+					break
+				}
+				b29 := data[h4 : h4+40] // ipv6
+				if uint64(b29[6])&0xff == 0x11 {
+					x30 := (h8 >= 0) // already there: nothing to do
+					if !x30 {
+						x30 = cur >= 0 && cur+8 <= len(data)
+						if x30 {
+							h8 = cur
+							cur += 8
+						} else {
+							h8 = -1
+						} // udp
+					}
+					if !x30 {
+						break
+					}
+					b31 := data[h8 : h8+8] // udp
+					if (uint64(b31[2])<<8|uint64(b31[3]))&0xffff == 0x12b7 {
+						x32 := (h9 >= 0) // already there: nothing to do
+						if !x32 {
+							x32 = cur >= 0 && cur+12 <= len(data)
+							if x32 {
+								h9 = cur
+								cur += 12
+							} else {
+								h9 = -1
+							} // bth
+						}
+						if !x32 {
+							break
+						}
+						b33 := data[h9 : h9+12] // bth
+						if uint64(b33[0])&0xff == 0x6 {
+							x34 := (h10 >= 0) // already there: nothing to do
+							if !x34 {
+								x34 = cur >= 0 && cur+16 <= len(data)
+								if x34 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x34 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b35 := data[h9 : h9+12] // bth
+						if uint64(b35[0])&0xff == 0xa {
+							x36 := (h10 >= 0) // already there: nothing to do
+							if !x36 {
+								x36 = cur >= 0 && cur+16 <= len(data)
+								if x36 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x36 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b37 := data[h9 : h9+12] // bth
+						if uint64(b37[0])&0xff == 0xb {
+							x38 := (h10 >= 0) // already there: nothing to do
+							if !x38 {
+								x38 = cur >= 0 && cur+16 <= len(data)
+								if x38 {
+									h10 = cur
+									cur += 16
+								} else {
+									h10 = -1
+								} // reth
+							}
+							if !x38 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b39 := data[h9 : h9+12] // bth
+						if uint64(b39[0])&0xff == 0x3 {
+							x40 := (h11 >= 0) // already there: nothing to do
+							if !x40 {
+								x40 = cur >= 0 && cur+4 <= len(data)
+								if x40 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x40 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b41 := data[h9 : h9+12] // bth
+						if uint64(b41[0])&0xff == 0x5 {
+							x42 := (h11 >= 0) // already there: nothing to do
+							if !x42 {
+								x42 = cur >= 0 && cur+4 <= len(data)
+								if x42 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x42 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b43 := data[h9 : h9+12] // bth
+						if uint64(b43[0])&0xff == 0x9 {
+							x44 := (h11 >= 0) // already there: nothing to do
+							if !x44 {
+								x44 = cur >= 0 && cur+4 <= len(data)
+								if x44 {
+									h11 = cur
+									cur += 4
+								} else {
+									h11 = -1
+								} // immdt
+							}
+							if !x44 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						b45 := data[h9 : h9+12] // bth
+						if uint64(b45[0])&0xff == 0x11 {
+							x46 := (h12 >= 0) // already there: nothing to do
+							if !x46 {
+								x46 = cur >= 0 && cur+4 <= len(data)
+								if x46 {
+									h12 = cur
+									cur += 4
+								} else {
+									h12 = -1
+								} // aeth
+							}
+							if !x46 {
+								break
+							}
+							parsed1 = true
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b47 := data[h4 : h4+40] // ipv6
+				if uint64(b47[6])&0xff == 0x3a {
+					x48 := (h6 >= 0) // already there: nothing to do
+					if !x48 {
+						x48 = cur >= 0 && cur+4 <= len(data)
+						if x48 {
+							h6 = cur
+							cur += 4
+						} else {
+							h6 = -1
+						} // icmpv6
+					}
+					if !x48 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b49 := data[h0 : h0+14] // ethernet
+			if (uint64(b49[12])<<8|uint64(b49[13]))&0xffff == 0x806 {
+				x50 := (h2 >= 0) // already there: nothing to do
+				if !x50 {
+					x50 = cur >= 0 && cur+28 <= len(data)
+					if x50 {
+						h2 = cur
+						cur += 28
+					} else {
+						h2 = -1
+					} // arp
+				}
+				if !x50 {
+					break
+				}
+				parsed1 = true
+				break
+			}
+			b51 := data[h0 : h0+14] // ethernet
+			if (uint64(b51[12])<<8|uint64(b51[13]))&0xffff == 0x8100 {
+				x52 := (h1 >= 0) // already there: nothing to do
+				if !x52 {
+					x52 = cur >= 0 && cur+4 <= len(data)
+					if x52 {
+						h1 = cur
+						cur += 4
+					} else {
+						h1 = -1
+					} // vlan
+				}
+				if !x52 {
+					break
+				}
+				b53 := data[h1 : h1+4] // vlan
+				if (uint64(b53[2])<<8|uint64(b53[3]))&0xffff == 0x800 {
+					x54 := (h3 >= 0) // already there: nothing to do
+					if !x54 {
+						if off := cur; off >= 0 && off+20 <= len(data) {
+							h3, h3len = off, 20
+							if !(h3 >= 0) {
+								return pl.drop(0)
+							}
+							b56 := data[h3 : h3+20] // ipv4
+							ext55 := ((int64((uint64(b56[0]) >> 0 & 0xf)) - 5) * 4)
+							x54 = ext55 >= 0 && ext55 <= int64(len(data)) && off+20+int(ext55) <= len(data)
+							if x54 {
+								h3len += int(ext55)
+								cur = off + h3len
+							}
+						}
+						if !x54 {
+							h3 = -1
+						} // ipv4
+					}
+					if !x54 {
+						break
+					}
+					b57 := data[h3 : h3+20] // ipv4
+					if uint64(b57[9])&0xff == 0x11 {
+						x58 := (h8 >= 0) // already there: nothing to do
+						if !x58 {
+							x58 = cur >= 0 && cur+8 <= len(data)
+							if x58 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x58 {
+							break
+						}
+						b59 := data[h8 : h8+8] // udp
+						if (uint64(b59[2])<<8|uint64(b59[3]))&0xffff == 0x12b7 {
+							x60 := (h9 >= 0) // already there: nothing to do
+							if !x60 {
+								x60 = cur >= 0 && cur+12 <= len(data)
+								if x60 {
+									h9 = cur
+									cur += 12
+								} else {
+									h9 = -1
+								} // bth
+							}
+							if !x60 {
+								break
+							}
+							b61 := data[h9 : h9+12] // bth
+							if uint64(b61[0])&0xff == 0x6 {
+								x62 := (h10 >= 0) // already there: nothing to do
+								if !x62 {
+									x62 = cur >= 0 && cur+16 <= len(data)
+									if x62 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x62 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b63 := data[h9 : h9+12] // bth
+							if uint64(b63[0])&0xff == 0xa {
+								x64 := (h10 >= 0) // already there: nothing to do
+								if !x64 {
+									x64 = cur >= 0 && cur+16 <= len(data)
+									if x64 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x64 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b65 := data[h9 : h9+12] // bth
+							if uint64(b65[0])&0xff == 0xb {
+								x66 := (h10 >= 0) // already there: nothing to do
+								if !x66 {
+									x66 = cur >= 0 && cur+16 <= len(data)
+									if x66 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x66 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b67 := data[h9 : h9+12] // bth
+							if uint64(b67[0])&0xff == 0x3 {
+								x68 := (h11 >= 0) // already there: nothing to do
+								if !x68 {
+									x68 = cur >= 0 && cur+4 <= len(data)
+									if x68 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x68 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b69 := data[h9 : h9+12] // bth
+							if uint64(b69[0])&0xff == 0x5 {
+								x70 := (h11 >= 0) // already there: nothing to do
+								if !x70 {
+									x70 = cur >= 0 && cur+4 <= len(data)
+									if x70 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x70 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b71 := data[h9 : h9+12] // bth
+							if uint64(b71[0])&0xff == 0x9 {
+								x72 := (h11 >= 0) // already there: nothing to do
+								if !x72 {
+									x72 = cur >= 0 && cur+4 <= len(data)
+									if x72 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x72 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b73 := data[h9 : h9+12] // bth
+							if uint64(b73[0])&0xff == 0x11 {
+								x74 := (h12 >= 0) // already there: nothing to do
+								if !x74 {
+									x74 = cur >= 0 && cur+4 <= len(data)
+									if x74 {
+										h12 = cur
+										cur += 4
+									} else {
+										h12 = -1
+									} // aeth
+								}
+								if !x74 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							parsed1 = true
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b75 := data[h3 : h3+20] // ipv4
+					if uint64(b75[9])&0xff == 0x1 {
+						x76 := (h5 >= 0) // already there: nothing to do
+						if !x76 {
+							x76 = cur >= 0 && cur+4 <= len(data)
+							if x76 {
+								h5 = cur
+								cur += 4
+							} else {
+								h5 = -1
+							} // icmp
+						}
+						if !x76 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b77 := data[h1 : h1+4] // vlan
+				if (uint64(b77[2])<<8|uint64(b77[3]))&0xffff == 0x86dd {
+					x78 := (h4 >= 0) // already there: nothing to do
+					if !x78 {
+						x78 = cur >= 0 && cur+40 <= len(data)
+						if x78 {
+							h4 = cur
+							cur += 40
+						} else {
+							h4 = -1
+						} // ipv6
+					}
+					if !x78 {
+						break
+					}
+					b79 := data[h4 : h4+40] // ipv6
+					if uint64(b79[6])&0xff == 0x11 {
+						x80 := (h8 >= 0) // already there: nothing to do
+						if !x80 {
+							x80 = cur >= 0 && cur+8 <= len(data)
+							if x80 {
+								h8 = cur
+								cur += 8
+							} else {
+								h8 = -1
+							} // udp
+						}
+						if !x80 {
+							break
+						}
+						b81 := data[h8 : h8+8] // udp
+						if (uint64(b81[2])<<8|uint64(b81[3]))&0xffff == 0x12b7 {
+							x82 := (h9 >= 0) // already there: nothing to do
+							if !x82 {
+								x82 = cur >= 0 && cur+12 <= len(data)
+								if x82 {
+									h9 = cur
+									cur += 12
+								} else {
+									h9 = -1
+								} // bth
+							}
+							if !x82 {
+								break
+							}
+							b83 := data[h9 : h9+12] // bth
+							if uint64(b83[0])&0xff == 0x6 {
+								x84 := (h10 >= 0) // already there: nothing to do
+								if !x84 {
+									x84 = cur >= 0 && cur+16 <= len(data)
+									if x84 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x84 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b85 := data[h9 : h9+12] // bth
+							if uint64(b85[0])&0xff == 0xa {
+								x86 := (h10 >= 0) // already there: nothing to do
+								if !x86 {
+									x86 = cur >= 0 && cur+16 <= len(data)
+									if x86 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x86 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b87 := data[h9 : h9+12] // bth
+							if uint64(b87[0])&0xff == 0xb {
+								x88 := (h10 >= 0) // already there: nothing to do
+								if !x88 {
+									x88 = cur >= 0 && cur+16 <= len(data)
+									if x88 {
+										h10 = cur
+										cur += 16
+									} else {
+										h10 = -1
+									} // reth
+								}
+								if !x88 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b89 := data[h9 : h9+12] // bth
+							if uint64(b89[0])&0xff == 0x3 {
+								x90 := (h11 >= 0) // already there: nothing to do
+								if !x90 {
+									x90 = cur >= 0 && cur+4 <= len(data)
+									if x90 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x90 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b91 := data[h9 : h9+12] // bth
+							if uint64(b91[0])&0xff == 0x5 {
+								x92 := (h11 >= 0) // already there: nothing to do
+								if !x92 {
+									x92 = cur >= 0 && cur+4 <= len(data)
+									if x92 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x92 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b93 := data[h9 : h9+12] // bth
+							if uint64(b93[0])&0xff == 0x9 {
+								x94 := (h11 >= 0) // already there: nothing to do
+								if !x94 {
+									x94 = cur >= 0 && cur+4 <= len(data)
+									if x94 {
+										h11 = cur
+										cur += 4
+									} else {
+										h11 = -1
+									} // immdt
+								}
+								if !x94 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							b95 := data[h9 : h9+12] // bth
+							if uint64(b95[0])&0xff == 0x11 {
+								x96 := (h12 >= 0) // already there: nothing to do
+								if !x96 {
+									x96 = cur >= 0 && cur+4 <= len(data)
+									if x96 {
+										h12 = cur
+										cur += 4
+									} else {
+										h12 = -1
+									} // aeth
+								}
+								if !x96 {
+									break
+								}
+								parsed1 = true
+								break
+							}
+							parsed1 = true
+							break
+						}
+						parsed1 = true
+						break
+					}
+					b97 := data[h4 : h4+40] // ipv6
+					if uint64(b97[6])&0xff == 0x3a {
+						x98 := (h6 >= 0) // already there: nothing to do
+						if !x98 {
+							x98 = cur >= 0 && cur+4 <= len(data)
+							if x98 {
+								h6 = cur
+								cur += 4
+							} else {
+								h6 = -1
+							} // icmpv6
+						}
+						if !x98 {
+							break
+						}
+						parsed1 = true
+						break
+					}
+					parsed1 = true
+					break
+				}
+				b99 := data[h1 : h1+4] // vlan
+				if (uint64(b99[2])<<8|uint64(b99[3]))&0xffff == 0x806 {
+					x100 := (h2 >= 0) // already there: nothing to do
+					if !x100 {
+						x100 = cur >= 0 && cur+28 <= len(data)
+						if x100 {
+							h2 = cur
+							cur += 28
+						} else {
+							h2 = -1
+						} // arp
+					}
+					if !x100 {
+						break
+					}
+					parsed1 = true
+					break
+				}
+				parsed1 = true
+				break
+			}
+			parsed1 = true
+			break
 		}
-		p.Hdr[1] = packet.HeaderState{}
-		if h1 >= 0 {
-			p.Hdr[1] = packet.HeaderState{Off: h1, Len: 4, Valid: true}
-		}
-		p.Hdr[2] = packet.HeaderState{}
-		if h2 >= 0 {
-			p.Hdr[2] = packet.HeaderState{Off: h2, Len: 28, Valid: true}
-		}
-		p.Hdr[3] = packet.HeaderState{}
-		if h3 >= 0 {
-			p.Hdr[3] = packet.HeaderState{Off: h3, Len: h3len, Valid: true}
-		}
-		p.Hdr[4] = packet.HeaderState{}
-		if h4 >= 0 {
-			p.Hdr[4] = packet.HeaderState{Off: h4, Len: 40, Valid: true}
-		}
-		p.Hdr[5] = packet.HeaderState{}
-		if h5 >= 0 {
-			p.Hdr[5] = packet.HeaderState{Off: h5, Len: 4, Valid: true}
-		}
-		p.Hdr[6] = packet.HeaderState{}
-		if h6 >= 0 {
-			p.Hdr[6] = packet.HeaderState{Off: h6, Len: 4, Valid: true}
-		}
-		p.Hdr[7] = packet.HeaderState{}
-		if h7 >= 0 {
-			p.Hdr[7] = packet.HeaderState{Off: h7, Len: 4, Valid: true}
-		}
-		p.Hdr[8] = packet.HeaderState{}
-		if h8 >= 0 {
-			p.Hdr[8] = packet.HeaderState{Off: h8, Len: 8, Valid: true}
-		}
-		p.Hdr[9] = packet.HeaderState{}
-		if h9 >= 0 {
-			p.Hdr[9] = packet.HeaderState{Off: h9, Len: 12, Valid: true}
-		}
-		p.Hdr[10] = packet.HeaderState{}
-		if h10 >= 0 {
-			p.Hdr[10] = packet.HeaderState{Off: h10, Len: 16, Valid: true}
-		}
-		p.Hdr[11] = packet.HeaderState{}
-		if h11 >= 0 {
-			p.Hdr[11] = packet.HeaderState{Off: h11, Len: 4, Valid: true}
-		}
-		p.Hdr[12] = packet.HeaderState{}
-		if h12 >= 0 {
-			p.Hdr[12] = packet.HeaderState{Off: h12, Len: 4, Valid: true}
-		}
-		p.Hdr[13] = packet.HeaderState{}
-		if h13 >= 0 {
-			p.Hdr[13] = packet.HeaderState{Off: h13, Len: 4, Valid: true}
-		}
-		p.Hdr[14] = packet.HeaderState{Valid: true}
-		p.Hdr[15] = packet.HeaderState{Valid: true}
-		p.Hdr[16] = packet.HeaderState{}
-		if h16 >= 0 {
-			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
-		}
-		rt1 := p.ParseFrame(0)
-		data, cur = p.Data, p.Cursor
-		h0 = -1
-		if p.Hdr[0].Valid {
-			h0 = p.Hdr[0].Off
-		}
-		h1 = -1
-		if p.Hdr[1].Valid {
-			h1 = p.Hdr[1].Off
-		}
-		h2 = -1
-		if p.Hdr[2].Valid {
-			h2 = p.Hdr[2].Off
-		}
-		h3, h3len = -1, 0
-		if p.Hdr[3].Valid {
-			h3, h3len = p.Hdr[3].Off, p.Hdr[3].Len
-		}
-		h4 = -1
-		if p.Hdr[4].Valid {
-			h4 = p.Hdr[4].Off
-		}
-		h5 = -1
-		if p.Hdr[5].Valid {
-			h5 = p.Hdr[5].Off
-		}
-		h6 = -1
-		if p.Hdr[6].Valid {
-			h6 = p.Hdr[6].Off
-		}
-		h7 = -1
-		if p.Hdr[7].Valid {
-			h7 = p.Hdr[7].Off
-		}
-		h8 = -1
-		if p.Hdr[8].Valid {
-			h8 = p.Hdr[8].Off
-		}
-		h9 = -1
-		if p.Hdr[9].Valid {
-			h9 = p.Hdr[9].Off
-		}
-		h10 = -1
-		if p.Hdr[10].Valid {
-			h10 = p.Hdr[10].Off
-		}
-		h11 = -1
-		if p.Hdr[11].Valid {
-			h11 = p.Hdr[11].Off
-		}
-		h12 = -1
-		if p.Hdr[12].Valid {
-			h12 = p.Hdr[12].Off
-		}
-		h13 = -1
-		if p.Hdr[13].Valid {
-			h13 = p.Hdr[13].Off
-		}
-		h16 = -1
-		if p.Hdr[16].Valid {
-			h16 = p.Hdr[16].Off
-		}
-		if !rt1 {
+		if !parsed1 {
 			return pl.drop(0)
 		}
 		goto n3
 	}
 n3:
 	{ // RxIsRoCE: test valid(udp) && udp.dport == 4791 && valid(bth)
-		c3 := (h8 >= 0)
-		if c3 {
+		c102 := (h8 >= 0)
+		if c102 {
 			if !(h8 >= 0) {
 				return pl.drop(1)
 			}
-			b4 := data[h8 : h8+8] // udp
-			c3 = ((uint64(b4[2])<<8 | uint64(b4[3])) == 0x12b7)
+			b103 := data[h8 : h8+8] // udp
+			c102 = ((uint64(b103[2])<<8 | uint64(b103[3])) == 0x12b7)
 		}
-		c2 := c3
-		if c2 {
-			c2 = (h9 >= 0)
+		c101 := c102
+		if c101 {
+			c101 = (h9 >= 0)
 		}
-		if c2 {
+		if c101 {
 			goto n5
 		}
 		goto n4
@@ -871,7 +1643,7 @@ n5:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		ok5, wellFormed6 := p.VerifyICRC(9)
+		ok104, wellFormed105 := p.VerifyICRC(9)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -933,7 +1705,7 @@ n5:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if ok5 && wellFormed6 {
+		if ok104 && wellFormed105 {
 			goto n7
 		}
 		goto n6
@@ -944,12 +1716,12 @@ n6:
 	}
 n7:
 	{ // RxRC: test bth.opcode < 0x20 && bth.tver == 0
-		b8 := data[h9 : h9+12] // bth
-		c7 := (uint64(b8[0]) < 0x20)
-		if c7 {
-			c7 = ((uint64(b8[1]) >> 0 & 0xf) == 0x0)
+		b107 := data[h9 : h9+12] // bth
+		c106 := (uint64(b107[0]) < 0x20)
+		if c106 {
+			c106 = ((uint64(b107[1]) >> 0 & 0xf) == 0x0)
 		}
-		if c7 {
+		if c106 {
 			goto n9
 		}
 		goto n8
@@ -960,25 +1732,25 @@ n8:
 	}
 n9:
 	{ // RxImmAfterRETH: test bth.opcode == 0x0b
-		b9 := data[h9 : h9+12] // bth
-		if uint64(b9[0]) == 0xb {
+		b108 := data[h9 : h9+12] // bth
+		if uint64(b108[0]) == 0xb {
 			goto n10
 		}
 		goto n12
 	}
 n10:
 	{ // RxExtractImm: extract immdt
-		x10 := (h11 >= 0) // already there: nothing to do
-		if !x10 {
-			x10 = cur >= 0 && cur+4 <= len(data)
-			if x10 {
+		x109 := (h11 >= 0) // already there: nothing to do
+		if !x109 {
+			x109 = cur >= 0 && cur+4 <= len(data)
+			if x109 {
 				h11 = cur
 				cur += 4
 			} else {
 				h11 = -1
 			} // immdt
 		}
-		if x10 {
+		if x109 {
 			pl.edges[0]++
 			goto n12
 		}
@@ -990,8 +1762,8 @@ n11:
 	}
 n12:
 	{ // RxHdrs: set rx.qpn, rx.has_reth, rx.has_imm, rx.hdrs
-		b11 := data[h9 : h9+12] // bth
-		m0 = ((uint64(b11[0])<<56 | uint64(b11[1])<<48 | uint64(b11[2])<<40 | uint64(b11[3])<<32 | uint64(b11[4])<<24 | uint64(b11[5])<<16 | uint64(b11[6])<<8 | uint64(b11[7])) >> 0 & 0xffffff)
+		b110 := data[h9 : h9+12] // bth
+		m0 = ((uint64(b110[0])<<56 | uint64(b110[1])<<48 | uint64(b110[2])<<40 | uint64(b110[3])<<32 | uint64(b110[4])<<24 | uint64(b110[5])<<16 | uint64(b110[6])<<8 | uint64(b110[7])) >> 0 & 0xffffff)
 		m12 = (fastpath.B2U((h10 >= 0)))
 		m11 = (fastpath.B2U((h11 >= 0)))
 		m2 = ((((0xc + ((0x10 * m12) & 0x3f)) & 0x7f) + ((0x4 * m11) & 0xf)) & 0xff)
@@ -1006,38 +1778,38 @@ n13:
 	}
 n14:
 	{ // RxSetImm: set rx.imm
-		b12 := data[h11 : h11+4] // immdt
-		m10 = (uint64(b12[0])<<24 | uint64(b12[1])<<16 | uint64(b12[2])<<8 | uint64(b12[3]))
+		b111 := data[h11 : h11+4] // immdt
+		m10 = (uint64(b111[0])<<24 | uint64(b111[1])<<16 | uint64(b111[2])<<8 | uint64(b111[3]))
 		pl.edges[1]++
 		goto n15
 	}
 n15:
 	{ // RxSize: set rx.size
-		b13 := data[h8 : h8+8]  // udp
-		b14 := data[h9 : h9+12] // bth
-		m1 = (((((uint64(b13[4])<<8 | uint64(b13[5])) - 0x8) - m2) - (uint64(b14[1]) >> 4 & 0x3)) - 0x4) & 0xffffffff
+		b112 := data[h8 : h8+8]  // udp
+		b113 := data[h9 : h9+12] // bth
+		m1 = (((((uint64(b112[4])<<8 | uint64(b112[5])) - 0x8) - m2) - (uint64(b113[1]) >> 4 & 0x3)) - 0x4) & 0xffffffff
 		goto n16
 	}
 n16:
 	{ // RxSizeOK: test rx.size <= 4096 && 8 + rx.hdrs + bth.pad + 4 <= udp.length
-		c15 := (m1 <= 0x1000)
-		if c15 {
-			b16 := data[h9 : h9+12] // bth
-			b17 := data[h8 : h8+8]  // udp
-			c15 = (((((((0x8 + m2) & 0x1ff) + (uint64(b16[1]) >> 4 & 0x3)) & 0x3ff) + 0x4) & 0x7ff) <= (uint64(b17[4])<<8 | uint64(b17[5])))
+		c114 := (m1 <= 0x1000)
+		if c114 {
+			b115 := data[h9 : h9+12] // bth
+			b116 := data[h8 : h8+8]  // udp
+			c114 = (((((((0x8 + m2) & 0x1ff) + (uint64(b115[1]) >> 4 & 0x3)) & 0x3ff) + 0x4) & 0x7ff) <= (uint64(b116[4])<<8 | uint64(b116[5])))
 		}
-		if c15 {
+		if c114 {
 			goto n17
 		}
 		goto n21
 	}
 n17:
 	{ // RxAddresses: set rx.smac, rx.dmac, rx.sport
-		b18 := data[h0 : h0+14] // ethernet
-		m21 = ((uint64(b18[0])<<56 | uint64(b18[1])<<48 | uint64(b18[2])<<40 | uint64(b18[3])<<32 | uint64(b18[4])<<24 | uint64(b18[5])<<16 | uint64(b18[6])<<8 | uint64(b18[7])) >> 16 & 0xffffffffffff)
-		m22 = ((uint64(b18[4])<<56 | uint64(b18[5])<<48 | uint64(b18[6])<<40 | uint64(b18[7])<<32 | uint64(b18[8])<<24 | uint64(b18[9])<<16 | uint64(b18[10])<<8 | uint64(b18[11])) >> 0 & 0xffffffffffff)
-		b19 := data[h8 : h8+8] // udp
-		m20 = (uint64(b19[0])<<8 | uint64(b19[1]))
+		b117 := data[h0 : h0+14] // ethernet
+		m21 = ((uint64(b117[0])<<56 | uint64(b117[1])<<48 | uint64(b117[2])<<40 | uint64(b117[3])<<32 | uint64(b117[4])<<24 | uint64(b117[5])<<16 | uint64(b117[6])<<8 | uint64(b117[7])) >> 16 & 0xffffffffffff)
+		m22 = ((uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])) >> 0 & 0xffffffffffff)
+		b118 := data[h8 : h8+8] // udp
+		m20 = (uint64(b118[0])<<8 | uint64(b118[1]))
 		goto n18
 	}
 n18:
@@ -1049,9 +1821,9 @@ n18:
 	}
 n19:
 	{ // RxIPv4: set rx.sip, rx.dip
-		b20 := data[h3 : h3+20] // ipv4
-		m23 = packet.Value{Lo: (uint64(b20[16])<<24 | uint64(b20[17])<<16 | uint64(b20[18])<<8 | uint64(b20[19]))}
-		m24 = packet.Value{Lo: (uint64(b20[12])<<24 | uint64(b20[13])<<16 | uint64(b20[14])<<8 | uint64(b20[15]))}
+		b119 := data[h3 : h3+20] // ipv4
+		m23 = packet.Value{Lo: (uint64(b119[16])<<24 | uint64(b119[17])<<16 | uint64(b119[18])<<8 | uint64(b119[19]))}
+		m24 = packet.Value{Lo: (uint64(b119[12])<<24 | uint64(b119[13])<<16 | uint64(b119[14])<<8 | uint64(b119[15]))}
 		goto n22
 	}
 n20:
@@ -1059,9 +1831,9 @@ n20:
 		if !(h4 >= 0) {
 			return pl.drop(6)
 		}
-		b21 := data[h4 : h4+40] // ipv6
-		m23 = packet.Value{Hi: (uint64(b21[24])<<56 | uint64(b21[25])<<48 | uint64(b21[26])<<40 | uint64(b21[27])<<32 | uint64(b21[28])<<24 | uint64(b21[29])<<16 | uint64(b21[30])<<8 | uint64(b21[31])), Lo: (uint64(b21[32])<<56 | uint64(b21[33])<<48 | uint64(b21[34])<<40 | uint64(b21[35])<<32 | uint64(b21[36])<<24 | uint64(b21[37])<<16 | uint64(b21[38])<<8 | uint64(b21[39]))}
-		m24 = packet.Value{Hi: (uint64(b21[8])<<56 | uint64(b21[9])<<48 | uint64(b21[10])<<40 | uint64(b21[11])<<32 | uint64(b21[12])<<24 | uint64(b21[13])<<16 | uint64(b21[14])<<8 | uint64(b21[15])), Lo: (uint64(b21[16])<<56 | uint64(b21[17])<<48 | uint64(b21[18])<<40 | uint64(b21[19])<<32 | uint64(b21[20])<<24 | uint64(b21[21])<<16 | uint64(b21[22])<<8 | uint64(b21[23]))}
+		b120 := data[h4 : h4+40] // ipv6
+		m23 = packet.Value{Hi: (uint64(b120[24])<<56 | uint64(b120[25])<<48 | uint64(b120[26])<<40 | uint64(b120[27])<<32 | uint64(b120[28])<<24 | uint64(b120[29])<<16 | uint64(b120[30])<<8 | uint64(b120[31])), Lo: (uint64(b120[32])<<56 | uint64(b120[33])<<48 | uint64(b120[34])<<40 | uint64(b120[35])<<32 | uint64(b120[36])<<24 | uint64(b120[37])<<16 | uint64(b120[38])<<8 | uint64(b120[39]))}
+		m24 = packet.Value{Hi: (uint64(b120[8])<<56 | uint64(b120[9])<<48 | uint64(b120[10])<<40 | uint64(b120[11])<<32 | uint64(b120[12])<<24 | uint64(b120[13])<<16 | uint64(b120[14])<<8 | uint64(b120[15])), Lo: (uint64(b120[16])<<56 | uint64(b120[17])<<48 | uint64(b120[18])<<40 | uint64(b120[19])<<32 | uint64(b120[20])<<24 | uint64(b120[21])<<16 | uint64(b120[22])<<8 | uint64(b120[23]))}
 		m19 = (0x1)
 		pl.edges[2]++
 		goto n22
@@ -1072,22 +1844,22 @@ n21:
 	}
 n22:
 	{ // RxLoad: load qps
-		var rk22 packet.RegisterKey
-		rk22[0] = packet.V(m0)
-		var rv23 [11]packet.Value
-		ok24 := pl.regs[0].Load(&rk22, rv23[:])
-		m28 = rv23[0].Lo
-		m29 = rv23[1].Lo
-		m30 = rv23[2].Lo
-		m31 = rv23[3].Lo
-		m32 = rv23[4].Lo
-		m33 = rv23[5].Lo
-		m34 = rv23[6].Lo
-		m35 = rv23[7].Lo
-		m36 = rv23[8].Lo
-		m37 = rv23[9]
-		m38 = rv23[10]
-		if ok24 {
+		var rk121 packet.RegisterKey
+		rk121[0] = packet.V(m0)
+		var rv122 [11]packet.Value
+		ok123 := pl.regs[0].Load(&rk121, rv122[:])
+		m28 = rv122[0].Lo
+		m29 = rv122[1].Lo
+		m30 = rv122[2].Lo
+		m31 = rv122[3].Lo
+		m32 = rv122[4].Lo
+		m33 = rv122[5].Lo
+		m34 = rv122[6].Lo
+		m35 = rv122[7].Lo
+		m36 = rv122[8].Lo
+		m37 = rv122[9]
+		m38 = rv122[10]
+		if ok123 {
 			goto n25
 		}
 		goto n23
@@ -1095,23 +1867,23 @@ n22:
 n23:
 	{ // RxConnection: lookup connections
 		act, params := 1, []packet.Value(nil)
-		b26 := data[h9 : h9+12] // bth
-		kw25 := ((uint64(b26[0])<<56 | uint64(b26[1])<<48 | uint64(b26[2])<<40 | uint64(b26[3])<<32 | uint64(b26[4])<<24 | uint64(b26[5])<<16 | uint64(b26[6])<<8 | uint64(b26[7])) >> 0 & 0xffffff)
-		pr27 := pl.tables[0].Probes()
-		k28 := kw25 << 0
-		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
-			k28 &= pi29.Mask
-			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)>>(pi29.Shift&63)
-			sl := &pi29.Slots[j]
-			for sl.Entry != 0 && sl.Key != k28 {
+		b125 := data[h9 : h9+12] // bth
+		kw124 := ((uint64(b125[0])<<56 | uint64(b125[1])<<48 | uint64(b125[2])<<40 | uint64(b125[3])<<32 | uint64(b125[4])<<24 | uint64(b125[5])<<16 | uint64(b125[6])<<8 | uint64(b125[7])) >> 0 & 0xffffff)
+		pr126 := pl.tables[0].Probes()
+		k127 := kw124 << 0
+		if pi128 := &pr126.Packed; len(pi128.Slots) > 0 {
+			k127 &= pi128.Mask
+			m, j := uint64(len(pi128.Slots)-1), packet.PackedHash(k127)>>(pi128.Shift&63)
+			sl := &pi128.Slots[j]
+			for sl.Entry != 0 && sl.Key != k127 {
 				j = (j + 1) & m
-				sl = &pi29.Slots[j]
+				sl = &pi128.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr27.Len != 0 {
-			if a, ps, hit := pl.tables[0].LookupWordAction(k28); hit {
+		} else if pr126.Len != 0 {
+			if a, ps, hit := pl.tables[0].LookupWordAction(k127); hit {
 				act, params = a, ps
 			}
 		}
@@ -1134,8 +1906,8 @@ n24:
 	}
 n25:
 	{ // RxPSN: set rx.d
-		b30 := data[h9 : h9+12] // bth
-		m3 = (((((uint64(b30[4])<<56 | uint64(b30[5])<<48 | uint64(b30[6])<<40 | uint64(b30[7])<<32 | uint64(b30[8])<<24 | uint64(b30[9])<<16 | uint64(b30[10])<<8 | uint64(b30[11])) >> 0 & 0xffffff) - m28) & 0xffffff) & 0xffffff)
+		b129 := data[h9 : h9+12] // bth
+		m3 = (((((uint64(b129[4])<<56 | uint64(b129[5])<<48 | uint64(b129[6])<<40 | uint64(b129[7])<<32 | uint64(b129[8])<<24 | uint64(b129[9])<<16 | uint64(b129[10])<<8 | uint64(b129[11])) >> 0 & 0xffffff) - m28) & 0xffffff) & 0xffffff)
 		goto n26
 	}
 n26:
@@ -1173,22 +1945,22 @@ n30:
 	}
 n31:
 	{ // RxStoreNAK: store qps
-		var rk31 packet.RegisterKey
-		rk31[0] = packet.V(m0)
-		var rv32 [11]packet.Value
-		rv32[0] = packet.V(m28)
-		rv32[1] = packet.V(m29)
-		rv32[2] = packet.V(m30)
-		rv32[3] = packet.V(m31)
-		rv32[4] = packet.V(m32)
-		rv32[5] = packet.V(m33)
-		rv32[6] = packet.V(m34)
-		rv32[7] = packet.V(m35)
-		rv32[8] = packet.V(m36)
-		rv32[9] = m37
-		rv32[10] = m38
-		ok33 := pl.regs[0].Store(&rk31, rv32[:])
-		if ok33 {
+		var rk130 packet.RegisterKey
+		rk130[0] = packet.V(m0)
+		var rv131 [11]packet.Value
+		rv131[0] = packet.V(m28)
+		rv131[1] = packet.V(m29)
+		rv131[2] = packet.V(m30)
+		rv131[3] = packet.V(m31)
+		rv131[4] = packet.V(m32)
+		rv131[5] = packet.V(m33)
+		rv131[6] = packet.V(m34)
+		rv131[7] = packet.V(m35)
+		rv131[8] = packet.V(m36)
+		rv131[9] = m37
+		rv131[10] = m38
+		ok132 := pl.regs[0].Store(&rk130, rv131[:])
+		if ok132 {
 			goto n59
 		}
 		goto n32
@@ -1207,38 +1979,38 @@ n34:
 	}
 n35:
 	{ // RxOpcode: switch bth.opcode
-		b35 := data[h9 : h9+12] // bth
-		v34 := uint64(b35[0])
+		b134 := data[h9 : h9+12] // bth
+		v133 := uint64(b134[0])
 		switch {
-		case v34 == 0x6:
+		case v133 == 0x6:
 			goto n37
-		case v34 == 0xa:
+		case v133 == 0xa:
 			pl.edges[5]++
 			goto n37
-		case v34 == 0xb:
+		case v133 == 0xb:
 			pl.edges[6]++
 			goto n37
-		case v34 == 0x7:
+		case v133 == 0x7:
 			goto n39
-		case v34 == 0x8:
+		case v133 == 0x8:
 			goto n40
-		case v34 == 0x9:
+		case v133 == 0x9:
 			pl.edges[7]++
 			goto n40
-		case v34 == 0x4:
+		case v133 == 0x4:
 			goto n38
-		case v34 == 0x5:
+		case v133 == 0x5:
 			pl.edges[8]++
 			goto n38
-		case v34 == 0x0:
+		case v133 == 0x0:
 			goto n64
-		case v34 == 0x1:
+		case v133 == 0x1:
 			pl.edges[9]++
 			goto n64
-		case v34 == 0x2:
+		case v133 == 0x2:
 			pl.edges[10]++
 			goto n64
-		case v34 == 0x3:
+		case v133 == 0x3:
 			pl.edges[11]++
 			goto n64
 		default:
@@ -1267,11 +2039,11 @@ n38:
 	}
 n39:
 	{ // RxInWrite: test qp.busy == 1 && qp.off + rx.size < qp.len
-		c36 := (m31 == 0x1)
-		if c36 {
-			c36 = (((m34 + m1) & 0x1ffffffff) < m33)
+		c135 := (m31 == 0x1)
+		if c135 {
+			c135 = (((m34 + m1) & 0x1ffffffff) < m33)
 		}
-		if c36 {
+		if c135 {
 			goto n49
 		}
 		pl.edges[14]++
@@ -1279,11 +2051,11 @@ n39:
 	}
 n40:
 	{ // RxInWriteLast: test qp.busy == 1 && qp.off + rx.size == qp.len
-		c37 := (m31 == 0x1)
-		if c37 {
-			c37 = (((m34 + m1) & 0x1ffffffff) == m33)
+		c136 := (m31 == 0x1)
+		if c136 {
+			c136 = (((m34 + m1) & 0x1ffffffff) == m33)
 		}
-		if c37 {
+		if c136 {
 			goto n50
 		}
 		pl.edges[15]++
@@ -1295,23 +2067,23 @@ n41:
 		if !(h10 >= 0) {
 			return pl.drop(11)
 		}
-		b39 := data[h10 : h10+16] // reth
-		kw38 := (uint64(b39[8])<<24 | uint64(b39[9])<<16 | uint64(b39[10])<<8 | uint64(b39[11]))
-		pr40 := pl.tables[1].Probes()
-		k41 := kw38 << 0
-		if pi42 := &pr40.Packed; len(pi42.Slots) > 0 {
-			k41 &= pi42.Mask
-			m, j := uint64(len(pi42.Slots)-1), packet.PackedHash(k41)>>(pi42.Shift&63)
-			sl := &pi42.Slots[j]
-			for sl.Entry != 0 && sl.Key != k41 {
+		b138 := data[h10 : h10+16] // reth
+		kw137 := (uint64(b138[8])<<24 | uint64(b138[9])<<16 | uint64(b138[10])<<8 | uint64(b138[11]))
+		pr139 := pl.tables[1].Probes()
+		k140 := kw137 << 0
+		if pi141 := &pr139.Packed; len(pi141.Slots) > 0 {
+			k140 &= pi141.Mask
+			m, j := uint64(len(pi141.Slots)-1), packet.PackedHash(k140)>>(pi141.Shift&63)
+			sl := &pi141.Slots[j]
+			for sl.Entry != 0 && sl.Key != k140 {
 				j = (j + 1) & m
-				sl = &pi42.Slots[j]
+				sl = &pi141.Slots[j]
 			}
 			if sl.Entry != 0 {
 				act, params = int(sl.Action), sl.Params
 			}
-		} else if pr40.Len != 0 {
-			if a, ps, hit := pl.tables[1].LookupWordAction(k41); hit {
+		} else if pr139.Len != 0 {
+			if a, ps, hit := pl.tables[1].LookupWordAction(k140); hit {
 				act, params = a, ps
 			}
 		}
@@ -1332,12 +2104,12 @@ n42:
 		if !(h10 >= 0) {
 			return pl.drop(12)
 		}
-		b44 := data[h10 : h10+16] // reth
-		c43 := ((uint64(b44[0])<<56 | uint64(b44[1])<<48 | uint64(b44[2])<<40 | uint64(b44[3])<<32 | uint64(b44[4])<<24 | uint64(b44[5])<<16 | uint64(b44[6])<<8 | uint64(b44[7])) >= m14)
-		if c43 {
-			c43 = (packet.Value{Lo: (uint64(b44[0])<<56 | uint64(b44[1])<<48 | uint64(b44[2])<<40 | uint64(b44[3])<<32 | uint64(b44[4])<<24 | uint64(b44[5])<<16 | uint64(b44[6])<<8 | uint64(b44[7]))}.Add(packet.Value{Lo: (uint64(b44[12])<<24 | uint64(b44[13])<<16 | uint64(b44[14])<<8 | uint64(b44[15]))}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).Cmp(packet.Value{Lo: m14}.Add(packet.Value{Lo: m15}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff})) <= 0)
+		b143 := data[h10 : h10+16] // reth
+		c142 := ((uint64(b143[0])<<56 | uint64(b143[1])<<48 | uint64(b143[2])<<40 | uint64(b143[3])<<32 | uint64(b143[4])<<24 | uint64(b143[5])<<16 | uint64(b143[6])<<8 | uint64(b143[7])) >= m14)
+		if c142 {
+			c142 = (packet.Value{Lo: (uint64(b143[0])<<56 | uint64(b143[1])<<48 | uint64(b143[2])<<40 | uint64(b143[3])<<32 | uint64(b143[4])<<24 | uint64(b143[5])<<16 | uint64(b143[6])<<8 | uint64(b143[7]))}.Add(packet.Value{Lo: (uint64(b143[12])<<24 | uint64(b143[13])<<16 | uint64(b143[14])<<8 | uint64(b143[15]))}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).Cmp(packet.Value{Lo: m14}.Add(packet.Value{Lo: m15}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff})) <= 0)
 		}
-		if c43 {
+		if c142 {
 			goto n43
 		}
 		pl.edges[16]++
@@ -1348,17 +2120,17 @@ n43:
 		if !(h10 >= 0) {
 			return pl.drop(13)
 		}
-		b45 := data[h10 : h10+16] // reth
-		m33 = (uint64(b45[12])<<24 | uint64(b45[13])<<16 | uint64(b45[14])<<8 | uint64(b45[15]))
+		b144 := data[h10 : h10+16] // reth
+		m33 = (uint64(b144[12])<<24 | uint64(b144[13])<<16 | uint64(b144[14])<<8 | uint64(b144[15]))
 		m34 = (0x0)
-		m35 = ((uint64(b45[0])<<56 | uint64(b45[1])<<48 | uint64(b45[2])<<40 | uint64(b45[3])<<32 | uint64(b45[4])<<24 | uint64(b45[5])<<16 | uint64(b45[6])<<8 | uint64(b45[7])) - m14)
-		m36 = (uint64(b45[8])<<24 | uint64(b45[9])<<16 | uint64(b45[10])<<8 | uint64(b45[11]))
+		m35 = ((uint64(b144[0])<<56 | uint64(b144[1])<<48 | uint64(b144[2])<<40 | uint64(b144[3])<<32 | uint64(b144[4])<<24 | uint64(b144[5])<<16 | uint64(b144[6])<<8 | uint64(b144[7])) - m14)
+		m36 = (uint64(b144[8])<<24 | uint64(b144[9])<<16 | uint64(b144[10])<<8 | uint64(b144[11]))
 		goto n44
 	}
 n44:
 	{ // RxFirstOrOnly: test bth.opcode == 0x06
-		b46 := data[h9 : h9+12] // bth
-		if uint64(b46[0]) == 0x6 {
+		b145 := data[h9 : h9+12] // bth
+		if uint64(b145[0]) == 0x6 {
 			goto n45
 		}
 		goto n47
@@ -1417,10 +2189,10 @@ n52:
 	{ // RxAccept: set rx.accepted, rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack, rx.at, rx.poff
 		m13 = (0x1)
 		m16 = (0x0)
-		b47 := data[h9 : h9+12] // bth
-		m17 = ((uint64(b47[4])<<56 | uint64(b47[5])<<48 | uint64(b47[6])<<40 | uint64(b47[7])<<32 | uint64(b47[8])<<24 | uint64(b47[9])<<16 | uint64(b47[10])<<8 | uint64(b47[11])) >> 0 & 0xffffff)
+		b146 := data[h9 : h9+12] // bth
+		m17 = ((uint64(b146[4])<<56 | uint64(b146[5])<<48 | uint64(b146[6])<<40 | uint64(b146[7])<<32 | uint64(b146[8])<<24 | uint64(b146[9])<<16 | uint64(b146[10])<<8 | uint64(b146[11])) >> 0 & 0xffffff)
 		m18 = (((m29 + m4) & 0x1ffffff) & 0xffffff)
-		m7 = (((uint64(b47[8]) >> 7 & 0x1) | m4) & 0x1)
+		m7 = (((uint64(b146[8]) >> 7 & 0x1) | m4) & 0x1)
 		m8 = (m35 + m34)
 		m9 = (packet.Value{Lo: uint64(len(data) - h0)}.Sub(packet.Value{Lo: uint64(len(data) - h9)}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Add(packet.Value{Lo: m2}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).Lo & 0xffff
 		goto n53
@@ -1435,22 +2207,22 @@ n53:
 	}
 n54:
 	{ // RxStore: store qps
-		var rk48 packet.RegisterKey
-		rk48[0] = packet.V(m0)
-		var rv49 [11]packet.Value
-		rv49[0] = packet.V(m28)
-		rv49[1] = packet.V(m29)
-		rv49[2] = packet.V(m30)
-		rv49[3] = packet.V(m31)
-		rv49[4] = packet.V(m32)
-		rv49[5] = packet.V(m33)
-		rv49[6] = packet.V(m34)
-		rv49[7] = packet.V(m35)
-		rv49[8] = packet.V(m36)
-		rv49[9] = m37
-		rv49[10] = m38
-		ok50 := pl.regs[0].Store(&rk48, rv49[:])
-		if ok50 {
+		var rk147 packet.RegisterKey
+		rk147[0] = packet.V(m0)
+		var rv148 [11]packet.Value
+		rv148[0] = packet.V(m28)
+		rv148[1] = packet.V(m29)
+		rv148[2] = packet.V(m30)
+		rv148[3] = packet.V(m31)
+		rv148[4] = packet.V(m32)
+		rv148[5] = packet.V(m33)
+		rv148[6] = packet.V(m34)
+		rv148[7] = packet.V(m35)
+		rv148[8] = packet.V(m36)
+		rv148[9] = m37
+		rv148[10] = m38
+		ok149 := pl.regs[0].Store(&rk147, rv148[:])
+		if ok149 {
 			goto n55
 		}
 		pl.edges[27]++
@@ -1488,16 +2260,16 @@ n58:
 n64:
 	{ // RxNAKInvalid: set rx.syndrome, rx.ackpsn, rx.ackmsn
 		m16 = (0x61)
-		b51 := data[h9 : h9+12] // bth
-		m17 = ((uint64(b51[4])<<56 | uint64(b51[5])<<48 | uint64(b51[6])<<40 | uint64(b51[7])<<32 | uint64(b51[8])<<24 | uint64(b51[9])<<16 | uint64(b51[10])<<8 | uint64(b51[11])) >> 0 & 0xffffff)
+		b150 := data[h9 : h9+12] // bth
+		m17 = ((uint64(b150[4])<<56 | uint64(b150[5])<<48 | uint64(b150[6])<<40 | uint64(b150[7])<<32 | uint64(b150[8])<<24 | uint64(b150[9])<<16 | uint64(b150[10])<<8 | uint64(b150[11])) >> 0 & 0xffffff)
 		m18 = (m29)
 		goto n66
 	}
 n65:
 	{ // RxNAKAccess: set rx.syndrome, rx.ackpsn, rx.ackmsn
 		m16 = (0x62)
-		b52 := data[h9 : h9+12] // bth
-		m17 = ((uint64(b52[4])<<56 | uint64(b52[5])<<48 | uint64(b52[6])<<40 | uint64(b52[7])<<32 | uint64(b52[8])<<24 | uint64(b52[9])<<16 | uint64(b52[10])<<8 | uint64(b52[11])) >> 0 & 0xffffff)
+		b151 := data[h9 : h9+12] // bth
+		m17 = ((uint64(b151[4])<<56 | uint64(b151[5])<<48 | uint64(b151[6])<<40 | uint64(b151[7])<<32 | uint64(b151[8])<<24 | uint64(b151[9])<<16 | uint64(b151[10])<<8 | uint64(b151[11])) >> 0 & 0xffffff)
 		m18 = (m29)
 		pl.edges[25]++
 		goto n66
@@ -1573,7 +2345,7 @@ n59:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt53 := p.Push(16, 0, 0)
+		rt152 := p.Push(16, 0, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1635,124 +2407,124 @@ n59:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt53 {
+		if !rt152 {
 			return pl.drop(16)
 		}
 		goto n60
 	}
 n60:
 	{ // RxPlacementFields: set placement.rkey, placement.offset, placement.length, placement.imm, placement.qpn, placement.data, placement.ack, placement.has_imm, placement.send, placement.v6, placement.accepted, placement.poff, placement.syndrome, placement.psn, placement.msn, placement.peer, placement.sport, placement.smac, placement.dmac, placement.sip, placement.dip, placement.rpsn
-		b54 := data[h16 : h16+85] // placement
-		s55 := uint32(m36)
-		b54[0] = byte(s55 >> 24)
-		b54[1] = byte(s55 >> 16)
-		b54[2] = byte(s55 >> 8)
-		b54[3] = byte(s55)
-		s56 := m8
-		b54[4] = byte(s56 >> 56)
-		b54[5] = byte(s56 >> 48)
-		b54[6] = byte(s56 >> 40)
-		b54[7] = byte(s56 >> 32)
-		b54[8] = byte(s56 >> 24)
-		b54[9] = byte(s56 >> 16)
-		b54[10] = byte(s56 >> 8)
-		b54[11] = byte(s56)
-		s57 := uint32(m1)
-		b54[12] = byte(s57 >> 24)
-		b54[13] = byte(s57 >> 16)
-		b54[14] = byte(s57 >> 8)
-		b54[15] = byte(s57)
-		s58 := uint32(m10)
-		b54[16] = byte(s58 >> 24)
-		b54[17] = byte(s58 >> 16)
-		b54[18] = byte(s58 >> 8)
-		b54[19] = byte(s58)
-		s59 := m0
-		b54[20] = byte(s59 >> 16)
-		b54[21] = byte(s59 >> 8)
-		b54[22] = byte(s59)
-		b54[23] = b54[23]&^0x80 | byte(m6)<<7&0x80
-		b54[23] = b54[23]&^0x40 | byte(m7)<<6&0x40
-		b54[23] = b54[23]&^0x20 | byte(m11)<<5&0x20
-		b54[23] = b54[23]&^0x10 | byte(m5)<<4&0x10
-		b54[23] = b54[23]&^0x8 | byte(m19)<<3&0x8
-		b54[23] = b54[23]&^0x4 | byte(m13)<<2&0x4
-		s60 := uint16(m9)
-		b54[24] = byte(s60 >> 8)
-		b54[25] = byte(s60)
-		b54[26] = byte(m16)
-		s61 := m17
-		b54[27] = byte(s61 >> 16)
-		b54[28] = byte(s61 >> 8)
-		b54[29] = byte(s61)
-		s62 := m18
-		b54[30] = byte(s62 >> 16)
-		b54[31] = byte(s62 >> 8)
-		b54[32] = byte(s62)
-		s63 := m30
-		b54[33] = byte(s63 >> 16)
-		b54[34] = byte(s63 >> 8)
-		b54[35] = byte(s63)
-		s64 := uint16(m20)
-		b54[36] = byte(s64 >> 8)
-		b54[37] = byte(s64)
-		s65 := m21
-		b54[38] = byte(s65 >> 40)
-		b54[39] = byte(s65 >> 32)
-		b54[40] = byte(s65 >> 24)
-		b54[41] = byte(s65 >> 16)
-		b54[42] = byte(s65 >> 8)
-		b54[43] = byte(s65)
-		s66 := m22
-		b54[44] = byte(s66 >> 40)
-		b54[45] = byte(s66 >> 32)
-		b54[46] = byte(s66 >> 24)
-		b54[47] = byte(s66 >> 16)
-		b54[48] = byte(s66 >> 8)
-		b54[49] = byte(s66)
-		v67 := m23
-		s68 := v67.Hi
-		b54[50] = byte(s68 >> 56)
-		b54[51] = byte(s68 >> 48)
-		b54[52] = byte(s68 >> 40)
-		b54[53] = byte(s68 >> 32)
-		b54[54] = byte(s68 >> 24)
-		b54[55] = byte(s68 >> 16)
-		b54[56] = byte(s68 >> 8)
-		b54[57] = byte(s68)
-		s69 := v67.Lo
-		b54[58] = byte(s69 >> 56)
-		b54[59] = byte(s69 >> 48)
-		b54[60] = byte(s69 >> 40)
-		b54[61] = byte(s69 >> 32)
-		b54[62] = byte(s69 >> 24)
-		b54[63] = byte(s69 >> 16)
-		b54[64] = byte(s69 >> 8)
-		b54[65] = byte(s69)
-		v70 := m24
-		s71 := v70.Hi
-		b54[66] = byte(s71 >> 56)
-		b54[67] = byte(s71 >> 48)
-		b54[68] = byte(s71 >> 40)
-		b54[69] = byte(s71 >> 32)
-		b54[70] = byte(s71 >> 24)
-		b54[71] = byte(s71 >> 16)
-		b54[72] = byte(s71 >> 8)
-		b54[73] = byte(s71)
-		s72 := v70.Lo
-		b54[74] = byte(s72 >> 56)
-		b54[75] = byte(s72 >> 48)
-		b54[76] = byte(s72 >> 40)
-		b54[77] = byte(s72 >> 32)
-		b54[78] = byte(s72 >> 24)
-		b54[79] = byte(s72 >> 16)
-		b54[80] = byte(s72 >> 8)
-		b54[81] = byte(s72)
-		b73 := data[h9 : h9+12] // bth
-		s74 := ((uint64(b73[4])<<56 | uint64(b73[5])<<48 | uint64(b73[6])<<40 | uint64(b73[7])<<32 | uint64(b73[8])<<24 | uint64(b73[9])<<16 | uint64(b73[10])<<8 | uint64(b73[11])) >> 0 & 0xffffff)
-		b54[82] = byte(s74 >> 16)
-		b54[83] = byte(s74 >> 8)
-		b54[84] = byte(s74)
+		b153 := data[h16 : h16+85] // placement
+		s154 := uint32(m36)
+		b153[0] = byte(s154 >> 24)
+		b153[1] = byte(s154 >> 16)
+		b153[2] = byte(s154 >> 8)
+		b153[3] = byte(s154)
+		s155 := m8
+		b153[4] = byte(s155 >> 56)
+		b153[5] = byte(s155 >> 48)
+		b153[6] = byte(s155 >> 40)
+		b153[7] = byte(s155 >> 32)
+		b153[8] = byte(s155 >> 24)
+		b153[9] = byte(s155 >> 16)
+		b153[10] = byte(s155 >> 8)
+		b153[11] = byte(s155)
+		s156 := uint32(m1)
+		b153[12] = byte(s156 >> 24)
+		b153[13] = byte(s156 >> 16)
+		b153[14] = byte(s156 >> 8)
+		b153[15] = byte(s156)
+		s157 := uint32(m10)
+		b153[16] = byte(s157 >> 24)
+		b153[17] = byte(s157 >> 16)
+		b153[18] = byte(s157 >> 8)
+		b153[19] = byte(s157)
+		s158 := m0
+		b153[20] = byte(s158 >> 16)
+		b153[21] = byte(s158 >> 8)
+		b153[22] = byte(s158)
+		b153[23] = b153[23]&^0x80 | byte(m6)<<7&0x80
+		b153[23] = b153[23]&^0x40 | byte(m7)<<6&0x40
+		b153[23] = b153[23]&^0x20 | byte(m11)<<5&0x20
+		b153[23] = b153[23]&^0x10 | byte(m5)<<4&0x10
+		b153[23] = b153[23]&^0x8 | byte(m19)<<3&0x8
+		b153[23] = b153[23]&^0x4 | byte(m13)<<2&0x4
+		s159 := uint16(m9)
+		b153[24] = byte(s159 >> 8)
+		b153[25] = byte(s159)
+		b153[26] = byte(m16)
+		s160 := m17
+		b153[27] = byte(s160 >> 16)
+		b153[28] = byte(s160 >> 8)
+		b153[29] = byte(s160)
+		s161 := m18
+		b153[30] = byte(s161 >> 16)
+		b153[31] = byte(s161 >> 8)
+		b153[32] = byte(s161)
+		s162 := m30
+		b153[33] = byte(s162 >> 16)
+		b153[34] = byte(s162 >> 8)
+		b153[35] = byte(s162)
+		s163 := uint16(m20)
+		b153[36] = byte(s163 >> 8)
+		b153[37] = byte(s163)
+		s164 := m21
+		b153[38] = byte(s164 >> 40)
+		b153[39] = byte(s164 >> 32)
+		b153[40] = byte(s164 >> 24)
+		b153[41] = byte(s164 >> 16)
+		b153[42] = byte(s164 >> 8)
+		b153[43] = byte(s164)
+		s165 := m22
+		b153[44] = byte(s165 >> 40)
+		b153[45] = byte(s165 >> 32)
+		b153[46] = byte(s165 >> 24)
+		b153[47] = byte(s165 >> 16)
+		b153[48] = byte(s165 >> 8)
+		b153[49] = byte(s165)
+		v166 := m23
+		s167 := v166.Hi
+		b153[50] = byte(s167 >> 56)
+		b153[51] = byte(s167 >> 48)
+		b153[52] = byte(s167 >> 40)
+		b153[53] = byte(s167 >> 32)
+		b153[54] = byte(s167 >> 24)
+		b153[55] = byte(s167 >> 16)
+		b153[56] = byte(s167 >> 8)
+		b153[57] = byte(s167)
+		s168 := v166.Lo
+		b153[58] = byte(s168 >> 56)
+		b153[59] = byte(s168 >> 48)
+		b153[60] = byte(s168 >> 40)
+		b153[61] = byte(s168 >> 32)
+		b153[62] = byte(s168 >> 24)
+		b153[63] = byte(s168 >> 16)
+		b153[64] = byte(s168 >> 8)
+		b153[65] = byte(s168)
+		v169 := m24
+		s170 := v169.Hi
+		b153[66] = byte(s170 >> 56)
+		b153[67] = byte(s170 >> 48)
+		b153[68] = byte(s170 >> 40)
+		b153[69] = byte(s170 >> 32)
+		b153[70] = byte(s170 >> 24)
+		b153[71] = byte(s170 >> 16)
+		b153[72] = byte(s170 >> 8)
+		b153[73] = byte(s170)
+		s171 := v169.Lo
+		b153[74] = byte(s171 >> 56)
+		b153[75] = byte(s171 >> 48)
+		b153[76] = byte(s171 >> 40)
+		b153[77] = byte(s171 >> 32)
+		b153[78] = byte(s171 >> 24)
+		b153[79] = byte(s171 >> 16)
+		b153[80] = byte(s171 >> 8)
+		b153[81] = byte(s171)
+		b172 := data[h9 : h9+12] // bth
+		s173 := ((uint64(b172[4])<<56 | uint64(b172[5])<<48 | uint64(b172[6])<<40 | uint64(b172[7])<<32 | uint64(b172[8])<<24 | uint64(b172[9])<<16 | uint64(b172[10])<<8 | uint64(b172[11])) >> 0 & 0xffffff)
+		b153[82] = byte(s173 >> 16)
+		b153[83] = byte(s173 >> 8)
+		b153[84] = byte(s173)
 		goto n61
 	}
 n61:
