@@ -99,11 +99,17 @@ func TestDevices(t *testing.T) {
 			case c.liar != "" && !strings.Contains(strings.Join(res.Mismatches[0].Passed, " "), c.liar):
 				t.Errorf("the mismatch does not name the claim %s: %v", c.liar, res.Mismatches[0].Passed)
 			}
+			// Mismatches on frames with a right ICRC, up to the first on a
+			// wrong one: after a liar let a bad frame change the QP's
+			// state, right frames may differ too (verify's own packets
+			// reach a known QP since classes are drawn as parsed frames).
 			right := 0
 			for _, mm := range res.Mismatches {
-				if f := mm.Case.Frame; len(f) > 46 && f[12] == 0x08 && binary.LittleEndian.Uint32(f[len(f)-4:]) == packet.ICRC(f, 14, 42, len(f), false) {
-					right++
+				f := mm.Case.Frame
+				if len(f) <= 46 || f[12] != 0x08 || binary.LittleEndian.Uint32(f[len(f)-4:]) != packet.ICRC(f, 14, 42, len(f), false) {
+					break
 				}
+				right++
 			}
 			if c.rightICRC != (right > 0) {
 				t.Errorf("%d mismatches on frames with a right ICRC, want some: %v", right, c.rightICRC)
