@@ -177,6 +177,8 @@ func readsPayload(s *packet.Schema, op *packet.Op, fixed func() bool) string {
 			return ""
 		}
 		return fmt.Sprintf("%s reads the payload, which the checksum covers", op.Describe(s))
+	case packet.OpICRCVerify, packet.OpICRCCompute:
+		return fmt.Sprintf("%s reads the payload, which the ICRC covers", op.Describe(s))
 	}
 	exprs := []*packet.Expr{op.Cond, op.Expr}
 	for _, a := range op.Assign {

@@ -121,6 +121,11 @@ func TestDevicePayload(t *testing.T) {
 	if p := place(t, embedOf2(t, "Reassembler", "XDP", "ejfat/reassembler.nsc", "ejfat/xdp.nsc"), "UDPCsum"); p.Kind != embed.Program {
 		t.Errorf("on XDP: %+v", p)
 	}
+	// A RoCE ICRC covers the payload too (it was left in the program).
+	naa := embedOf2(t, "NAAResponder", "U280", "rdma/naa.nsc", "ejfat/p4.nsc")
+	if p := place(t, naa, "RxICRC"); p.Kind != embed.Host || !strings.Contains(p.Reason, "reads the payload, which the ICRC covers; U280 reads none of the payload") {
+		t.Errorf("NAAResponder on U280: RxICRC %+v", p)
+	}
 	lb := embedOf2(t, "LB2026", "U280", "ejfat/lb-2026.nsc")
 	if p := place(t, lb, "NsCsum"); lb.Device != nil || p.Kind != embed.Program {
 		t.Errorf("lb-2026 on U280: NsCsum %+v, split %v", p, lb.Device != nil)
