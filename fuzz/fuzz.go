@@ -15,6 +15,7 @@ package fuzz
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,9 +29,9 @@ type Options struct {
 	Seed    uint64 // the run's seed
 	Start   int    // the first model's index (to rerun one: Start i, Models 1)
 	Packets int    // frames per model made from its predicates (default 200), besides Corpus
-	// Targets to compare with the interpreter: "go", "xdp" (nil: both;
-	// empty: the embeddings alone; xdp needs root and clang, and is
-	// skipped with a note without them).
+	// Targets to compare with the interpreter: "go", "xdp", "p4" (nil:
+	// go and xdp; empty: the embeddings alone; xdp needs root and clang,
+	// and is skipped with a note without them).
 	Targets []string
 	// Dir keeps the generated sources of failing models (and scratch
 	// space); a temporary directory when empty.
@@ -48,9 +49,12 @@ type Options struct {
 type Report struct {
 	Models, Packets int
 	Diffs           []Diff
-	// Refused counts, per target ("embed HOST", "go", "xdp"), the models
-	// it refused (a reason a user can act on).
+	// Refused counts, per target ("embed HOST", "go", "xdp", "p4"), the
+	// models it refused (a reason a user can act on); Reasons counts
+	// them by target and reason, the model's names left out ("p4: push
+	// X: a header with a variable-length field cannot be made in P4").
 	Refused map[string]int
+	Reasons map[string]int
 	// Ops counts the operation kinds the models used, PRGs the
 	// embeddings made.
 	Ops    map[string]int
@@ -94,7 +98,7 @@ func Run(opt Options) (*Report, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	rep := &Report{Refused: map[string]int{}, Ops: map[string]int{}, PRGs: map[string]int{}}
+	rep := &Report{Refused: map[string]int{}, Reasons: map[string]int{}, Ops: map[string]int{}, PRGs: map[string]int{}}
 	xdpOn := slices.Contains(opt.Targets, "xdp")
 	if xdpOn {
 		if why := xdpUnavailable(); why != "" {
@@ -107,6 +111,7 @@ func Run(opt Options) (*Report, error) {
 	for b := 0; b < opt.Models; b += opt.Batch {
 		var goCases []GoCase
 		var xdpCases []XDPCase
+		var p4Cases []P4Case
 		models := map[string]Model{}
 		for i := opt.Start + b; i < opt.Start+min(b+opt.Batch, opt.Models); i++ {
 			m := Generate(opt.Seed, i)
@@ -139,6 +144,14 @@ func Run(opt Options) (*Report, error) {
 			if em := p.Embeddings["XDP"]; em != nil && xdpOn {
 				xdpCases = append(xdpCases, XDPCase{Name: m.Name, Graph: em.Graph, Limits: em.PRG.Limits, Tables: m.Tables, Frames: p.Frames})
 			}
+			if slices.Contains(opt.Targets, "p4") {
+				c, why := P4CaseOf(m, p.Frames)
+				if why != "" {
+					rep.refuse("p4", map[string]string{m.Name: why})
+				} else {
+					p4Cases = append(p4Cases, c)
+				}
+			}
 		}
 		if len(goCases) > 0 {
 			ds, refused, err := RunGo(filepath.Join(dir, fmt.Sprintf("go%d", b)), goCases)
@@ -159,6 +172,14 @@ func Run(opt Options) (*Report, error) {
 			}
 			rep.Diffs = append(rep.Diffs, ds...)
 			rep.Refused["xdp"] += len(refused)
+		}
+		if len(p4Cases) > 0 {
+			ds, refused, err := RunP4(p4Cases)
+			if err != nil {
+				return nil, err
+			}
+			rep.Diffs = append(rep.Diffs, ds...)
+			rep.refuse("p4", refused)
 		}
 		for _, d := range rep.Diffs {
 			if _, ok := failed[d.Model]; !ok {
@@ -193,7 +214,18 @@ func Run(opt Options) (*Report, error) {
 		}
 	}
 	slices.Sort(rep.Failed)
+	for _, r := range slices.Sorted(maps.Keys(rep.Reasons)) {
+		logf("refused: %d × %s", rep.Reasons[r], r)
+	}
 	return rep, nil
+}
+
+// refuse counts the models target refused, by reason.
+func (r *Report) refuse(target string, refused map[string]string) {
+	r.Refused[target] += len(refused)
+	for _, why := range refused {
+		r.Reasons[target+": "+refusalClass(why)]++
+	}
 }
 
 // save writes a failing model and its tables where a test or a user can

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/backends/p4/p4sim"
 	"github.com/dragonet-go/nsc/ejfat"
@@ -60,36 +58,6 @@ func lbSetup(t *testing.T, version, lpg, prg, arch, tables string) (prog *p4.Pro
 	return prog, load, interp
 }
 
-// counterDiff compares the counters of a v1model program (by the labels
-// on their declarations) with what nsc's interpreter counted under those
-// labels: count labels, and drops summed by reason. "" when they agree.
-func counterDiff(mach *sim.Machine, src []byte, run *p4sim.Machine) string {
-	c := mach.Counters()
-	want := map[string]int{}
-	for l, v := range c.Counts {
-		want[l] += int(v)
-	}
-	for k, v := range c.Drops {
-		want[k.Reason] += int(v)
-	}
-	got := map[string]int{}
-	counts := run.Counts()
-	for ctr, l := range p4sim.CounterLabels(src) {
-		got[l] = counts[ctr]
-	}
-	for l := range want {
-		if _, ok := got[l]; !ok && want[l] > 0 {
-			got[l] = -1 // no counter for it
-		}
-	}
-	for l, v := range got {
-		if v == 0 && want[l] == 0 {
-			delete(got, l)
-		}
-	}
-	return cmp.Diff(want, got)
-}
-
 // TestAgainstInterpreter runs the crafted EJFAT corpus and frames derived
 // from it through each golden program (in the P4 interpreter of
 // p4sim, with the converted entries) and through nsc's interpreter
@@ -119,7 +87,7 @@ func TestAgainstInterpreter(t *testing.T) {
 			if gc.arch != p4.V1Model {
 				return
 			}
-			if diff := counterDiff(mach, prog.Source, run); diff != "" {
+			if diff := p4sim.CounterDiff(mach, prog.Source, run); diff != "" {
 				t.Errorf("counters differ (-interpreter +P4):\n%s", diff)
 			}
 		})
@@ -167,7 +135,7 @@ func TestMutatedHeaders(t *testing.T) {
 			frames := mutateHeaders(t, load(string(prog.Source)), seeds, 10000, 19)
 			run, mach := load(string(prog.Source)), interp()
 			_, ends := compareP4(t, "P4", run, mach, frames, true)
-			if diff := counterDiff(mach, prog.Source, run); diff != "" {
+			if diff := p4sim.CounterDiff(mach, prog.Source, run); diff != "" {
 				t.Errorf("counters differ (-interpreter +P4):\n%s", diff)
 			}
 			src := noDefault.ReplaceAllString(string(prog.Source), "")
@@ -176,7 +144,7 @@ func TestMutatedHeaders(t *testing.T) {
 			}
 			run, mach = load(src), interp()
 			bad, _ := compareP4(t, "", run, mach, frames, false)
-			counters := counterDiff(mach, []byte(src), run)
+			counters := p4sim.CounterDiff(mach, []byte(src), run)
 			if bad == 0 && counters == "" {
 				t.Error("without its default arms the program still agrees: the test does not see BMv2's accept")
 			}

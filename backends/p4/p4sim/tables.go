@@ -6,8 +6,11 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/sim"
 )
 
 // Tables fills runtime tables, by the program's table identifiers, from
@@ -45,4 +48,34 @@ func CounterLabels(src []byte) map[string]string {
 		out[string(m[1])] = label
 	}
 	return out
+}
+
+// CounterDiff compares the counters of a v1model program (by the labels
+// on their declarations) with what nsc's interpreter counted under those
+// labels: count labels, and drops summed by reason. "" when they agree.
+func CounterDiff(mach *sim.Machine, src []byte, run *Machine) string {
+	c := mach.Counters()
+	want := map[string]int{}
+	for l, v := range c.Counts {
+		want[l] += int(v)
+	}
+	for k, v := range c.Drops {
+		want[k.Reason] += int(v)
+	}
+	got := map[string]int{}
+	counts := run.Counts()
+	for ctr, l := range CounterLabels(src) {
+		got[l] = counts[ctr]
+	}
+	for l := range want {
+		if _, ok := got[l]; !ok && want[l] > 0 {
+			got[l] = -1 // no counter for it
+		}
+	}
+	for l, v := range got {
+		if v == 0 && want[l] == 0 {
+			delete(got, l)
+		}
+	}
+	return cmp.Diff(want, got)
 }
