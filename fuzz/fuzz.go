@@ -55,6 +55,8 @@ type Report struct {
 	// X: a header with a variable-length field cannot be made in P4").
 	Refused map[string]int
 	Reasons map[string]int
+	// Ran counts, per target, the models it compiled and ran.
+	Ran map[string]int
 	// Ops counts the operation kinds the models used, PRGs the
 	// embeddings made.
 	Ops    map[string]int
@@ -98,7 +100,7 @@ func Run(opt Options) (*Report, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	rep := &Report{Refused: map[string]int{}, Reasons: map[string]int{}, Ops: map[string]int{}, PRGs: map[string]int{}}
+	rep := &Report{Refused: map[string]int{}, Reasons: map[string]int{}, Ran: map[string]int{}, Ops: map[string]int{}, PRGs: map[string]int{}}
 	xdpOn := slices.Contains(opt.Targets, "xdp")
 	if xdpOn {
 		if why := xdpUnavailable(); why != "" {
@@ -159,7 +161,8 @@ func Run(opt Options) (*Report, error) {
 				return nil, err
 			}
 			rep.Diffs = append(rep.Diffs, ds...)
-			rep.Refused["go"] += len(refused)
+			rep.refuse("go", refused)
+			rep.Ran["go"] += len(goCases) - len(refused)
 		}
 		if len(xdpCases) > 0 {
 			sub := filepath.Join(dir, fmt.Sprintf("xdp%d", b))
@@ -171,7 +174,8 @@ func Run(opt Options) (*Report, error) {
 				return nil, err
 			}
 			rep.Diffs = append(rep.Diffs, ds...)
-			rep.Refused["xdp"] += len(refused)
+			rep.refuse("xdp", refused)
+			rep.Ran["xdp"] += len(xdpCases) - len(refused)
 		}
 		if len(p4Cases) > 0 {
 			ds, refused, err := RunP4(p4Cases)
@@ -180,6 +184,7 @@ func Run(opt Options) (*Report, error) {
 			}
 			rep.Diffs = append(rep.Diffs, ds...)
 			rep.refuse("p4", refused)
+			rep.Ran["p4"] += len(p4Cases) - len(refused)
 		}
 		for _, d := range rep.Diffs {
 			if _, ok := failed[d.Model]; !ok {
@@ -214,6 +219,9 @@ func Run(opt Options) (*Report, error) {
 		}
 	}
 	slices.Sort(rep.Failed)
+	for _, t := range slices.Sorted(maps.Keys(rep.Ran)) {
+		logf("%s: %d models compiled and run, %d refused", t, rep.Ran[t], rep.Refused[t])
+	}
 	for _, r := range slices.Sorted(maps.Keys(rep.Reasons)) {
 		logf("refused: %d × %s", rep.Reasons[r], r)
 	}
