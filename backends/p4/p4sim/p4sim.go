@@ -756,8 +756,9 @@ func (m *Machine) reset(frameBytes []byte) {
 	}
 }
 
-// Run runs a frame: parser, control, deparser. It returns the frame out,
-// or nil if dropped.
+// Run runs a frame: parser, control, deparser. It returns the frame out
+// (empty, not nil, when no header and no byte is left), or nil if
+// dropped.
 func (m *Machine) Run(frameBytes []byte) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -774,6 +775,7 @@ func (m *Machine) Run(frameBytes []byte) (out []byte, err error) {
 	if m.dropped || m.arch == "xsa" && !m.store["smeta.drop"].v.IsZero() {
 		return nil, nil
 	}
+	out = []byte{} // sent, though it may be empty
 	for _, h := range m.prog.deparse {
 		if !m.valid[h] {
 			continue
