@@ -307,15 +307,10 @@ func parseChain(s *packet.Schema, done, fail string) (string, string) {
 // name of the model (a word other than P4 with a digit, a dot or an
 // underscore, or one of the Internet library's headers) as X.
 func refusalClass(msg string) string {
-	if i := strings.LastIndex(msg, ": node "); i >= 0 {
-		msg = msg[i+2:]
-	}
-	if _, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "node ") {
-		msg = rest
-	}
+	msg, _, _ = strings.Cut(msg, "\n")
+	msg = refusalWhere.ReplaceAllString(msg, "")
 	msg, _, _ = strings.Cut(msg, ";")
 	msg, _, _ = strings.Cut(msg, " (")
-	msg, _, _ = strings.Cut(msg, "\n")
 	words := strings.Fields(msg)
 	for i, w := range words {
 		bare := strings.TrimRight(w, ",:")
@@ -325,5 +320,9 @@ func refusalClass(msg string) string {
 	}
 	return strings.Join(words, " ")
 }
+
+// refusalWhere is the position, target and node in front of a refusal's
+// reason (backends.Refusal.Error).
+var refusalWhere = regexp.MustCompile(`^(?:\S+:\d+:\d+: )?(?:p4 \(\w+\)|go|xdp)(?:: node \S+)?: `)
 
 var inetHeaders = []string{"ethernet", "vlan", "arp", "ipv4", "ipv6", "icmp", "icmpv6", "udp"}
