@@ -145,8 +145,8 @@ func TestP4DifferencesAreCaught(t *testing.T) {
 func TestRefusalClass(t *testing.T) {
 	for msg, want := range map[string]string{
 		"m.nsc:3:4: p4 (v1model): node N3: extract u0 after the parser: it follows N0, which the parser cannot run (lookup t0)": "extract X after the parser: it follows X, which the parser cannot run",
-		"p4 (v1model): headers ethernet, vlan, ipv4 leave in different orders; a P4 deparser emits headers in one order":          "headers X, X, X leave in different orders",
-		"m.nsc:9:5: p4 (v1model): node N1: push ipv4: a header with a variable-length field cannot be made in P4":                 "push X: a header with a variable-length field cannot be made in P4",
+		"p4 (v1model): headers ethernet, vlan, ipv4 leave in different orders; a P4 deparser emits headers in one order":        "headers X, X, X leave in different orders",
+		"m.nsc:9:5: p4 (v1model): node N1: push ipv4: a header with a variable-length field cannot be made in P4":               "push X: a header with a variable-length field cannot be made in P4",
 	} {
 		if got := refusalClass(msg); got != want {
 			t.Errorf("%q: got %q, want %q", msg, got, want)
