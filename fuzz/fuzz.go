@@ -5,9 +5,9 @@
 // to drops, queues and the Tx exit), and runs each on the same frames
 // through the interpreter on the LPG alone, through every embedding of it
 // (verify: the LPG alone against the embedded graph, from the wire), and
-// through the generated Go and XDP programs against the interpreter on
-// the graph they were generated from (Run). Every difference is a Diff; a
-// model the targets refuse is counted, not failed.
+// through the generated Go, XDP and P4 programs against the interpreter
+// on the graph they were generated from (Run). Every difference is a
+// Diff; a model the targets refuse is counted, not failed.
 //
 // It is deterministic: a seed and a model index give one model, and its
 // frames come from the same seed.
@@ -30,7 +30,7 @@ type Options struct {
 	Start   int    // the first model's index (to rerun one: Start i, Models 1)
 	Packets int    // frames per model made from its predicates (default 200), besides Corpus
 	// Targets to compare with the interpreter: "go", "xdp", "p4" (nil:
-	// go and xdp; empty: the embeddings alone; xdp needs root and clang,
+	// all three; empty: the embeddings alone; xdp needs root and clang,
 	// and is skipped with a note without them).
 	Targets []string
 	// Dir keeps the generated sources of failing models (and scratch
@@ -85,7 +85,7 @@ func Run(opt Options) (*Report, error) {
 		opt.Shrink = time.Minute
 	}
 	if opt.Targets == nil {
-		opt.Targets = []string{"go", "xdp"}
+		opt.Targets = []string{"go", "xdp", "p4"}
 	}
 	logf := opt.Log
 	if logf == nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/backends/p4/p4sim"
 	"github.com/dragonet-go/nsc/backends/p4/tableadd"
-	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
@@ -22,18 +21,11 @@ import (
 const P4PRG = "BMv2"
 
 // P4Case is one embedding into a P4 PRG to compile to P4 (v1model) and
-// run in the P4 interpreter (backends/p4/p4sim).
-type P4Case struct {
-	Name string
-	// Graph is what the program is generated from: the embedded graph, or
-	// a split's device part (what it punts to the host is not compared).
-	Graph *dataflow.Graph
-	// Ref is the graph the interpreter runs (nil: Graph).
-	Ref    *dataflow.Graph
-	Limits map[string]int
-	Tables string
-	Frames [][]byte
-}
+// run in the P4 interpreter (backends/p4/p4sim), with an XDPCase's
+// fields: Graph is what the program is generated from (the embedded
+// graph, or a split's device part), Ref what the interpreter runs (the
+// whole embedding; nil: Graph), Limits the PRG's.
+type P4Case = XDPCase
 
 // RunP4 generates each case's P4 program and its table entries, runs the
 // frames through it in the P4 interpreter and through nsc's interpreter
