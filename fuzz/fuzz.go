@@ -5,9 +5,9 @@
 // to drops, queues and the Tx exit), and runs each on the same frames
 // through the interpreter on the LPG alone, through every embedding of it
 // (verify: the LPG alone against the embedded graph, from the wire), and
-// through the generated Go and XDP programs against the interpreter on
-// the graph they were generated from (Run). Every difference is a Diff; a
-// model the targets refuse is counted, not failed.
+// through the generated Go, XDP and P4 programs against the interpreter
+// on the graph they were generated from (Run). Every difference is a
+// Diff; a model the targets refuse is counted, not failed.
 //
 // It is deterministic: a seed and a model index give one model, and its
 // frames come from the same seed.
@@ -15,6 +15,7 @@ package fuzz
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,9 +29,9 @@ type Options struct {
 	Seed    uint64 // the run's seed
 	Start   int    // the first model's index (to rerun one: Start i, Models 1)
 	Packets int    // frames per model made from its predicates (default 200), besides Corpus
-	// Targets to compare with the interpreter: "go", "xdp" (nil: both;
-	// empty: the embeddings alone; xdp needs root and clang, and is
-	// skipped with a note without them).
+	// Targets to compare with the interpreter: "go", "xdp", "p4" (nil:
+	// all three; empty: the embeddings alone; xdp needs root and clang,
+	// and is skipped with a note without them).
 	Targets []string
 	// Dir keeps the generated sources of failing models (and scratch
 	// space); a temporary directory when empty.
@@ -48,9 +49,14 @@ type Options struct {
 type Report struct {
 	Models, Packets int
 	Diffs           []Diff
-	// Refused counts, per target ("embed HOST", "go", "xdp"), the models
-	// it refused (a reason a user can act on).
+	// Refused counts, per target ("embed HOST", "go", "xdp", "p4"), the
+	// models it refused (a reason a user can act on); Reasons counts
+	// them by target and reason, the model's names left out ("p4: push
+	// X: a header with a variable-length field cannot be made in P4").
 	Refused map[string]int
+	Reasons map[string]int
+	// Ran counts, per target, the models it compiled and ran.
+	Ran map[string]int
 	// Ops counts the operation kinds the models used, PRGs the
 	// embeddings made.
 	Ops    map[string]int
@@ -79,7 +85,7 @@ func Run(opt Options) (*Report, error) {
 		opt.Shrink = time.Minute
 	}
 	if opt.Targets == nil {
-		opt.Targets = []string{"go", "xdp"}
+		opt.Targets = []string{"go", "xdp", "p4"}
 	}
 	logf := opt.Log
 	if logf == nil {
@@ -94,7 +100,7 @@ func Run(opt Options) (*Report, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	rep := &Report{Refused: map[string]int{}, Ops: map[string]int{}, PRGs: map[string]int{}}
+	rep := &Report{Refused: map[string]int{}, Reasons: map[string]int{}, Ran: map[string]int{}, Ops: map[string]int{}, PRGs: map[string]int{}}
 	xdpOn := slices.Contains(opt.Targets, "xdp")
 	if xdpOn {
 		if why := xdpUnavailable(); why != "" {
@@ -107,6 +113,7 @@ func Run(opt Options) (*Report, error) {
 	for b := 0; b < opt.Models; b += opt.Batch {
 		var goCases []GoCase
 		var xdpCases []XDPCase
+		var p4Cases []P4Case
 		models := map[string]Model{}
 		for i := opt.Start + b; i < opt.Start+min(b+opt.Batch, opt.Models); i++ {
 			m := Generate(opt.Seed, i)
@@ -139,6 +146,14 @@ func Run(opt Options) (*Report, error) {
 			if em := p.Embeddings["XDP"]; em != nil && xdpOn {
 				xdpCases = append(xdpCases, XDPCase{Name: m.Name, Graph: em.Graph, Limits: em.PRG.Limits, Tables: m.Tables, Frames: p.Frames})
 			}
+			if slices.Contains(opt.Targets, "p4") {
+				c, why := P4CaseOf(m, p.Frames)
+				if why != "" {
+					rep.refuse("p4", map[string]string{m.Name: why})
+				} else {
+					p4Cases = append(p4Cases, c)
+				}
+			}
 		}
 		if len(goCases) > 0 {
 			ds, refused, err := RunGo(filepath.Join(dir, fmt.Sprintf("go%d", b)), goCases)
@@ -146,7 +161,8 @@ func Run(opt Options) (*Report, error) {
 				return nil, err
 			}
 			rep.Diffs = append(rep.Diffs, ds...)
-			rep.Refused["go"] += len(refused)
+			rep.refuse("go", refused)
+			rep.Ran["go"] += len(goCases) - len(refused)
 		}
 		if len(xdpCases) > 0 {
 			sub := filepath.Join(dir, fmt.Sprintf("xdp%d", b))
@@ -158,7 +174,17 @@ func Run(opt Options) (*Report, error) {
 				return nil, err
 			}
 			rep.Diffs = append(rep.Diffs, ds...)
-			rep.Refused["xdp"] += len(refused)
+			rep.refuse("xdp", refused)
+			rep.Ran["xdp"] += len(xdpCases) - len(refused)
+		}
+		if len(p4Cases) > 0 {
+			ds, refused, err := RunP4(p4Cases)
+			if err != nil {
+				return nil, err
+			}
+			rep.Diffs = append(rep.Diffs, ds...)
+			rep.refuse("p4", refused)
+			rep.Ran["p4"] += len(p4Cases) - len(refused)
 		}
 		for _, d := range rep.Diffs {
 			if _, ok := failed[d.Model]; !ok {
@@ -193,7 +219,21 @@ func Run(opt Options) (*Report, error) {
 		}
 	}
 	slices.Sort(rep.Failed)
+	for _, t := range slices.Sorted(maps.Keys(rep.Ran)) {
+		logf("%s: %d models compiled and run, %d refused", t, rep.Ran[t], rep.Refused[t])
+	}
+	for _, r := range slices.Sorted(maps.Keys(rep.Reasons)) {
+		logf("refused: %d × %s", rep.Reasons[r], r)
+	}
 	return rep, nil
+}
+
+// refuse counts the models target refused, by reason.
+func (r *Report) refuse(target string, refused map[string]string) {
+	r.Refused[target] += len(refused)
+	for _, why := range refused {
+		r.Reasons[target+": "+refusalClass(why)]++
+	}
 }
 
 // save writes a failing model and its tables where a test or a user can

@@ -100,6 +100,56 @@ func TestDifferencesAreCaught(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(diffs) < 3 {
-		t.Errorf("xdp: %d differences caught, want the 3 forwarded frames: %v", len(diffs), diffs)
+		t.Errorf("xdp: %d differences caught, want the forwarded frames: %v", len(diffs), diffs)
+	}
+}
+
+// TestP4DifferencesAreCaught: the P4 runner reports a program that does
+// what the interpreter does not. The VXLAN model, with its IPv4 checksum
+// check made a TTL test (the checksum covers the options, a varbit P4
+// cannot read), compiles to P4: the program agrees with the interpreter
+// on its frames, and differs on every frame it forwards (the three VXLAN
+// frames and the one with a bad checksum) from an interpreter whose model
+// leaves the VXLAN header on.
+func TestP4DifferencesAreCaught(t *testing.T) {
+	data, err := os.ReadFile("testdata/vxlan.nsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(data), "op checksum verify ipv4", "op test ipv4.ttl > 1", 1)
+	frames, _ := vxlanFrames(t)
+	good, why := P4CaseOf(Model{Name: "vxlan", Source: src, LPG: "VXLANDecap"}, frames)
+	if why != "" {
+		t.Fatal(why)
+	}
+	diffs, refused, err := RunP4([]P4Case{good})
+	if err != nil || len(refused) > 0 || len(diffs) > 0 {
+		t.Fatalf("the program differs from its own graph: %v %v %v", err, refused, diffs)
+	}
+	bad, why := P4CaseOf(Model{Name: "vxlan", Source: strings.Replace(src, "op pop vxlan", "op nop", 1), LPG: "VXLANDecap"}, frames)
+	if why != "" {
+		t.Fatal(why)
+	}
+	good.Ref = bad.Graph
+	if diffs, _, err = RunP4([]P4Case{good}); err != nil {
+		t.Fatal(err)
+	}
+	if len(diffs) < 3 {
+		t.Errorf("p4: %d differences caught, want the forwarded frames: %v", len(diffs), diffs)
+	}
+	t.Logf("%d of %d frames differ", len(diffs), len(frames))
+}
+
+// Refusals are tallied by reason without their position, target, node and
+// the model's names, so that one reason is one line of the tally.
+func TestRefusalClass(t *testing.T) {
+	for msg, want := range map[string]string{
+		"m.nsc:3:4: p4 (v1model): node N3: extract u0 after the parser: it follows N0, which the parser cannot run (lookup t0)": "extract X after the parser: it follows X, which the parser cannot run",
+		"p4 (v1model): headers ethernet, vlan, ipv4 leave in different orders; a P4 deparser emits headers in one order":        "headers X, X, X leave in different orders",
+		"m.nsc:9:5: p4 (v1model): node N1: push ipv4: a header with a variable-length field cannot be made in P4":               "push X: a header with a variable-length field cannot be made in P4",
+	} {
+		if got := refusalClass(msg); got != want {
+			t.Errorf("%q: got %q, want %q", msg, got, want)
+		}
 	}
 }

@@ -7,8 +7,9 @@ import (
 
 // TestRegressions runs every case under testdata/regress (models nsc fuzz
 // found a difference on, shrunk) through every check: the LPG alone
-// against each embedding, the generated Go and XDP against the
-// interpreter, on the model's frames and the fixed corpus.
+// against each embedding, the generated Go, XDP and P4 against the
+// interpreter, on the model's frames and the fixed corpus (P4 where the
+// backend takes the model: a refusal is not a failure there).
 func TestRegressions(t *testing.T) {
 	files, err := filepath.Glob("testdata/regress/*.nsc")
 	if err != nil || len(files) == 0 {
@@ -16,6 +17,7 @@ func TestRegressions(t *testing.T) {
 	}
 	var goCases []GoCase
 	var xdpCases []XDPCase
+	var p4Cases []P4Case
 	for _, f := range files {
 		m, frames, err := LoadRegression(f)
 		if err != nil {
@@ -39,8 +41,19 @@ func TestRegressions(t *testing.T) {
 		if em := p.Embeddings["XDP"]; em != nil {
 			xdpCases = append(xdpCases, XDPCase{Name: m.Name, Graph: em.Graph, Limits: em.PRG.Limits, Tables: m.Tables, Frames: p.Frames})
 		}
+		if c, why := P4CaseOf(m, p.Frames); why == "" {
+			p4Cases = append(p4Cases, c)
+		}
 	}
-	ds, refused, err := RunGo(t.TempDir(), goCases)
+	ds, refused, err := RunP4(p4Cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		t.Error(d)
+	}
+	t.Logf("p4: %d of %d cases compiled and run", len(p4Cases)-len(refused), len(files))
+	ds, refused, err = RunGo(t.TempDir(), goCases)
 	if err != nil {
 		t.Fatal(err)
 	}

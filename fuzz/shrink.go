@@ -17,7 +17,7 @@ import (
 
 // Check reruns one model on the given frames and returns the differences
 // of the kind named (Diff.Check's first word: "lpg/embedded", "interp/go",
-// "interp/xdp", …), for the shrinker.
+// "interp/xdp", "interp/p4", …), for the shrinker.
 func Check(m Model, frames [][]byte, check, dir string) ([]Diff, error) {
 	p, err := Prepare(m, 0, 0)
 	if err != nil {
@@ -40,6 +40,13 @@ func Check(m Model, frames [][]byte, check, dir string) ([]Diff, error) {
 			return nil, fmt.Errorf("%s: no XDP embedding", m.Name)
 		}
 		ds, _, err := RunXDP(dir, []XDPCase{{Name: m.Name, Graph: em.Graph, Limits: em.PRG.Limits, Tables: m.Tables, Frames: frames}})
+		return ds, err
+	case strings.HasPrefix(check, "interp/p4"), strings.HasPrefix(check, "p4"):
+		c, why := P4CaseOf(m, frames)
+		if why != "" {
+			return nil, fmt.Errorf("%s: no P4 case: %s", m.Name, why)
+		}
+		ds, _, err := RunP4([]P4Case{c})
 		return ds, err
 	}
 	return nil, fmt.Errorf("cannot rerun a %q difference", check)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dragonet-go/nsc/backends/p4"
+	"github.com/dragonet-go/nsc/backends/p4/p4sim"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/lang"
@@ -156,7 +157,7 @@ func TestCoverageAgainstInterpreter(t *testing.T) {
 // modelMachines generates graph lpg of model m on the BMv2 PRG for arch,
 // and loads the program (also returned parsed) into the P4 interpreter and
 // the graph into nsc's, both with the entries of script.
-func modelMachines(t *testing.T, m *lang.Model, lpg, arch, script string) (*p4.Program, *program, *machine, *sim.Machine) {
+func modelMachines(t *testing.T, m *lang.Model, lpg, arch, script string) (*p4.Program, *p4sim.Program, *p4sim.Machine, *sim.Machine) {
 	t.Helper()
 	prog, _, g, err := buildModel(t, m, lpg, "BMv2", arch, "")
 	if err != nil {
@@ -170,7 +171,7 @@ func modelMachines(t *testing.T, m *lang.Model, lpg, arch, script string) (*p4.P
 	if err := prog.Tables.Entries(&lines, es); err != nil {
 		t.Fatal(err)
 	}
-	parsed, err := parseProgram(string(prog.Source))
+	parsed, err := p4sim.Parse(string(prog.Source))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func modelMachines(t *testing.T, m *lang.Model, lpg, arch, script string) (*p4.P
 	if err != nil {
 		t.Fatal(err)
 	}
-	return prog, parsed, newMachine(parsed, arch, loadP4Tables(t, prog, lines.Bytes())), mach
+	return prog, parsed, p4sim.New(parsed, arch, loadP4Tables(t, prog, lines.Bytes())), mach
 }
 
 // compareP4 runs frames through the P4 program and nsc's interpreter and
@@ -190,7 +191,7 @@ func modelMachines(t *testing.T, m *lang.Model, lpg, arch, script string) (*p4.P
 // program that stops, on a field of an invalid header, differs) and how
 // many frames the interpreter ended where (drop reasons, "sent"). It
 // reports the first few differences on t, with what in front, if report.
-func compareP4(t *testing.T, what string, run *machine, mach *sim.Machine, frames [][]byte, report bool) (bad int, ends map[string]int) {
+func compareP4(t *testing.T, what string, run *p4sim.Machine, mach *sim.Machine, frames [][]byte, report bool) (bad int, ends map[string]int) {
 	t.Helper()
 	ends = map[string]int{}
 	for i, f := range frames {
@@ -203,7 +204,7 @@ func compareP4(t *testing.T, what string, run *machine, mach *sim.Machine, frame
 		} else {
 			ends["sent"]++
 		}
-		got, err := run.run(f)
+		got, err := run.Run(f)
 		if err == nil && left == (got != nil) && bytes.Equal(want, got) {
 			continue
 		}

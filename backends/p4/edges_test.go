@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dragonet-go/nsc/backends/p4/p4sim"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/internal/difftest"
@@ -15,7 +16,7 @@ import (
 // TestEdgesAgainstInterpreter runs the frames at the edges of length
 // (difftest.Edges of ejfat.EdgeSeeds: empty to past 64 KiB, every crafted
 // frame cut at every byte) through each golden program in the P4 interpreter of
-// p4run_test.go and through nsc's interpreter: every frame leaves with
+// the P4 interpreter (p4sim) and through nsc's interpreter: every frame leaves with
 // the same bytes or is dropped by both. The programs have no longest
 // frame of their own (the device's MAC has one, before the pipeline), so
 // the interpreter takes frames of any length.
@@ -35,11 +36,11 @@ func TestEdgesAgainstInterpreter(t *testing.T) {
 			if err := prog.Tables.Entries(&lines, entries(t, m, gc.tables)); err != nil {
 				t.Fatal(err)
 			}
-			parsed, err := parseProgram(string(prog.Source))
+			parsed, err := p4sim.Parse(string(prog.Source))
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := newMachine(parsed, gc.arch, loadP4Tables(t, prog, lines.Bytes()))
+			run := p4sim.New(parsed, gc.arch, loadP4Tables(t, prog, lines.Bytes()))
 			script, err := os.ReadFile(filepath.Join("..", "..", "ejfat", "testdata", gc.tables))
 			if err != nil {
 				t.Fatal(err)
@@ -56,7 +57,7 @@ func TestEdgesAgainstInterpreter(t *testing.T) {
 					return out, map[bool]string{true: "dropped", false: "sent"}[out == "dropped"]
 				},
 				func(f []byte) string {
-					got, err := run.run(f)
+					got, err := run.Run(f)
 					switch {
 					case err != nil:
 						return "error: " + err.Error()

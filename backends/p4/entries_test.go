@@ -271,3 +271,7 @@ table_add IngressImpl.mixed IngressImpl.tag 0x11 0x40&&&0xf0 0x0064->0x00c8 => 0
 		t.Errorf("xsa: read back (-script +program):\n%s", diff)
 	}
 }
+
+// ident is a table_add name without the control's prefix: the P4
+// interpreter's name of the table.
+func ident(name string) string { return name[strings.LastIndex(name, ".")+1:] }

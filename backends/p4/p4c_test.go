@@ -12,7 +12,7 @@ import (
 // when it is installed. It is not on this project's machines: p4c is not
 // packaged for Debian 12 and its releases come from outside the package
 // registries they reach (docs/p4.md says how to install it elsewhere), so
-// the test skips; p4run_test.go's interpreter holds the programs to nsc's
+// the test skips; the P4 interpreter (p4sim) holds the programs to nsc's
 // interpreter meanwhile.
 func TestP4c(t *testing.T) {
 	p4c, err := exec.LookPath("p4c-bm2-ss")

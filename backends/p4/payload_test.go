@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dragonet-go/nsc/backends/p4"
+	"github.com/dragonet-go/nsc/backends/p4/p4sim"
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
@@ -82,11 +83,11 @@ func TestPayloadSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parsed, err := parseProgram(string(prog.Source))
+	parsed, err := p4sim.Parse(string(prog.Source))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev := newMachine(parsed, p4.V1Model, loadP4Tables(t, prog, nil))
+	dev := p4sim.New(parsed, p4.V1Model, loadP4Tables(t, prog, nil))
 	want, err := sim.New(em.Graph, nil)
 	if err != nil {
 		t.Fatal(err)

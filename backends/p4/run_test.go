@@ -3,63 +3,35 @@ package p4_test
 import (
 	"bytes"
 	"encoding/hex"
-	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/dragonet-go/nsc/backends/p4"
+	"github.com/dragonet-go/nsc/backends/p4/p4sim"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/sim"
 )
 
-// loadP4Tables fills runtime tables, by the program's table identifiers,
-// from table_add lines in the program's names.
+// loadP4Tables fills the P4 interpreter's tables from table_add lines in
+// the program's names.
 func loadP4Tables(t testing.TB, prog *p4.Program, lines []byte) map[string]*packet.Table {
 	t.Helper()
-	es, err := packet.ParseEntries("entries", bytes.NewReader(lines), prog.Tables.TableSpec)
+	ts, err := p4sim.Tables(prog, lines)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*packet.Table{}
-	for _, tb := range prog.Tables {
-		spec, _ := prog.Tables.TableSpec(tb.Name)
-		out[ident(tb.Name)] = packet.NewTable(spec)
-	}
-	for _, te := range es {
-		if err := out[ident(te.Table)].Insert(te.Entry); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
-// ident is a table_add name without the control's prefix.
-func ident(name string) string { return name[strings.LastIndex(name, ".")+1:] }
-
-// counterLabels maps the program's counters to the labels they count (the
-// comment on each declaration).
-func counterLabels(src []byte) map[string]string {
-	out := map[string]string{}
-	re := regexp.MustCompile(`counter\(1, CounterType\.packets\) (\w+); // (".*")`)
-	for _, m := range re.FindAllSubmatch(src, -1) {
-		var label string
-		fmt.Sscanf(string(m[2]), "%q", &label)
-		out[string(m[1])] = label
-	}
-	return out
+	return ts
 }
 
 // lbSetup builds an LB version's program; load runs a program text (the
 // program's, or a changed copy) in the P4 interpreter with the converted
 // entries, interp makes nsc's interpreter on the same embedded graph with
 // the original script.
-func lbSetup(t *testing.T, version, lpg, prg, arch, tables string) (prog *p4.Program, load func(src string) *machine, interp func() *sim.Machine) {
+func lbSetup(t *testing.T, version, lpg, prg, arch, tables string) (prog *p4.Program, load func(src string) *p4sim.Machine, interp func() *sim.Machine) {
 	t.Helper()
 	prog, m, _, err := build(t, "ejfat/"+version+".nsc", lpg, prg, arch)
 	if err != nil {
@@ -69,12 +41,12 @@ func lbSetup(t *testing.T, version, lpg, prg, arch, tables string) (prog *p4.Pro
 	if err := prog.Tables.Entries(&lines, entries(t, m, tables)); err != nil {
 		t.Fatal(err)
 	}
-	load = func(src string) *machine {
-		parsed, err := parseProgram(src)
+	load = func(src string) *p4sim.Machine {
+		parsed, err := p4sim.Parse(src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newMachine(parsed, arch, loadP4Tables(t, prog, lines.Bytes()))
+		return p4sim.New(parsed, arch, loadP4Tables(t, prog, lines.Bytes()))
 	}
 	interp = func() *sim.Machine {
 		mach, err := ejfat.Interpreter(version, prg, tables, bytes.NewReader(scriptBytes(t, tables)))
@@ -86,38 +58,9 @@ func lbSetup(t *testing.T, version, lpg, prg, arch, tables string) (prog *p4.Pro
 	return prog, load, interp
 }
 
-// counterDiff compares the counters of a v1model program (by the labels
-// on their declarations) with what nsc's interpreter counted under those
-// labels: count labels, and drops summed by reason. "" when they agree.
-func counterDiff(mach *sim.Machine, src []byte, run *machine) string {
-	c := mach.Counters()
-	want := map[string]int{}
-	for l, v := range c.Counts {
-		want[l] += int(v)
-	}
-	for k, v := range c.Drops {
-		want[k.Reason] += int(v)
-	}
-	got := map[string]int{}
-	for ctr, l := range counterLabels(src) {
-		got[l] = run.counts[ctr]
-	}
-	for l := range want {
-		if _, ok := got[l]; !ok && want[l] > 0 {
-			got[l] = -1 // no counter for it
-		}
-	}
-	for l, v := range got {
-		if v == 0 && want[l] == 0 {
-			delete(got, l)
-		}
-	}
-	return cmp.Diff(want, got)
-}
-
 // TestAgainstInterpreter runs the crafted EJFAT corpus and frames derived
 // from it through each golden program (in the P4 interpreter of
-// p4run_test.go, with the converted entries) and through nsc's interpreter
+// p4sim, with the converted entries) and through nsc's interpreter
 // on the same embedded graph with the original script: every frame must
 // leave with the same bytes or be dropped by both, and (v1model) every
 // counter must count what the interpreter counts under its label.
@@ -144,7 +87,7 @@ func TestAgainstInterpreter(t *testing.T) {
 			if gc.arch != p4.V1Model {
 				return
 			}
-			if diff := counterDiff(mach, prog.Source, run); diff != "" {
+			if diff := p4sim.CounterDiff(mach, prog.Source, run); diff != "" {
 				t.Errorf("counters differ (-interpreter +P4):\n%s", diff)
 			}
 		})
@@ -159,7 +102,7 @@ func TestSpecExample(t *testing.T) {
 	want, _ := hex.DecodeString("112233445566" + "00aabbccddee" + "0800" + "4500" + "0028" + "0001" + "0000" + "3f11" + "f827" + "0a010203" + "aabbccdd" + "04d2" + "4557" + "0014" + "016e" + "736f6d65207061796c6f6164")
 	for _, arch := range []string{p4.XSA, p4.V1Model} {
 		prog, load, _ := lbSetup(t, "lb-2026", "LB2026", "U280", arch, "lb-2026.tables")
-		got, err := load(string(prog.Source)).run(in)
+		got, err := load(string(prog.Source)).Run(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +135,7 @@ func TestMutatedHeaders(t *testing.T) {
 			frames := mutateHeaders(t, load(string(prog.Source)), seeds, 10000, 19)
 			run, mach := load(string(prog.Source)), interp()
 			_, ends := compareP4(t, "P4", run, mach, frames, true)
-			if diff := counterDiff(mach, prog.Source, run); diff != "" {
+			if diff := p4sim.CounterDiff(mach, prog.Source, run); diff != "" {
 				t.Errorf("counters differ (-interpreter +P4):\n%s", diff)
 			}
 			src := noDefault.ReplaceAllString(string(prog.Source), "")
@@ -201,7 +144,7 @@ func TestMutatedHeaders(t *testing.T) {
 			}
 			run, mach = load(src), interp()
 			bad, _ := compareP4(t, "", run, mach, frames, false)
-			counters := counterDiff(mach, []byte(src), run)
+			counters := p4sim.CounterDiff(mach, []byte(src), run)
 			if bad == 0 && counters == "" {
 				t.Error("without its default arms the program still agrees: the test does not see BMv2's accept")
 			}
@@ -213,16 +156,16 @@ func TestMutatedHeaders(t *testing.T) {
 // mutateHeaders derives n frames from seeds, reproducibly from seed, each
 // with 1-3 bytes changed among the header bytes of its seed (those the
 // program's parser takes from it).
-func mutateHeaders(t *testing.T, run *machine, seeds [][]byte, n int, seed uint64) [][]byte {
+func mutateHeaders(t *testing.T, run *p4sim.Machine, seeds [][]byte, n int, seed uint64) [][]byte {
 	t.Helper()
 	var headed [][]byte
 	var lens []int
 	for _, f := range seeds {
-		if _, err := run.run(f); err != nil {
+		if _, err := run.Run(f); err != nil {
 			t.Fatalf("seed %x: %v", f, err)
 		}
-		if run.cursor > 0 {
-			headed, lens = append(headed, f), append(lens, run.cursor)
+		if run.Consumed() > 0 {
+			headed, lens = append(headed, f), append(lens, run.Consumed())
 		}
 	}
 	rnd := rand.New(rand.NewPCG(seed, 19))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/p4"
+	"github.com/dragonet-go/nsc/backends/p4/p4sim"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026host"
@@ -65,11 +66,11 @@ func TestSplitAgainstInterpreter(t *testing.T) {
 	if err := prog.Tables.Entries(&lines, mine); err != nil {
 		t.Fatal(err)
 	}
-	parsed, err := parseProgram(string(prog.Source))
+	parsed, err := p4sim.Parse(string(prog.Source))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev := newMachine(parsed, p4.V1Model, loadP4Tables(t, prog, lines.Bytes()))
+	dev := p4sim.New(parsed, p4.V1Model, loadP4Tables(t, prog, lines.Bytes()))
 	script := scriptBytes(t, "lb-2026.tables")
 	hts, err := packet.LoadTables(lb2026host.Schema, "lb-2026.tables", bytes.NewReader(script))
 	if err != nil {
@@ -117,7 +118,7 @@ func TestSplitAgainstInterpreter(t *testing.T) {
 // holds the pair to want: whether each frame left and with which bytes.
 // It returns where want sent the frames and how many the device punted
 // (unchanged, or the test fails).
-func deviceThenHost(t *testing.T, dev *machine, want *sim.Machine, frames [][]byte, host func([]byte) difftest.Outcome) (map[string]int, int) {
+func deviceThenHost(t *testing.T, dev *p4sim.Machine, want *sim.Machine, frames [][]byte, host func([]byte) difftest.Outcome) (map[string]int, int) {
 	t.Helper()
 	type outcome struct {
 		Left bool
@@ -130,13 +131,13 @@ func deviceThenHost(t *testing.T, dev *machine, want *sim.Machine, frames [][]by
 			return outcome{Left: strings.HasPrefix(o.Where, "sink "), Data: o.Data}, o.Where
 		},
 		func(f []byte) outcome {
-			out, err := dev.run(f)
+			out, err := dev.Run(f)
 			switch {
 			case err != nil:
 				return outcome{Data: "the P4 program stopped: " + err.Error()}
 			case out == nil:
 				return outcome{}
-			case dev.egress() != p4.PuntPort:
+			case dev.Egress() != p4.PuntPort:
 				return outcome{Left: true, Data: hex.EncodeToString(out)}
 			}
 			punted++

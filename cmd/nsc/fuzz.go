@@ -17,7 +17,7 @@ func runFuzz(e *env, args []string) error {
 	seed := fs.Uint64("seed", 0, "the run's seed (0: from the clock, printed)")
 	start := fs.Int("start", 0, "the first model's index (--start I --models 1 reruns model I)")
 	packets := fs.Int("packets", 200, "frames per model made from its predicates, besides the fixed corpus")
-	targets := fs.String("targets", "go,xdp", "targets held to the interpreter: go, xdp (xdp needs root and clang)")
+	targets := fs.String("targets", "go,xdp,p4", "targets held to the interpreter: go, xdp, p4 (xdp needs root and clang; p4 runs v1model programs in the P4 interpreter)")
 	out := fs.String("o", "", "write each failing model (.nsc and .tables) into this directory")
 	batch := fs.Int("batch", 50, "models per build of the generated Go")
 	files, err := parseArgs(fs, args)
@@ -33,11 +33,11 @@ func runFuzz(e *env, args []string) error {
 	ts := []string{} // none: the embeddings alone
 	for _, t := range strings.Split(*targets, ",") {
 		switch t = strings.TrimSpace(t); t {
-		case "go", "xdp":
+		case "go", "xdp", "p4":
 			ts = append(ts, t)
 		case "", "none":
 		default:
-			return usagef("unknown target %q (go, xdp, none)", t)
+			return usagef("unknown target %q (go, xdp, p4, none)", t)
 		}
 	}
 	if *out != "" {

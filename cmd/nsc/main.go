@@ -60,7 +60,7 @@ var commands = []command{
 		"nsc verify models/inet/offload.nsc --lpg UDPIPv4 --prg I82599 --packets 10000", runVerify},
 	{"naa", "[--size B] [--calls N] [--irn] [--loss N]", "call a function on an NAA over RoCEv2 on loopback: MRSP, the input as RDMA WRITEs with the function code, the result written back",
 		"nsc naa --size 67108864 --irn", runNAA},
-	{"fuzz", "[--models N] [--seed S] [--start I] [--targets go,xdp] [-o DIR]", "generate random models and hold every embedding and target to the interpreter on them; any difference fails",
+	{"fuzz", "[--models N] [--seed S] [--start I] [--targets go,xdp,p4] [-o DIR]", "generate random models and hold every embedding and target to the interpreter on them; any difference fails",
 		"nsc fuzz --models 100 --seed 42 -o fuzz-out", runFuzz},
 	{"version", "", "print nsc's module version, VCS revision and Go version",
 		"nsc version", runVersion},

@@ -1,22 +1,30 @@
-package p4_test
-
-// A small interpreter for the P4_16 the backend writes, with the
-// architectures' meaning as far as the programs use it (v1model as BMv2's
-// simple_switch runs it, xsa as VitisNet's XilinxPipeline): parser states
-// with extract, verify and select, a parser error that hands over to the
-// control, tables, actions (also called directly, with inout parameters),
-// if/else, switch on action_run, return, setValid/setInvalid, counters,
-// drops, and a deparser that emits valid headers and then the bytes the
-// parser did not take. Expressions follow P4_16's precedence and typing:
-// bit<W> arithmetic wraps at W, casts truncate or zero-extend, ++
-// concatenates, shifts past the width give 0. It reads the program's text,
-// not the generator's data, so it checks what a P4 compiler would see.
+// Package p4sim is a small interpreter for the P4_16 the P4 backend
+// writes, with the architectures' meaning as far as the programs use it
+// (v1model as BMv2's simple_switch runs it, xsa as VitisNet's
+// XilinxPipeline): parser states with extract, verify and select, a
+// parser error that hands over to the control, tables, actions (also
+// called directly, with inout parameters), if/else, switch on action_run,
+// return, setValid/setInvalid, counters, drops, and a deparser that emits
+// valid headers and then the bytes the parser did not take. Expressions
+// follow P4_16's precedence and typing: bit<W> arithmetic wraps at W,
+// casts truncate or zero-extend, ++ concatenates, shifts past the width
+// give 0. It reads the program's text, not the generator's data, so it
+// checks what a P4 compiler would see.
+//
+// Parse reads a program, Tables loads the table_add lines the backend
+// converts, New makes a Machine whose Run takes a frame to the bytes that
+// leave (nil: dropped) or to an error where the program reads a field of
+// an invalid header (P4 leaves that value unspecified). InvalidHeaderAccesses
+// is p4c's header validity check on the same text.
 //
 // p4c and BMv2 are not installable here (docs/p4.md); this is what holds
-// the generated programs to the reference interpreter meanwhile.
+// the generated programs to the reference interpreter meanwhile. Its
+// users are backends/p4's tests and nsc fuzz.
+package p4sim
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -179,7 +187,8 @@ type table struct {
 	args    []expr
 }
 
-type program struct {
+// Program is a parsed P4 program.
+type Program struct {
 	headers map[string][]field
 	structs map[string][]structField
 	states  map[string][]stmt
@@ -251,13 +260,14 @@ func (p *pparser) bitType() (int, bool) {
 	return w, kw == "varbit"
 }
 
-func parseProgram(src string) (*program, error) {
+// Parse reads a program's text; an error names the line it could not read.
+func Parse(src string) (*Program, error) {
 	toks, err := lex(src)
 	if err != nil {
 		return nil, err
 	}
 	p := &pparser{t: toks}
-	prog := &program{headers: map[string][]field{}, structs: map[string][]structField{}, states: map[string][]stmt{},
+	prog := &Program{headers: map[string][]field{}, structs: map[string][]structField{}, states: map[string][]stmt{},
 		actions: map[string]*action{}, tables: map[string]*table{}}
 	for p.i < len(p.t) && p.err == nil {
 		switch kw := p.next(); kw {
@@ -333,7 +343,7 @@ func (p *pparser) params() []param {
 	return out
 }
 
-func (p *pparser) parserBlock(prog *program) {
+func (p *pparser) parserBlock(prog *Program) {
 	p.next() // name
 	p.want("(")
 	var toks []string
@@ -358,7 +368,7 @@ func (p *pparser) parserBlock(prog *program) {
 	p.want("}")
 }
 
-func (p *pparser) controlBlock(prog *program) {
+func (p *pparser) controlBlock(prog *Program) {
 	name := p.next()
 	p.params()
 	p.want("{")
@@ -675,9 +685,9 @@ type frame struct {
 	vars map[string]*val
 }
 
-// machine runs one program on frames.
-type machine struct {
-	prog   *program
+// Machine runs one program on frames.
+type Machine struct {
+	prog   *Program
 	arch   string
 	tables map[string]*packet.Table
 	// state of the frame being run
@@ -694,12 +704,14 @@ type machine struct {
 
 type stopErr struct{ err string }
 
-func newMachine(prog *program, arch string, tables map[string]*packet.Table) *machine {
-	return &machine{prog: prog, arch: arch, tables: tables, counts: map[string]int{}}
+// New makes a machine for prog on arch (p4.V1Model or p4.XSA) with tables
+// by the program's table names (Tables).
+func New(prog *Program, arch string, tables map[string]*packet.Table) *Machine {
+	return &Machine{prog: prog, arch: arch, tables: tables, counts: map[string]int{}}
 }
 
 // reset lays out every header field and metadata field at zero.
-func (m *machine) reset(frameBytes []byte) {
+func (m *Machine) reset(frameBytes []byte) {
 	m.valid, m.store, m.varbits = map[string]bool{}, map[string]*val{}, map[string][]byte{}
 	m.scopes, m.dropped, m.parseErr = nil, false, ""
 	m.data, m.cursor = frameBytes, 0
@@ -744,9 +756,10 @@ func (m *machine) reset(frameBytes []byte) {
 	}
 }
 
-// run runs a frame: parser, control, deparser. It returns the frame out,
-// or nil if dropped.
-func (m *machine) run(frameBytes []byte) (out []byte, err error) {
+// Run runs a frame: parser, control, deparser. It returns the frame out
+// (empty, not nil, when no header and no byte is left), or nil if
+// dropped.
+func (m *Machine) Run(frameBytes []byte) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if s, ok := r.(stopErr); ok {
@@ -762,6 +775,7 @@ func (m *machine) run(frameBytes []byte) (out []byte, err error) {
 	if m.dropped || m.arch == "xsa" && !m.store["smeta.drop"].v.IsZero() {
 		return nil, nil
 	}
+	out = []byte{} // sent, though it may be empty
 	for _, h := range m.prog.deparse {
 		if !m.valid[h] {
 			continue
@@ -786,11 +800,18 @@ func (m *machine) run(frameBytes []byte) (out []byte, err error) {
 	return append(out, m.data[m.cursor:]...), nil
 }
 
-// egress is the v1model egress port the last run left.
-func (m *machine) egress() uint64 { return m.store[m.prog.stdName+".egress_spec"].v.Lo }
+// Egress is the v1model egress port the last run left.
+func (m *Machine) Egress() uint64 { return m.store[m.prog.stdName+".egress_spec"].v.Lo }
+
+// Counts is how many times each counter (by its name in the program)
+// counted, over every run.
+func (m *Machine) Counts() map[string]int { return maps.Clone(m.counts) }
+
+// Consumed is how many bytes of the last frame the parser took.
+func (m *Machine) Consumed() int { return m.cursor }
 
 // headerType is the type of header instance path hdr.X.
-func (m *machine) headerType(path string) string {
+func (m *Machine) headerType(path string) string {
 	name := strings.TrimPrefix(path, "hdr.")
 	for _, f := range m.prog.structs[m.prog.hdrType] {
 		if f.name == name {
@@ -804,7 +825,7 @@ type reject struct{ err string }
 
 // parse runs the parser from start; a failure sets the parser error and
 // ends parsing, as both architectures hand the frame to the control then.
-func (m *machine) parse() {
+func (m *Machine) parse() {
 	defer func() {
 		if r := recover(); r != nil {
 			if rj, ok := r.(reject); ok {
@@ -835,7 +856,7 @@ func (m *machine) parse() {
 	}
 }
 
-func (m *machine) transition(tr sTransition) string {
+func (m *Machine) transition(tr sTransition) string {
 	if tr.key == nil {
 		return tr.to
 	}
@@ -856,7 +877,7 @@ func (m *machine) transition(tr sTransition) string {
 	return "accept"
 }
 
-func (m *machine) extract(path string, size expr) {
+func (m *Machine) extract(path string, size expr) {
 	typ := m.headerType(path)
 	fs := m.prog.headers[typ]
 	if len(fs) == 1 && fs[0].vb {
@@ -893,7 +914,7 @@ func (m *machine) extract(path string, size expr) {
 // exec runs statements; a return unwinds through the panic below.
 type returned struct{}
 
-func (m *machine) exec(body []stmt) {
+func (m *Machine) exec(body []stmt) {
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(returned); ok && len(m.scopes) == 0 {
@@ -905,7 +926,7 @@ func (m *machine) exec(body []stmt) {
 	m.block(body)
 }
 
-func (m *machine) block(body []stmt) {
+func (m *Machine) block(body []stmt) {
 	m.scopes = append(m.scopes, &frame{vars: map[string]*val{}})
 	defer func() { m.scopes = m.scopes[:len(m.scopes)-1] }()
 	for _, s := range body {
@@ -913,7 +934,7 @@ func (m *machine) block(body []stmt) {
 	}
 }
 
-func (m *machine) stmt(s stmt) {
+func (m *Machine) stmt(s stmt) {
 	switch s := s.(type) {
 	case sBlock:
 		m.block(s.body)
@@ -956,7 +977,7 @@ func (m *machine) stmt(s stmt) {
 	}
 }
 
-func (m *machine) truth(v val) bool {
+func (m *Machine) truth(v val) bool {
 	if v.kind != 'B' {
 		panic(stopErr{"a condition that is not a bool"})
 	}
@@ -964,7 +985,7 @@ func (m *machine) truth(v val) bool {
 }
 
 // convert makes v fit the type of dst (an assignment or an in argument).
-func (m *machine) convert(v, dst val) val {
+func (m *Machine) convert(v, dst val) val {
 	switch dst.kind {
 	case 'B':
 		if v.kind != 'B' {
@@ -980,7 +1001,7 @@ func (m *machine) convert(v, dst val) val {
 	return bits(dst.w, v.v)
 }
 
-func (m *machine) lookupVar(path string) *val {
+func (m *Machine) lookupVar(path string) *val {
 	for i := len(m.scopes) - 1; i >= 0; i-- {
 		if v, ok := m.scopes[i].vars[path]; ok {
 			return v
@@ -992,7 +1013,7 @@ func (m *machine) lookupVar(path string) *val {
 	return nil
 }
 
-func (m *machine) lvalue(e expr) *val {
+func (m *Machine) lvalue(e expr) *val {
 	r, ok := e.(eRef)
 	if !ok {
 		panic(stopErr{fmt.Sprintf("cannot assign to %T", e)})
@@ -1009,7 +1030,7 @@ func (m *machine) lvalue(e expr) *val {
 // valid: P4 leaves such a read unspecified (BMv2 returns what an earlier
 // frame left there), so a program that does it is wrong whatever it
 // happens to compute.
-func (m *machine) checkValid(path, what string) {
+func (m *Machine) checkValid(path, what string) {
 	h, ok := headerOf(path)
 	if ok && !m.valid[h] {
 		panic(stopErr{fmt.Sprintf("%s %s of the invalid header %s", what, path, h)})
@@ -1027,7 +1048,7 @@ func headerOf(path string) (string, bool) {
 }
 
 // apply looks a table up, runs the action and returns its name.
-func (m *machine) apply(name string) string {
+func (m *Machine) apply(name string) string {
 	t := m.prog.tables[name]
 	if t == nil {
 		panic(stopErr{"no table " + name})
@@ -1058,7 +1079,7 @@ func (m *machine) apply(name string) string {
 
 // runAction runs an action with argument values; inout arguments are
 // copied back to the places outs names.
-func (m *machine) runAction(name string, args []val, outs []*val) {
+func (m *Machine) runAction(name string, args []val, outs []*val) {
 	if name == "NoAction" {
 		return
 	}
@@ -1085,7 +1106,7 @@ func (m *machine) runAction(name string, args []val, outs []*val) {
 	}
 }
 
-func (m *machine) call(c eCall) val {
+func (m *Machine) call(c eCall) val {
 	fn := c.fn
 	switch {
 	case strings.HasSuffix(fn, ".isValid"):
@@ -1156,7 +1177,7 @@ func unify(a, b val) (val, val) {
 	return a, b
 }
 
-func (m *machine) eval(e expr) val {
+func (m *Machine) eval(e expr) val {
 	switch e := e.(type) {
 	case eLit:
 		return bits(e.w, e.v)
