@@ -44,7 +44,9 @@ func (c *gen) beStore(b string, k, n int, v string) {
 		// was not always (a zero extension in between left three stores).
 		c.emit("%s := uint%d(%s)", t, 8*n, v)
 	default:
-		c.emit("%s := %s", t, v)
+		// uint64: a constant past int64 bound untyped would not compile
+		// (seed 20261203, model 57).
+		c.emit("%s := uint64(%s)", t, v)
 	}
 	for i := range n {
 		if sh := 8 * (n - 1 - i); sh > 0 {

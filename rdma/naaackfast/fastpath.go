@@ -1272,7 +1272,7 @@ n8:
 		b16[7] = byte(0x40)
 		b17 := data[h16 : h16+85] // placement
 		v18 := packet.Value{Hi: (uint64(b17[50])<<56 | uint64(b17[51])<<48 | uint64(b17[52])<<40 | uint64(b17[53])<<32 | uint64(b17[54])<<24 | uint64(b17[55])<<16 | uint64(b17[56])<<8 | uint64(b17[57])), Lo: (uint64(b17[58])<<56 | uint64(b17[59])<<48 | uint64(b17[60])<<40 | uint64(b17[61])<<32 | uint64(b17[62])<<24 | uint64(b17[63])<<16 | uint64(b17[64])<<8 | uint64(b17[65]))}
-		s19 := v18.Hi
+		s19 := uint64(v18.Hi)
 		b16[8] = byte(s19 >> 56)
 		b16[9] = byte(s19 >> 48)
 		b16[10] = byte(s19 >> 40)
@@ -1281,7 +1281,7 @@ n8:
 		b16[13] = byte(s19 >> 16)
 		b16[14] = byte(s19 >> 8)
 		b16[15] = byte(s19)
-		s20 := v18.Lo
+		s20 := uint64(v18.Lo)
 		b16[16] = byte(s20 >> 56)
 		b16[17] = byte(s20 >> 48)
 		b16[18] = byte(s20 >> 40)
@@ -1291,7 +1291,7 @@ n8:
 		b16[22] = byte(s20 >> 8)
 		b16[23] = byte(s20)
 		v21 := packet.Value{Hi: (uint64(b17[66])<<56 | uint64(b17[67])<<48 | uint64(b17[68])<<40 | uint64(b17[69])<<32 | uint64(b17[70])<<24 | uint64(b17[71])<<16 | uint64(b17[72])<<8 | uint64(b17[73])), Lo: (uint64(b17[74])<<56 | uint64(b17[75])<<48 | uint64(b17[76])<<40 | uint64(b17[77])<<32 | uint64(b17[78])<<24 | uint64(b17[79])<<16 | uint64(b17[80])<<8 | uint64(b17[81]))}
-		s22 := v21.Hi
+		s22 := uint64(v21.Hi)
 		b16[24] = byte(s22 >> 56)
 		b16[25] = byte(s22 >> 48)
 		b16[26] = byte(s22 >> 40)
@@ -1300,7 +1300,7 @@ n8:
 		b16[29] = byte(s22 >> 16)
 		b16[30] = byte(s22 >> 8)
 		b16[31] = byte(s22)
-		s23 := v21.Lo
+		s23 := uint64(v21.Lo)
 		b16[32] = byte(s23 >> 56)
 		b16[33] = byte(s23 >> 48)
 		b16[34] = byte(s23 >> 40)
@@ -1860,14 +1860,14 @@ n13:
 	{ // Fields: set ethernet.dst, ethernet.src, udp.sport, udp.dport, udp.length, bth.opcode, bth.pkey, bth.dqpn, bth.psn, aeth.syndrome, aeth.msn
 		b28 := data[h16 : h16+85] // placement
 		b29 := data[h0 : h0+14]   // ethernet
-		s30 := ((uint64(b28[42])<<56 | uint64(b28[43])<<48 | uint64(b28[44])<<40 | uint64(b28[45])<<32 | uint64(b28[46])<<24 | uint64(b28[47])<<16 | uint64(b28[48])<<8 | uint64(b28[49])) >> 0 & 0xffffffffffff)
+		s30 := uint64(((uint64(b28[42])<<56 | uint64(b28[43])<<48 | uint64(b28[44])<<40 | uint64(b28[45])<<32 | uint64(b28[46])<<24 | uint64(b28[47])<<16 | uint64(b28[48])<<8 | uint64(b28[49])) >> 0 & 0xffffffffffff))
 		b29[0] = byte(s30 >> 40)
 		b29[1] = byte(s30 >> 32)
 		b29[2] = byte(s30 >> 24)
 		b29[3] = byte(s30 >> 16)
 		b29[4] = byte(s30 >> 8)
 		b29[5] = byte(s30)
-		s31 := ((uint64(b28[36])<<56 | uint64(b28[37])<<48 | uint64(b28[38])<<40 | uint64(b28[39])<<32 | uint64(b28[40])<<24 | uint64(b28[41])<<16 | uint64(b28[42])<<8 | uint64(b28[43])) >> 0 & 0xffffffffffff)
+		s31 := uint64(((uint64(b28[36])<<56 | uint64(b28[37])<<48 | uint64(b28[38])<<40 | uint64(b28[39])<<32 | uint64(b28[40])<<24 | uint64(b28[41])<<16 | uint64(b28[42])<<8 | uint64(b28[43])) >> 0 & 0xffffffffffff))
 		b29[6] = byte(s31 >> 40)
 		b29[7] = byte(s31 >> 32)
 		b29[8] = byte(s31 >> 24)
@@ -1889,17 +1889,17 @@ n13:
 		s37 := uint16(0xffff)
 		b36[2] = byte(s37 >> 8)
 		b36[3] = byte(s37)
-		s38 := ((uint64(b28[28])<<56 | uint64(b28[29])<<48 | uint64(b28[30])<<40 | uint64(b28[31])<<32 | uint64(b28[32])<<24 | uint64(b28[33])<<16 | uint64(b28[34])<<8 | uint64(b28[35])) >> 0 & 0xffffff)
+		s38 := uint64(((uint64(b28[28])<<56 | uint64(b28[29])<<48 | uint64(b28[30])<<40 | uint64(b28[31])<<32 | uint64(b28[32])<<24 | uint64(b28[33])<<16 | uint64(b28[34])<<8 | uint64(b28[35])) >> 0 & 0xffffff))
 		b36[5] = byte(s38 >> 16)
 		b36[6] = byte(s38 >> 8)
 		b36[7] = byte(s38)
-		s39 := ((uint64(b28[22])<<56 | uint64(b28[23])<<48 | uint64(b28[24])<<40 | uint64(b28[25])<<32 | uint64(b28[26])<<24 | uint64(b28[27])<<16 | uint64(b28[28])<<8 | uint64(b28[29])) >> 0 & 0xffffff)
+		s39 := uint64(((uint64(b28[22])<<56 | uint64(b28[23])<<48 | uint64(b28[24])<<40 | uint64(b28[25])<<32 | uint64(b28[26])<<24 | uint64(b28[27])<<16 | uint64(b28[28])<<8 | uint64(b28[29])) >> 0 & 0xffffff))
 		b36[9] = byte(s39 >> 16)
 		b36[10] = byte(s39 >> 8)
 		b36[11] = byte(s39)
 		b40 := data[h12 : h12+4] // aeth
 		b40[0] = byte(uint64(b28[26]))
-		s41 := ((uint64(b28[25])<<56 | uint64(b28[26])<<48 | uint64(b28[27])<<40 | uint64(b28[28])<<32 | uint64(b28[29])<<24 | uint64(b28[30])<<16 | uint64(b28[31])<<8 | uint64(b28[32])) >> 0 & 0xffffff)
+		s41 := uint64(((uint64(b28[25])<<56 | uint64(b28[26])<<48 | uint64(b28[27])<<40 | uint64(b28[28])<<32 | uint64(b28[29])<<24 | uint64(b28[30])<<16 | uint64(b28[31])<<8 | uint64(b28[32])) >> 0 & 0xffffff))
 		b40[1] = byte(s41 >> 16)
 		b40[2] = byte(s41 >> 8)
 		b40[3] = byte(s41)

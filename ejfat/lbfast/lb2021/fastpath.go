@@ -612,7 +612,7 @@ t25:
 				case 0: // do_ipv4_member_rewrite
 					params := (*[3]packet.Value)(params)
 					_ = params
-					s42 := params[0].Lo
+					s42 := uint64(params[0].Lo)
 					b40[0] = byte(s42 >> 40)
 					b40[1] = byte(s42 >> 32)
 					b40[2] = byte(s42 >> 24)
@@ -625,7 +625,7 @@ t25:
 				case 1: // do_ipv6_member_rewrite
 					params := (*[3]packet.Value)(params)
 					_ = params
-					s43 := params[0].Lo
+					s43 := uint64(params[0].Lo)
 					b40[0] = byte(s43 >> 40)
 					b40[1] = byte(s43 >> 32)
 					b40[2] = byte(s43 >> 24)
@@ -649,7 +649,7 @@ t25:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s42 := params[0].Lo
+			s42 := uint64(params[0].Lo)
 			b40[0] = byte(s42 >> 40)
 			b40[1] = byte(s42 >> 32)
 			b40[2] = byte(s42 >> 24)
@@ -662,7 +662,7 @@ t25:
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s43 := params[0].Lo
+			s43 := uint64(params[0].Lo)
 			b40[0] = byte(s43 >> 40)
 			b40[1] = byte(s43 >> 32)
 			b40[2] = byte(s43 >> 24)
@@ -1127,7 +1127,7 @@ n25:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s42 := params[0].Lo
+			s42 := uint64(params[0].Lo)
 			b40[0] = byte(s42 >> 40)
 			b40[1] = byte(s42 >> 32)
 			b40[2] = byte(s42 >> 24)
@@ -1140,7 +1140,7 @@ n25:
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s43 := params[0].Lo
+			s43 := uint64(params[0].Lo)
 			b40[0] = byte(s43 >> 40)
 			b40[1] = byte(s43 >> 32)
 			b40[2] = byte(s43 >> 24)
@@ -1228,7 +1228,7 @@ n31:
 		ws65 := ^wv63.Lo
 		os62 := (ws64>>32 + uint64(uint32(ws64))) + (ws65>>32 + uint64(uint32(ws65)))
 		v66 := v61
-		s67 := v66.Hi
+		s67 := uint64(v66.Hi)
 		b60[24] = byte(s67 >> 56)
 		b60[25] = byte(s67 >> 48)
 		b60[26] = byte(s67 >> 40)
@@ -1237,7 +1237,7 @@ n31:
 		b60[29] = byte(s67 >> 16)
 		b60[30] = byte(s67 >> 8)
 		b60[31] = byte(s67)
-		s68 := v66.Lo
+		s68 := uint64(v66.Lo)
 		b60[32] = byte(s68 >> 56)
 		b60[33] = byte(s68 >> 48)
 		b60[34] = byte(s68 >> 40)
@@ -1268,7 +1268,7 @@ n32:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
 		b77 := data[h3 : h3+40] // ipv6
 		v78 := m4
-		s79 := v78.Hi
+		s79 := uint64(v78.Hi)
 		b77[24] = byte(s79 >> 56)
 		b77[25] = byte(s79 >> 48)
 		b77[26] = byte(s79 >> 40)
@@ -1277,7 +1277,7 @@ n32:
 		b77[29] = byte(s79 >> 16)
 		b77[30] = byte(s79 >> 8)
 		b77[31] = byte(s79)
-		s80 := v78.Lo
+		s80 := uint64(v78.Lo)
 		b77[32] = byte(s80 >> 56)
 		b77[33] = byte(s80 >> 48)
 		b77[34] = byte(s80 >> 40)

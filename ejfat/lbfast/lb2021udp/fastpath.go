@@ -783,7 +783,7 @@ t28:
 				case 0: // do_ipv4_member_rewrite
 					params := (*[3]packet.Value)(params)
 					_ = params
-					s52 := params[0].Lo
+					s52 := uint64(params[0].Lo)
 					b50[0] = byte(s52 >> 40)
 					b50[1] = byte(s52 >> 32)
 					b50[2] = byte(s52 >> 24)
@@ -796,7 +796,7 @@ t28:
 				case 1: // do_ipv6_member_rewrite
 					params := (*[3]packet.Value)(params)
 					_ = params
-					s53 := params[0].Lo
+					s53 := uint64(params[0].Lo)
 					b50[0] = byte(s53 >> 40)
 					b50[1] = byte(s53 >> 32)
 					b50[2] = byte(s53 >> 24)
@@ -820,7 +820,7 @@ t28:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s52 := params[0].Lo
+			s52 := uint64(params[0].Lo)
 			b50[0] = byte(s52 >> 40)
 			b50[1] = byte(s52 >> 32)
 			b50[2] = byte(s52 >> 24)
@@ -833,7 +833,7 @@ t28:
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s53 := params[0].Lo
+			s53 := uint64(params[0].Lo)
 			b50[0] = byte(s53 >> 40)
 			b50[1] = byte(s53 >> 32)
 			b50[2] = byte(s53 >> 24)
@@ -1462,7 +1462,7 @@ n28:
 		case 0: // do_ipv4_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s52 := params[0].Lo
+			s52 := uint64(params[0].Lo)
 			b50[0] = byte(s52 >> 40)
 			b50[1] = byte(s52 >> 32)
 			b50[2] = byte(s52 >> 24)
@@ -1475,7 +1475,7 @@ n28:
 		case 1: // do_ipv6_member_rewrite
 			params := (*[3]packet.Value)(params)
 			_ = params
-			s53 := params[0].Lo
+			s53 := uint64(params[0].Lo)
 			b50[0] = byte(s53 >> 40)
 			b50[1] = byte(s53 >> 32)
 			b50[2] = byte(s53 >> 24)
@@ -1563,7 +1563,7 @@ n34:
 		ws75 := ^wv73.Lo
 		os72 := (ws74>>32 + uint64(uint32(ws74))) + (ws75>>32 + uint64(uint32(ws75)))
 		v76 := v71
-		s77 := v76.Hi
+		s77 := uint64(v76.Hi)
 		b70[24] = byte(s77 >> 56)
 		b70[25] = byte(s77 >> 48)
 		b70[26] = byte(s77 >> 40)
@@ -1572,7 +1572,7 @@ n34:
 		b70[29] = byte(s77 >> 16)
 		b70[30] = byte(s77 >> 8)
 		b70[31] = byte(s77)
-		s78 := v76.Lo
+		s78 := uint64(v76.Lo)
 		b70[32] = byte(s78 >> 56)
 		b70[33] = byte(s78 >> 48)
 		b70[34] = byte(s78 >> 40)
@@ -1603,7 +1603,7 @@ n35:
 	{ // RxIPv6RewriteHigh: set ipv6.dst
 		b87 := data[h3 : h3+40] // ipv6
 		v88 := m4
-		s89 := v88.Hi
+		s89 := uint64(v88.Hi)
 		b87[24] = byte(s89 >> 56)
 		b87[25] = byte(s89 >> 48)
 		b87[26] = byte(s89 >> 40)
@@ -1612,7 +1612,7 @@ n35:
 		b87[29] = byte(s89 >> 16)
 		b87[30] = byte(s89 >> 8)
 		b87[31] = byte(s89)
-		s90 := v88.Lo
+		s90 := uint64(v88.Lo)
 		b87[32] = byte(s90 >> 56)
 		b87[33] = byte(s90 >> 48)
 		b87[34] = byte(s90 >> 40)

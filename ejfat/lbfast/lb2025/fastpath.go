@@ -1553,14 +1553,14 @@ t109:
 t97:
 	{ // LbEth: set ethernet.src, ethernet.dst
 		b220 := data[h0 : h0+14] // ethernet
-		s221 := m2
+		s221 := uint64(m2)
 		b220[6] = byte(s221 >> 40)
 		b220[7] = byte(s221 >> 32)
 		b220[8] = byte(s221 >> 24)
 		b220[9] = byte(s221 >> 16)
 		b220[10] = byte(s221 >> 8)
 		b220[11] = byte(s221)
-		s222 := m10
+		s222 := uint64(m10)
 		b220[0] = byte(s222 >> 40)
 		b220[1] = byte(s222 >> 32)
 		b220[2] = byte(s222 >> 24)
@@ -2185,14 +2185,14 @@ n50:
 n51:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
 		b54 := data[h0 : h0+14] // ethernet
-		s55 := ((uint64(b54[4])<<56 | uint64(b54[5])<<48 | uint64(b54[6])<<40 | uint64(b54[7])<<32 | uint64(b54[8])<<24 | uint64(b54[9])<<16 | uint64(b54[10])<<8 | uint64(b54[11])) >> 0 & 0xffffffffffff)
+		s55 := uint64(((uint64(b54[4])<<56 | uint64(b54[5])<<48 | uint64(b54[6])<<40 | uint64(b54[7])<<32 | uint64(b54[8])<<24 | uint64(b54[9])<<16 | uint64(b54[10])<<8 | uint64(b54[11])) >> 0 & 0xffffffffffff))
 		b54[0] = byte(s55 >> 40)
 		b54[1] = byte(s55 >> 32)
 		b54[2] = byte(s55 >> 24)
 		b54[3] = byte(s55 >> 16)
 		b54[4] = byte(s55 >> 8)
 		b54[5] = byte(s55)
-		s56 := m2
+		s56 := uint64(m2)
 		b54[6] = byte(s56 >> 40)
 		b54[7] = byte(s56 >> 32)
 		b54[8] = byte(s56 >> 24)
@@ -2203,14 +2203,14 @@ n51:
 		s58 := uint16(0x2)
 		b57[6] = byte(s58 >> 8)
 		b57[7] = byte(s58)
-		s59 := ((uint64(b57[6])<<56 | uint64(b57[7])<<48 | uint64(b57[8])<<40 | uint64(b57[9])<<32 | uint64(b57[10])<<24 | uint64(b57[11])<<16 | uint64(b57[12])<<8 | uint64(b57[13])) >> 0 & 0xffffffffffff)
+		s59 := uint64(((uint64(b57[6])<<56 | uint64(b57[7])<<48 | uint64(b57[8])<<40 | uint64(b57[9])<<32 | uint64(b57[10])<<24 | uint64(b57[11])<<16 | uint64(b57[12])<<8 | uint64(b57[13])) >> 0 & 0xffffffffffff))
 		b57[18] = byte(s59 >> 40)
 		b57[19] = byte(s59 >> 32)
 		b57[20] = byte(s59 >> 24)
 		b57[21] = byte(s59 >> 16)
 		b57[22] = byte(s59 >> 8)
 		b57[23] = byte(s59)
-		s60 := m2
+		s60 := uint64(m2)
 		b57[8] = byte(s60 >> 40)
 		b57[9] = byte(s60 >> 32)
 		b57[10] = byte(s60 >> 24)
@@ -2251,7 +2251,7 @@ n55:
 		var d64 uint64          // icmp checksum
 		b65 := data[h0 : h0+14] // ethernet
 		v66 := ((uint64(b65[4])<<56 | uint64(b65[5])<<48 | uint64(b65[6])<<40 | uint64(b65[7])<<32 | uint64(b65[8])<<24 | uint64(b65[9])<<16 | uint64(b65[10])<<8 | uint64(b65[11])) >> 0 & 0xffffffffffff)
-		s67 := v66
+		s67 := uint64(v66)
 		b65[0] = byte(s67 >> 40)
 		b65[1] = byte(s67 >> 32)
 		b65[2] = byte(s67 >> 24)
@@ -2259,7 +2259,7 @@ n55:
 		b65[4] = byte(s67 >> 8)
 		b65[5] = byte(s67)
 		v68 := m2
-		s69 := v68
+		s69 := uint64(v68)
 		b65[6] = byte(s69 >> 40)
 		b65[7] = byte(s69 >> 32)
 		b65[8] = byte(s69 >> 24)
@@ -2309,7 +2309,7 @@ n57:
 		var d80 uint64          // icmpv6 checksum
 		b81 := data[h0 : h0+14] // ethernet
 		v82 := ((uint64(b81[4])<<56 | uint64(b81[5])<<48 | uint64(b81[6])<<40 | uint64(b81[7])<<32 | uint64(b81[8])<<24 | uint64(b81[9])<<16 | uint64(b81[10])<<8 | uint64(b81[11])) >> 0 & 0xffffffffffff)
-		s83 := v82
+		s83 := uint64(v82)
 		b81[0] = byte(s83 >> 40)
 		b81[1] = byte(s83 >> 32)
 		b81[2] = byte(s83 >> 24)
@@ -2317,7 +2317,7 @@ n57:
 		b81[4] = byte(s83 >> 8)
 		b81[5] = byte(s83)
 		v84 := m2
-		s85 := v84
+		s85 := uint64(v84)
 		b81[6] = byte(s85 >> 40)
 		b81[7] = byte(s85 >> 32)
 		b81[8] = byte(s85 >> 24)
@@ -2331,7 +2331,7 @@ n57:
 		ws91 := ^wv89.Lo
 		os88 := (ws90>>32 + uint64(uint32(ws90))) + (ws91>>32 + uint64(uint32(ws91)))
 		v92 := v87
-		s93 := v92.Hi
+		s93 := uint64(v92.Hi)
 		b86[24] = byte(s93 >> 56)
 		b86[25] = byte(s93 >> 48)
 		b86[26] = byte(s93 >> 40)
@@ -2340,7 +2340,7 @@ n57:
 		b86[29] = byte(s93 >> 16)
 		b86[30] = byte(s93 >> 8)
 		b86[31] = byte(s93)
-		s94 := v92.Lo
+		s94 := uint64(v92.Lo)
 		b86[32] = byte(s94 >> 56)
 		b86[33] = byte(s94 >> 48)
 		b86[34] = byte(s94 >> 40)
@@ -2360,7 +2360,7 @@ n57:
 		ws103 := ^wv101.Lo
 		os100 := (ws102>>32 + uint64(uint32(ws102))) + (ws103>>32 + uint64(uint32(ws103)))
 		v104 := v99
-		s105 := v104.Hi
+		s105 := uint64(v104.Hi)
 		b86[8] = byte(s105 >> 56)
 		b86[9] = byte(s105 >> 48)
 		b86[10] = byte(s105 >> 40)
@@ -2369,7 +2369,7 @@ n57:
 		b86[13] = byte(s105 >> 16)
 		b86[14] = byte(s105 >> 8)
 		b86[15] = byte(s105)
-		s106 := v104.Lo
+		s106 := uint64(v104.Lo)
 		b86[16] = byte(s106 >> 56)
 		b86[17] = byte(s106 >> 48)
 		b86[18] = byte(s106 >> 40)
@@ -3307,14 +3307,14 @@ n73:
 n74:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
 		b138 := data[h0 : h0+14] // ethernet
-		s139 := m23
+		s139 := uint64(m23)
 		b138[0] = byte(s139 >> 40)
 		b138[1] = byte(s139 >> 32)
 		b138[2] = byte(s139 >> 24)
 		b138[3] = byte(s139 >> 16)
 		b138[4] = byte(s139 >> 8)
 		b138[5] = byte(s139)
-		s140 := m2
+		s140 := uint64(m2)
 		b138[6] = byte(s140 >> 40)
 		b138[7] = byte(s140 >> 32)
 		b138[8] = byte(s140 >> 24)
@@ -3327,7 +3327,7 @@ n74:
 		b141[5] = byte(s142)
 		b141[7] = byte(0xff)
 		v143 := m3
-		s144 := v143.Hi
+		s144 := uint64(v143.Hi)
 		b141[8] = byte(s144 >> 56)
 		b141[9] = byte(s144 >> 48)
 		b141[10] = byte(s144 >> 40)
@@ -3336,7 +3336,7 @@ n74:
 		b141[13] = byte(s144 >> 16)
 		b141[14] = byte(s144 >> 8)
 		b141[15] = byte(s144)
-		s145 := v143.Lo
+		s145 := uint64(v143.Lo)
 		b141[16] = byte(s145 >> 56)
 		b141[17] = byte(s145 >> 48)
 		b141[18] = byte(s145 >> 40)
@@ -3346,7 +3346,7 @@ n74:
 		b141[22] = byte(s145 >> 8)
 		b141[23] = byte(s145)
 		v146 := m22
-		s147 := v146.Hi
+		s147 := uint64(v146.Hi)
 		b141[24] = byte(s147 >> 56)
 		b141[25] = byte(s147 >> 48)
 		b141[26] = byte(s147 >> 40)
@@ -3355,7 +3355,7 @@ n74:
 		b141[29] = byte(s147 >> 16)
 		b141[30] = byte(s147 >> 8)
 		b141[31] = byte(s147)
-		s148 := v146.Lo
+		s148 := uint64(v146.Lo)
 		b141[32] = byte(s148 >> 56)
 		b141[33] = byte(s148 >> 48)
 		b141[34] = byte(s148 >> 40)
@@ -3370,7 +3370,7 @@ n74:
 		b150 := data[h15 : h15+20] // nd_na
 		b150[0] = b150[0]&^0x40 | byte(m24)<<6&0x40
 		v151 := m25
-		s152 := v151.Hi
+		s152 := uint64(v151.Hi)
 		b150[4] = byte(s152 >> 56)
 		b150[5] = byte(s152 >> 48)
 		b150[6] = byte(s152 >> 40)
@@ -3379,7 +3379,7 @@ n74:
 		b150[9] = byte(s152 >> 16)
 		b150[10] = byte(s152 >> 8)
 		b150[11] = byte(s152)
-		s153 := v151.Lo
+		s153 := uint64(v151.Lo)
 		b150[12] = byte(s153 >> 56)
 		b150[13] = byte(s153 >> 48)
 		b150[14] = byte(s153 >> 40)
@@ -3392,7 +3392,7 @@ n74:
 		b154[0] = byte(0x2)
 		b154[1] = byte(0x1)
 		b155 := data[h17 : h17+6] // nd_na_mac
-		s156 := m2
+		s156 := uint64(m2)
 		b155[0] = byte(s156 >> 40)
 		b155[1] = byte(s156 >> 32)
 		b155[2] = byte(s156 >> 24)
@@ -4108,14 +4108,14 @@ n109:
 n97:
 	{ // LbEth: set ethernet.src, ethernet.dst
 		b220 := data[h0 : h0+14] // ethernet
-		s221 := m2
+		s221 := uint64(m2)
 		b220[6] = byte(s221 >> 40)
 		b220[7] = byte(s221 >> 32)
 		b220[8] = byte(s221 >> 24)
 		b220[9] = byte(s221 >> 16)
 		b220[10] = byte(s221 >> 8)
 		b220[11] = byte(s221)
-		s222 := m10
+		s222 := uint64(m10)
 		b220[0] = byte(s222 >> 40)
 		b220[1] = byte(s222 >> 32)
 		b220[2] = byte(s222 >> 24)
@@ -4271,7 +4271,7 @@ n103:
 		ws270 := ^wv268.Lo
 		os267 := (ws269>>32 + uint64(uint32(ws269))) + (ws270>>32 + uint64(uint32(ws270)))
 		v271 := v265
-		s272 := v271.Hi
+		s272 := uint64(v271.Hi)
 		b266[24] = byte(s272 >> 56)
 		b266[25] = byte(s272 >> 48)
 		b266[26] = byte(s272 >> 40)
@@ -4280,7 +4280,7 @@ n103:
 		b266[29] = byte(s272 >> 16)
 		b266[30] = byte(s272 >> 8)
 		b266[31] = byte(s272)
-		s273 := v271.Lo
+		s273 := uint64(v271.Lo)
 		b266[32] = byte(s273 >> 56)
 		b266[33] = byte(s273 >> 48)
 		b266[34] = byte(s273 >> 40)
@@ -4300,7 +4300,7 @@ n103:
 		ws282 := ^wv280.Lo
 		os279 := (ws281>>32 + uint64(uint32(ws281))) + (ws282>>32 + uint64(uint32(ws282)))
 		v283 := v278
-		s284 := v283.Hi
+		s284 := uint64(v283.Hi)
 		b266[8] = byte(s284 >> 56)
 		b266[9] = byte(s284 >> 48)
 		b266[10] = byte(s284 >> 40)
@@ -4309,7 +4309,7 @@ n103:
 		b266[13] = byte(s284 >> 16)
 		b266[14] = byte(s284 >> 8)
 		b266[15] = byte(s284)
-		s285 := v283.Lo
+		s285 := uint64(v283.Lo)
 		b266[16] = byte(s285 >> 56)
 		b266[17] = byte(s285 >> 48)
 		b266[18] = byte(s285 >> 40)
@@ -4348,7 +4348,7 @@ n104:
 		ws301 := ^wv299.Lo
 		os298 := (ws300>>32 + uint64(uint32(ws300))) + (ws301>>32 + uint64(uint32(ws301)))
 		v302 := v296
-		s303 := v302.Hi
+		s303 := uint64(v302.Hi)
 		b297[24] = byte(s303 >> 56)
 		b297[25] = byte(s303 >> 48)
 		b297[26] = byte(s303 >> 40)
@@ -4357,7 +4357,7 @@ n104:
 		b297[29] = byte(s303 >> 16)
 		b297[30] = byte(s303 >> 8)
 		b297[31] = byte(s303)
-		s304 := v302.Lo
+		s304 := uint64(v302.Lo)
 		b297[32] = byte(s304 >> 56)
 		b297[33] = byte(s304 >> 48)
 		b297[34] = byte(s304 >> 40)
@@ -4377,7 +4377,7 @@ n104:
 		ws313 := ^wv311.Lo
 		os310 := (ws312>>32 + uint64(uint32(ws312))) + (ws313>>32 + uint64(uint32(ws313)))
 		v314 := v309
-		s315 := v314.Hi
+		s315 := uint64(v314.Hi)
 		b297[8] = byte(s315 >> 56)
 		b297[9] = byte(s315 >> 48)
 		b297[10] = byte(s315 >> 40)
@@ -4386,7 +4386,7 @@ n104:
 		b297[13] = byte(s315 >> 16)
 		b297[14] = byte(s315 >> 8)
 		b297[15] = byte(s315)
-		s316 := v314.Lo
+		s316 := uint64(v314.Lo)
 		b297[16] = byte(s316 >> 56)
 		b297[17] = byte(s316 >> 48)
 		b297[18] = byte(s316 >> 40)

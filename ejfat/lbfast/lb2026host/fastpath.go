@@ -2362,14 +2362,14 @@ n113:
 n114:
 	{ // ArpReply: set ethernet.dst, ethernet.src, arp.oper, arp.tha, arp.sha, arp.tpa, arp.spa
 		b90 := data[h0 : h0+14] // ethernet
-		s91 := ((uint64(b90[4])<<56 | uint64(b90[5])<<48 | uint64(b90[6])<<40 | uint64(b90[7])<<32 | uint64(b90[8])<<24 | uint64(b90[9])<<16 | uint64(b90[10])<<8 | uint64(b90[11])) >> 0 & 0xffffffffffff)
+		s91 := uint64(((uint64(b90[4])<<56 | uint64(b90[5])<<48 | uint64(b90[6])<<40 | uint64(b90[7])<<32 | uint64(b90[8])<<24 | uint64(b90[9])<<16 | uint64(b90[10])<<8 | uint64(b90[11])) >> 0 & 0xffffffffffff))
 		b90[0] = byte(s91 >> 40)
 		b90[1] = byte(s91 >> 32)
 		b90[2] = byte(s91 >> 24)
 		b90[3] = byte(s91 >> 16)
 		b90[4] = byte(s91 >> 8)
 		b90[5] = byte(s91)
-		s92 := m5
+		s92 := uint64(m5)
 		b90[6] = byte(s92 >> 40)
 		b90[7] = byte(s92 >> 32)
 		b90[8] = byte(s92 >> 24)
@@ -2380,14 +2380,14 @@ n114:
 		s94 := uint16(0x2)
 		b93[6] = byte(s94 >> 8)
 		b93[7] = byte(s94)
-		s95 := ((uint64(b93[6])<<56 | uint64(b93[7])<<48 | uint64(b93[8])<<40 | uint64(b93[9])<<32 | uint64(b93[10])<<24 | uint64(b93[11])<<16 | uint64(b93[12])<<8 | uint64(b93[13])) >> 0 & 0xffffffffffff)
+		s95 := uint64(((uint64(b93[6])<<56 | uint64(b93[7])<<48 | uint64(b93[8])<<40 | uint64(b93[9])<<32 | uint64(b93[10])<<24 | uint64(b93[11])<<16 | uint64(b93[12])<<8 | uint64(b93[13])) >> 0 & 0xffffffffffff))
 		b93[18] = byte(s95 >> 40)
 		b93[19] = byte(s95 >> 32)
 		b93[20] = byte(s95 >> 24)
 		b93[21] = byte(s95 >> 16)
 		b93[22] = byte(s95 >> 8)
 		b93[23] = byte(s95)
-		s96 := m5
+		s96 := uint64(m5)
 		b93[8] = byte(s96 >> 40)
 		b93[9] = byte(s96 >> 32)
 		b93[10] = byte(s96 >> 24)
@@ -2430,7 +2430,7 @@ n118:
 		var d100 uint64          // icmp checksum
 		b101 := data[h0 : h0+14] // ethernet
 		v102 := ((uint64(b101[4])<<56 | uint64(b101[5])<<48 | uint64(b101[6])<<40 | uint64(b101[7])<<32 | uint64(b101[8])<<24 | uint64(b101[9])<<16 | uint64(b101[10])<<8 | uint64(b101[11])) >> 0 & 0xffffffffffff)
-		s103 := v102
+		s103 := uint64(v102)
 		b101[0] = byte(s103 >> 40)
 		b101[1] = byte(s103 >> 32)
 		b101[2] = byte(s103 >> 24)
@@ -2438,7 +2438,7 @@ n118:
 		b101[4] = byte(s103 >> 8)
 		b101[5] = byte(s103)
 		v104 := m5
-		s105 := v104
+		s105 := uint64(v104)
 		b101[6] = byte(s105 >> 40)
 		b101[7] = byte(s105 >> 32)
 		b101[8] = byte(s105 >> 24)
@@ -2491,7 +2491,7 @@ n120:
 		var d116 uint64          // icmpv6 checksum
 		b117 := data[h0 : h0+14] // ethernet
 		v118 := ((uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])) >> 0 & 0xffffffffffff)
-		s119 := v118
+		s119 := uint64(v118)
 		b117[0] = byte(s119 >> 40)
 		b117[1] = byte(s119 >> 32)
 		b117[2] = byte(s119 >> 24)
@@ -2499,7 +2499,7 @@ n120:
 		b117[4] = byte(s119 >> 8)
 		b117[5] = byte(s119)
 		v120 := m5
-		s121 := v120
+		s121 := uint64(v120)
 		b117[6] = byte(s121 >> 40)
 		b117[7] = byte(s121 >> 32)
 		b117[8] = byte(s121 >> 24)
@@ -2516,7 +2516,7 @@ n120:
 		ws127 := ^wv125.Lo
 		os124 := (ws126>>32 + uint64(uint32(ws126))) + (ws127>>32 + uint64(uint32(ws127)))
 		v128 := v123
-		s129 := v128.Hi
+		s129 := uint64(v128.Hi)
 		b122[24] = byte(s129 >> 56)
 		b122[25] = byte(s129 >> 48)
 		b122[26] = byte(s129 >> 40)
@@ -2525,7 +2525,7 @@ n120:
 		b122[29] = byte(s129 >> 16)
 		b122[30] = byte(s129 >> 8)
 		b122[31] = byte(s129)
-		s130 := v128.Lo
+		s130 := uint64(v128.Lo)
 		b122[32] = byte(s130 >> 56)
 		b122[33] = byte(s130 >> 48)
 		b122[34] = byte(s130 >> 40)
@@ -2545,7 +2545,7 @@ n120:
 		ws139 := ^wv137.Lo
 		os136 := (ws138>>32 + uint64(uint32(ws138))) + (ws139>>32 + uint64(uint32(ws139)))
 		v140 := v135
-		s141 := v140.Hi
+		s141 := uint64(v140.Hi)
 		b122[8] = byte(s141 >> 56)
 		b122[9] = byte(s141 >> 48)
 		b122[10] = byte(s141 >> 40)
@@ -2554,7 +2554,7 @@ n120:
 		b122[13] = byte(s141 >> 16)
 		b122[14] = byte(s141 >> 8)
 		b122[15] = byte(s141)
-		s142 := v140.Lo
+		s142 := uint64(v140.Lo)
 		b122[16] = byte(s142 >> 56)
 		b122[17] = byte(s142 >> 48)
 		b122[18] = byte(s142 >> 40)
@@ -3513,14 +3513,14 @@ n136:
 n137:
 	{ // NsFill: set ethernet.dst, ethernet.src, ipv6.payload_len, ipv6.hop_limit, ipv6.src, ipv6.dst, icmpv6.type, icmpv6.code, nd_na.s, nd_na.target, nd_na_opt.type, nd_na_opt.length, nd_na_mac.mac
 		b174 := data[h0 : h0+14] // ethernet
-		s175 := m25
+		s175 := uint64(m25)
 		b174[0] = byte(s175 >> 40)
 		b174[1] = byte(s175 >> 32)
 		b174[2] = byte(s175 >> 24)
 		b174[3] = byte(s175 >> 16)
 		b174[4] = byte(s175 >> 8)
 		b174[5] = byte(s175)
-		s176 := m5
+		s176 := uint64(m5)
 		b174[6] = byte(s176 >> 40)
 		b174[7] = byte(s176 >> 32)
 		b174[8] = byte(s176 >> 24)
@@ -3536,7 +3536,7 @@ n137:
 		b177[5] = byte(s178)
 		b177[7] = byte(0xff)
 		v179 := m6
-		s180 := v179.Hi
+		s180 := uint64(v179.Hi)
 		b177[8] = byte(s180 >> 56)
 		b177[9] = byte(s180 >> 48)
 		b177[10] = byte(s180 >> 40)
@@ -3545,7 +3545,7 @@ n137:
 		b177[13] = byte(s180 >> 16)
 		b177[14] = byte(s180 >> 8)
 		b177[15] = byte(s180)
-		s181 := v179.Lo
+		s181 := uint64(v179.Lo)
 		b177[16] = byte(s181 >> 56)
 		b177[17] = byte(s181 >> 48)
 		b177[18] = byte(s181 >> 40)
@@ -3555,7 +3555,7 @@ n137:
 		b177[22] = byte(s181 >> 8)
 		b177[23] = byte(s181)
 		v182 := m24
-		s183 := v182.Hi
+		s183 := uint64(v182.Hi)
 		b177[24] = byte(s183 >> 56)
 		b177[25] = byte(s183 >> 48)
 		b177[26] = byte(s183 >> 40)
@@ -3564,7 +3564,7 @@ n137:
 		b177[29] = byte(s183 >> 16)
 		b177[30] = byte(s183 >> 8)
 		b177[31] = byte(s183)
-		s184 := v182.Lo
+		s184 := uint64(v182.Lo)
 		b177[32] = byte(s184 >> 56)
 		b177[33] = byte(s184 >> 48)
 		b177[34] = byte(s184 >> 40)
@@ -3579,7 +3579,7 @@ n137:
 		b186 := data[h15 : h15+20] // nd_na
 		b186[0] = b186[0]&^0x40 | byte(m26)<<6&0x40
 		v187 := m27
-		s188 := v187.Hi
+		s188 := uint64(v187.Hi)
 		b186[4] = byte(s188 >> 56)
 		b186[5] = byte(s188 >> 48)
 		b186[6] = byte(s188 >> 40)
@@ -3588,7 +3588,7 @@ n137:
 		b186[9] = byte(s188 >> 16)
 		b186[10] = byte(s188 >> 8)
 		b186[11] = byte(s188)
-		s189 := v187.Lo
+		s189 := uint64(v187.Lo)
 		b186[12] = byte(s189 >> 56)
 		b186[13] = byte(s189 >> 48)
 		b186[14] = byte(s189 >> 40)
@@ -3601,7 +3601,7 @@ n137:
 		b190[0] = byte(0x2)
 		b190[1] = byte(0x1)
 		b191 := data[h17 : h17+6] // nd_na_mac
-		s192 := m5
+		s192 := uint64(m5)
 		b191[0] = byte(s192 >> 40)
 		b191[1] = byte(s192 >> 32)
 		b191[2] = byte(s192 >> 24)
@@ -4406,14 +4406,14 @@ n183:
 n168:
 	{ // LbEth: set ethernet.src, ethernet.dst
 		b263 := data[h0 : h0+14] // ethernet
-		s264 := m5
+		s264 := uint64(m5)
 		b263[6] = byte(s264 >> 40)
 		b263[7] = byte(s264 >> 32)
 		b263[8] = byte(s264 >> 24)
 		b263[9] = byte(s264 >> 16)
 		b263[10] = byte(s264 >> 8)
 		b263[11] = byte(s264)
-		s265 := m17
+		s265 := uint64(m17)
 		b263[0] = byte(s265 >> 40)
 		b263[1] = byte(s265 >> 32)
 		b263[2] = byte(s265 >> 24)
@@ -4594,7 +4594,7 @@ n177:
 		ws316 := ^wv314.Lo
 		os313 := (ws315>>32 + uint64(uint32(ws315))) + (ws316>>32 + uint64(uint32(ws316)))
 		v317 := v311
-		s318 := v317.Hi
+		s318 := uint64(v317.Hi)
 		b312[8] = byte(s318 >> 56)
 		b312[9] = byte(s318 >> 48)
 		b312[10] = byte(s318 >> 40)
@@ -4603,7 +4603,7 @@ n177:
 		b312[13] = byte(s318 >> 16)
 		b312[14] = byte(s318 >> 8)
 		b312[15] = byte(s318)
-		s319 := v317.Lo
+		s319 := uint64(v317.Lo)
 		b312[16] = byte(s319 >> 56)
 		b312[17] = byte(s319 >> 48)
 		b312[18] = byte(s319 >> 40)
@@ -4625,7 +4625,7 @@ n177:
 		ws328 := ^wv326.Lo
 		os325 := (ws327>>32 + uint64(uint32(ws327))) + (ws328>>32 + uint64(uint32(ws328)))
 		v329 := v324
-		s330 := v329.Hi
+		s330 := uint64(v329.Hi)
 		b312[24] = byte(s330 >> 56)
 		b312[25] = byte(s330 >> 48)
 		b312[26] = byte(s330 >> 40)
@@ -4634,7 +4634,7 @@ n177:
 		b312[29] = byte(s330 >> 16)
 		b312[30] = byte(s330 >> 8)
 		b312[31] = byte(s330)
-		s331 := v329.Lo
+		s331 := uint64(v329.Lo)
 		b312[32] = byte(s331 >> 56)
 		b312[33] = byte(s331 >> 48)
 		b312[34] = byte(s331 >> 40)
@@ -4682,7 +4682,7 @@ n178:
 		ws348 := ^wv346.Lo
 		os345 := (ws347>>32 + uint64(uint32(ws347))) + (ws348>>32 + uint64(uint32(ws348)))
 		v349 := v343
-		s350 := v349.Hi
+		s350 := uint64(v349.Hi)
 		b344[8] = byte(s350 >> 56)
 		b344[9] = byte(s350 >> 48)
 		b344[10] = byte(s350 >> 40)
@@ -4691,7 +4691,7 @@ n178:
 		b344[13] = byte(s350 >> 16)
 		b344[14] = byte(s350 >> 8)
 		b344[15] = byte(s350)
-		s351 := v349.Lo
+		s351 := uint64(v349.Lo)
 		b344[16] = byte(s351 >> 56)
 		b344[17] = byte(s351 >> 48)
 		b344[18] = byte(s351 >> 40)
@@ -4713,7 +4713,7 @@ n178:
 		ws360 := ^wv358.Lo
 		os357 := (ws359>>32 + uint64(uint32(ws359))) + (ws360>>32 + uint64(uint32(ws360)))
 		v361 := v356
-		s362 := v361.Hi
+		s362 := uint64(v361.Hi)
 		b344[24] = byte(s362 >> 56)
 		b344[25] = byte(s362 >> 48)
 		b344[26] = byte(s362 >> 40)
@@ -4722,7 +4722,7 @@ n178:
 		b344[29] = byte(s362 >> 16)
 		b344[30] = byte(s362 >> 8)
 		b344[31] = byte(s362)
-		s363 := v361.Lo
+		s363 := uint64(v361.Lo)
 		b344[32] = byte(s363 >> 56)
 		b344[33] = byte(s363 >> 48)
 		b344[34] = byte(s363 >> 40)

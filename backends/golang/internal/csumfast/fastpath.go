@@ -463,7 +463,7 @@ n10:
 		ws28 := ^wv26.Lo
 		os25 := (ws27>>32 + uint64(uint32(ws27))) + (ws28>>32 + uint64(uint32(ws28)))
 		v29 := v24
-		s30 := v29.Hi
+		s30 := uint64(v29.Hi)
 		b22[8] = byte(s30 >> 56)
 		b22[9] = byte(s30 >> 48)
 		b22[10] = byte(s30 >> 40)
@@ -472,7 +472,7 @@ n10:
 		b22[13] = byte(s30 >> 16)
 		b22[14] = byte(s30 >> 8)
 		b22[15] = byte(s30)
-		s31 := v29.Lo
+		s31 := uint64(v29.Lo)
 		b22[16] = byte(s31 >> 56)
 		b22[17] = byte(s31 >> 48)
 		b22[18] = byte(s31 >> 40)
