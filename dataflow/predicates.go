@@ -436,7 +436,17 @@ func (ps *Predicates) writes(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		return ps.forgetICRC(ps.forgetChecksums(p, nil))
 	case packet.OpPop:
 		p = ps.forgetParsed(p)
-		return ps.forgetICRC(ps.forgetUpdated(ps.forgetChecksums(ps.forgetHeader(p, op.Header, false), op.Update), op.Update))
+		// An update keeps a checksum valid only where the popped header lay
+		// in what it covers, after its own header; one before it (IPv4
+		// under UDP: its pseudo-header) is not patched (seed 20261207,
+		// models 3118 and 3888).
+		var kept []int
+		for _, u := range op.Update {
+			if schema.MayFollow(u, op.Header) {
+				kept = append(kept, u)
+			}
+		}
+		return ps.forgetICRC(ps.forgetUpdated(ps.forgetChecksums(ps.forgetHeader(p, op.Header, false), kept), kept))
 	case packet.OpPlace:
 		if port.Name != packet.PlacePorts[packet.PlaceComplete] {
 			return p

@@ -46,6 +46,11 @@ func (s *Schema) Follows(x, h int) {
 	}
 }
 
+// MayFollow reports whether header h may lie after header c in a frame:
+// the parse graph leads from c to it, a push put it there, or an extract
+// may place it anywhere.
+func (s *Schema) MayFollow(c, h int) bool { return slices.Contains(s.follow[c], h) || s.loose[h] }
+
 // initial is the header state of a fresh packet.
 func (s *Schema) initial() []HeaderState {
 	if len(s.start) != len(s.Headers) { // Finish not called
