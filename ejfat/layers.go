@@ -101,17 +101,13 @@ func (l *LB) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		return fmt.Errorf("EJFAT LB header v%d: %d bytes, need %d", l.Version, len(data), n)
 	}
 	l.Reserved, l.Entropy, l.SlotSelect, l.PortSelect = 0, 0, 0, 0
-	switch l.Version {
+	switch h := LBHeader(data); l.Version {
 	case 1:
 		l.Tick = binary.BigEndian.Uint64(data[4:])
 	case 2:
-		l.Reserved = binary.BigEndian.Uint16(data[4:])
-		l.Entropy = binary.BigEndian.Uint16(data[6:])
-		l.Tick = binary.BigEndian.Uint64(data[8:])
+		l.Reserved, l.Entropy, l.Tick = h.Slot(), h.Port(), h.Tick()
 	case 3:
-		l.SlotSelect = binary.BigEndian.Uint16(data[4:])
-		l.PortSelect = binary.BigEndian.Uint16(data[6:])
-		l.Tick = binary.BigEndian.Uint64(data[8:])
+		l.SlotSelect, l.PortSelect, l.Tick = h.Slot(), h.Port(), h.Tick()
 	}
 	l.BaseLayer = layers.BaseLayer{Contents: data[:n], Payload: data[n:]}
 	return nil
@@ -128,20 +124,17 @@ func (l *LB) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions
 	if err != nil {
 		return err
 	}
-	binary.BigEndian.PutUint16(bytes, l.Magic)
-	bytes[2], bytes[3] = l.Version, l.Protocol
-	switch l.Version {
+	switch h := LBHeader(bytes); l.Version {
 	case 1:
 		binary.BigEndian.PutUint64(bytes[4:], l.Tick)
 	case 2:
-		binary.BigEndian.PutUint16(bytes[4:], l.Reserved)
-		binary.BigEndian.PutUint16(bytes[6:], l.Entropy)
-		binary.BigEndian.PutUint64(bytes[8:], l.Tick)
+		h.Encode(l.Version, l.Reserved, l.Entropy, l.Tick)
 	case 3:
-		binary.BigEndian.PutUint16(bytes[4:], l.SlotSelect)
-		binary.BigEndian.PutUint16(bytes[6:], l.PortSelect)
-		binary.BigEndian.PutUint64(bytes[8:], l.Tick)
+		h.Encode(l.Version, l.SlotSelect, l.PortSelect, l.Tick)
 	}
+	// As they are: Encode wrote LBMagic and REVersion.
+	binary.BigEndian.PutUint16(bytes, l.Magic)
+	bytes[2], bytes[3] = l.Version, l.Protocol
 	return nil
 }
 

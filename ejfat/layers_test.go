@@ -1,6 +1,7 @@
 package ejfat
 
 import (
+	"bytes"
 	"encoding/hex"
 	"strings"
 	"testing"
@@ -204,6 +205,26 @@ func TestDecodeSeedFrame(t *testing.T) {
 		}
 		if seg.Flags != EVIO6First || seg.Offset != 0 || len(seg.Payload) != 100 {
 			t.Errorf("frame %d: EVIO6 %+v", i, seg)
+		}
+	}
+}
+
+// TestLBHeaderView: the view writes and reads the bytes the spec gives
+// (ejfat-lb-pipeline.md: "LB", version, protocol, two 16-bit words, the
+// tick), and takes for an LB header only version 2 or 3 with the magic.
+func TestLBHeaderView(t *testing.T) {
+	want := []byte{'L', 'B', 3, 1, 0x01, 0x02, 0x03, 0x04, 0, 0, 0, 0, 0, 0, 0x12, 0x34}
+	b := make(LBHeader, LBLen)
+	b.Encode(3, 0x0102, 0x0304, 0x1234)
+	if !bytes.Equal(b, want) {
+		t.Fatalf("Encode wrote % x, want % x", []byte(b), want)
+	}
+	if b.Magic() != LBMagic || b.Version() != 3 || b.Protocol() != REVersion || b.Slot() != 0x0102 || b.Port() != 0x0304 || b.Tick() != 0x1234 || !b.Valid() {
+		t.Errorf("read back %#x %d %d %#x %#x %#x valid %v", b.Magic(), b.Version(), b.Protocol(), b.Slot(), b.Port(), b.Tick(), b.Valid())
+	}
+	for _, bad := range [][]byte{want[:LBLen-1], append([]byte{'L', 'C'}, want[2:]...), append([]byte{'L', 'B', 1}, want[3:]...), {0x10, 0}} {
+		if LBHeader(bad).Valid() {
+			t.Errorf("% x taken for an LB header", bad)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/lang"
 )
@@ -22,7 +23,7 @@ func lbHeadedHint(m *lang.Model, frames []pcapio.Frame, tables string) string {
 	for _, f := range frames {
 		p := gopacket.NewPacket(f.Data, layers.LayerTypeEthernet, gopacket.DecodeOptions{Lazy: true, NoCopy: true})
 		udp, ok := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
-		if !ok || len(udp.Payload) < 4 || udp.Payload[0] != 'L' || udp.Payload[1] != 'B' {
+		if !ok || len(udp.Payload) < 4 || ejfat.LBHeader(udp.Payload).Magic() != ejfat.LBMagic {
 			continue
 		}
 		n++

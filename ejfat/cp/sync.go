@@ -1,16 +1,14 @@
 package cp
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
-)
 
-// syncLen is the size of an EJFAT sync message.
-const syncLen = 28
+	"github.com/dragonet-go/nsc/ejfat"
+)
 
 // Why a sync datagram is dropped (the reason label of the malformed count).
 const (
@@ -25,20 +23,16 @@ const (
 // version 2, a reserved byte, source id, event number, rate in Hz, the
 // sender's Unix time in ns. It returns the reason a datagram is refused.
 func parseSync(b []byte) (SyncSample, string) {
+	m := ejfat.Sync(b)
 	switch {
-	case len(b) != syncLen:
+	case len(b) != ejfat.SyncLen:
 		return SyncSample{}, badLength
-	case b[0] != 'L' || b[1] != 'C':
+	case m.Magic() != ejfat.SyncMagic:
 		return SyncSample{}, badMagic
-	case b[2] != 2:
+	case m.Version() != ejfat.SyncVersion:
 		return SyncSample{}, badVersion
 	}
-	return SyncSample{
-		Source:     binary.BigEndian.Uint32(b[4:]),
-		Event:      binary.BigEndian.Uint64(b[8:]),
-		Rate:       binary.BigEndian.Uint32(b[16:]),
-		SenderTime: int64(binary.BigEndian.Uint64(b[20:])),
-	}, ""
+	return SyncSample{Source: m.SourceID(), Event: m.EventNumber(), Rate: m.Rate(), SenderTime: int64(m.UnixNano())}, ""
 }
 
 // syncConn is one socket of instance's sync server.

@@ -241,7 +241,7 @@ func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 // when a member that registered with keepLbHeader gets one ("LB", version
 // 2 or 3; an RE header's first byte is 0x10), and whether it had one.
 func StripLB(b []byte) ([]byte, bool) {
-	if len(b) >= ejfat.LBLen && b[0] == 'L' && b[1] == 'B' && (b[2] == 2 || b[2] == 3) {
+	if ejfat.LBHeader(b).Valid() {
 		return b[ejfat.LBLen:], true
 	}
 	return b, false

@@ -6,7 +6,6 @@
 package segment
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -140,16 +139,11 @@ func (s *Segmenter) Next(buf []byte) (int, error) {
 	if s.cfg.Frames {
 		at = s.frame.HeaderLen()
 	}
-	lb := buf[at : at+ejfat.LBLen]
-	binary.BigEndian.PutUint16(lb, ejfat.LBMagic)
-	lb[2], lb[3] = s.cfg.LBVersion, ejfat.REVersion
 	slot := uint16(0) // v2: reserved
 	if s.cfg.LBVersion == 3 {
 		slot = uint16(s.number) // the slot select v2 takes from the tick
 	}
-	binary.BigEndian.PutUint16(lb[4:], slot)
-	binary.BigEndian.PutUint16(lb[6:], s.portSelect)
-	binary.BigEndian.PutUint64(lb[8:], s.number)
+	ejfat.LBHeader(buf[at:at+ejfat.LBLen]).Encode(s.cfg.LBVersion, slot, s.portSelect, s.number)
 	ejfat.RE(buf[at+ejfat.LBLen:]).Encode(s.dataID, uint32(s.off), uint32(len(s.event)), s.number)
 	copy(buf[at+HeadersLen:], s.event[s.off:s.off+n])
 	s.off += n
