@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,8 +51,9 @@ func vethNetns(t *testing.T) (netns, host, peer string) {
 // the model's XDP program on the veth (generic mode), answering the
 // sender's ARP and sending each event back out, rewritten, to the
 // receiver its calendar names. Every event is reassembled whole by
-// exactly one receiver; after one session stops being ready, the CP's
-// next epoch sends every later event to the other.
+// exactly the receiver that Status says holds its slot; after one
+// session stops being ready, the CP's next epoch sends every later event
+// to the other.
 func TestCPProgramsXDP(t *testing.T) { cpProgramsXDP(t, false) }
 
 // TestCPProgramsXDPPinned is TestCPProgramsXDP with the program attached
@@ -61,13 +64,6 @@ func TestCPProgramsXDP(t *testing.T) { cpProgramsXDP(t, false) }
 func TestCPProgramsXDPPinned(t *testing.T) { cpProgramsXDP(t, true) }
 
 func cpProgramsXDP(t *testing.T, pinned bool) {
-	// Known defect, open: since epochs are rebased off wall-clock
-	// boundaries (issue 24 item 3), a sender numbering events from 0
-	// without sync messages sometimes has its first batch go by an older
-	// epoch (all 100 events at rx0: [100 0]); 1 clean-clone CI run in 4.
-	if os.Getenv("CI") != "" {
-		t.Skip("open defect: the first epoch's events can go by an older calendar (see the comment)")
-	}
 	xdptest.Require(t)
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("no ip command")
@@ -107,13 +103,15 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 		plane, named = []string{"--xdp-pinned", pins}, "lb-2025 XDP pinned in "+pins
 	}
 	cpArgs := append([]string{"cp", "--grpc", "127.0.0.1:0", "--db", filepath.Join(dir, "cp.db"), "--admin-token-file", filepath.Join(dir, "admin"),
-		"--instances", "1", "--epoch-interval", "100ms", "--ready-timeout", "1m", "--data-ipv4", "10.201.0.1", "--member-mac", string(peerMAC[1])}, plane...)
+		"--http", "127.0.0.1:0", "--instances", "1", "--epoch-interval", "100ms", "--ready-timeout", "1m", "--data-ipv4", "10.201.0.1", "--member-mac", string(peerMAC[1])}, plane...)
 	cpp := startNSC(t, cpArgs...)
 	line := cpp.expect(t, cpp.stdout, "nsc cp: gRPC on ")
 	if !strings.Contains(line, named) {
 		t.Errorf("start line %q does not name the XDP LB (%s)", line, named)
 	}
 	addr, _, _ := strings.Cut(strings.TrimPrefix(line, "nsc cp: gRPC on "), ",")
+	_, web, _ := strings.Cut(line, ", HTTP on ")
+	web, _, _ = strings.Cut(web, ",")
 	lc := cpClient(t, addr)
 	res, err := lc.ReserveLoadBalancer(bearer(adminToken(t, dir)), &pb.ReserveLoadBalancerRequest{Name: "xdp", SenderAddresses: []string{"10.201.0.2"}})
 	if err != nil {
@@ -141,20 +139,29 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 			}
 		}
 	}
-	// slots waits until session 0 holds want slots.
-	slots := func(want uint32) {
+	// slots waits until session 0 holds want slots in the newest epoch
+	// and the XDP program's maps hold that epoch (the CP stores an epoch,
+	// which Status shows at once, before it programs the maps: under load
+	// that took longer than any fixed wait).
+	slots := func(want uint32) *pb.LoadBalancerStatusReply {
 		t.Helper()
+		var stored time.Time // when Status first showed the epoch
 		for deadline := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
 			st, err := lc.LoadBalancerStatus(ctx, &pb.LoadBalancerStatusRequest{LbId: res.LbId})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(st.Workers) == 2 && st.Workers[0].SlotsAssigned == want && st.Workers[1].SlotsAssigned == 512-want {
-				time.Sleep(300 * time.Millisecond) // the tick that made the epoch programs after storing it
-				return
+				if stored.IsZero() {
+					stored = time.Now()
+				}
+				if strings.Contains(scrape(t, web), fmt.Sprintf("nsc_cp_lb_dataplane_epoch{instance=\"0\",lb=\"%s\"} %d\n", res.LbId, st.CurrentEpoch)) {
+					t.Logf("epoch %d in the XDP maps %v after Status showed it", st.CurrentEpoch, time.Since(stored).Round(time.Millisecond))
+					return st
+				}
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("no epoch giving session 0 %d slots: %v", want, st.Workers)
+				t.Fatalf("no epoch giving session 0 %d slots in the XDP maps: %v", want, st)
 			}
 		}
 	}
@@ -167,10 +174,10 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 		}
 	}
 	ready(true, true)
-	slots(256)
+	epochs := []*pb.LoadBalancerStatusReply{slots(256)}
 	send(0)
 	ready(false, true)
-	slots(0)
+	epochs = append(epochs, slots(0))
 	send(1)
 	time.Sleep(500 * time.Millisecond)
 	if pinned { // one CP drives the pins at a time (a database of its own: its lock is another refusal)
@@ -191,6 +198,7 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 		send(2)
 		time.Sleep(500 * time.Millisecond)
 		batches = 3
+		epochs = append(epochs, epochs[1])
 	}
 	got := map[string][]int{}
 	for i, r := range recvs {
@@ -202,23 +210,47 @@ table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0806 0x0ac90001 => 0x0ac90001 0 
 			got[n.Name()] = append(got[n.Name()], i)
 		}
 	}
-	// per[batch][receiver]: events written whole.
-	var per [3][2]int
+	// Without sync messages the boundaries are the wall clock's µs (as
+	// udplbd2), far above these events numbered from 0: they go by the
+	// newest epoch's calendar (the catch-all below the oldest boundary),
+	// event n by slot n (lb-2025's do_assign_epoch: the tick's low 9
+	// bits). Which slots each receiver holds depends on whether the
+	// first epoch was made before the second receiver registered (the
+	// next calendar moves slots 256-511 over: events 0-99 all go to rx0)
+	// or after (the slots alternate).
+	var per [3][2]int // per[batch][receiver]: events written whole
 	for batch := range batches {
+		var owner [512]int
+		for i, w := range epochs[batch].Workers {
+			for _, r := range w.Slots {
+				for j := range r.Length {
+					owner[int(r.Index)+int(j)] = i
+				}
+			}
+		}
 		for n := range 100 {
 			at := got[fmt.Sprintf("%d-%d.bin", n, batch)]
-			if len(at) != 1 {
-				t.Errorf("batch %d: event %d written by receivers %v, want one", batch, n, at)
+			if len(at) != 1 || at[0] != owner[n] {
+				t.Errorf("batch %d: event %d written by receivers %v, want rx%d (the calendar's slot %d)", batch, n, at, owner[n], n)
 				continue
 			}
 			per[batch][at[0]]++
 		}
 	}
 	t.Logf("events through the XDP LB, whole at rx0 and rx1: %v with both ready, %v after rx0 stopped being ready, %v after the CP exited (pinned %v)", per[0], per[1], per[2], pinned)
-	// Without sync messages the boundaries are the wall clock's µs (as
-	// udplbd2), far above these events numbered from 0: they go by the
-	// newest epoch's calendar (the catch-all below the oldest boundary).
-	if per[0][0] == 0 || per[0][1] == 0 || per[1][1] < 95 || pinned && per[2][1] < 95 {
-		t.Errorf("events per receiver %v, want both in the first epoch, rx1 in the second (and after the CP exited)", per)
+}
+
+// scrape returns the CP's /metrics page at addr.
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	res, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %s %v", res.Status, err)
+	}
+	return string(b)
 }

@@ -45,12 +45,31 @@ type programmer struct {
 	writer  *calendar.Writer
 	applied map[int][]packet.TableEntry
 	members map[int]map[int64]uint16 // per instance, session ID → member id
+	// epochs is, per instance, the reservation and its newest epoch the
+	// data plane holds: what the metrics read without c.mu.
+	epochs *heldEpochs
+}
+
+type heldEpochs struct {
+	sync.Mutex
+	by map[int][2]uint64
+}
+
+// held is the newest epoch of reservation lb that instance's data plane
+// holds, 0 for none.
+func (p *programmer) held(instance int, lb int64) uint64 {
+	p.epochs.Lock()
+	defer p.epochs.Unlock()
+	if e := p.epochs.by[instance]; e[0] == uint64(lb) {
+		return e[1]
+	}
+	return 0
 }
 
 // newProgrammer checks p's tables: those calendar.Writer writes and the
 // source filters.
 func newProgrammer(p *Programming) (programmer, error) {
-	pr := programmer{applied: map[int][]packet.TableEntry{}, members: map[int]map[int64]uint16{}}
+	pr := programmer{applied: map[int][]packet.TableEntry{}, members: map[int]map[int64]uint16{}, epochs: &heldEpochs{by: map[int][2]uint64{}}}
 	switch {
 	case p.DataPlane == nil:
 		return pr, nil
@@ -87,22 +106,27 @@ func (c *CP) program() {
 	}
 	for i := range c.cfg.Instances {
 		var state []packet.TableEntry
+		var held [2]uint64
 		if r, ok := byInstance[i]; ok {
 			var err error
 			if state, err = c.entries(i, r); err != nil {
 				c.logErr(fmt.Sprintf("tables of LB %d", r.ID), err)
 				continue
 			}
+			if es := c.store.Epochs(r.ID); len(es) > 0 {
+				held = [2]uint64{uint64(r.ID), es[len(es)-1].Number}
+			}
 		}
-		d := calendar.Compare(c.prog.applied[i], state)
-		if d.Len() == 0 {
-			continue
+		if d := calendar.Compare(c.prog.applied[i], state); d.Len() > 0 {
+			if err := p.DataPlane.Apply(i, state, d); err != nil {
+				c.logErr(fmt.Sprintf("program instance %d", i), err)
+				continue
+			}
+			c.prog.applied[i] = state
 		}
-		if err := p.DataPlane.Apply(i, state, d); err != nil {
-			c.logErr(fmt.Sprintf("program instance %d", i), err)
-			continue
-		}
-		c.prog.applied[i] = state
+		c.prog.epochs.Lock()
+		c.prog.epochs.by[i] = held
+		c.prog.epochs.Unlock()
 	}
 	if c.cfg.Feed != nil {
 		c.logErr("publish the tables", c.cfg.Feed.publish())

@@ -3,13 +3,16 @@ package cp_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/cp"
 	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
 	"github.com/dragonet-go/nsc/ejfat/cp/cptest"
@@ -200,4 +203,62 @@ func TestDataPlanesEach(t *testing.T) {
 	if got, want := fmt.Sprint(count(b.diffs)), "[[1 0]]"; got != want {
 		t.Errorf("plane b got diffs (added, deleted) %s, want %s", got, want)
 	}
+}
+
+// failing is a data plane whose Apply fails while fail is set.
+type failing struct{ fail atomic.Bool }
+
+func (f *failing) Apply(int, []packet.TableEntry, calendar.Diff) error {
+	if f.fail.Load() {
+		return errors.New("the switch is down")
+	}
+	return nil
+}
+
+// TestDataPlaneEpochMetric: nsc_cp_lb_dataplane_epoch says the newest
+// epoch the data plane took, lagging nsc_cp_lb_epoch while applying it
+// fails, catching up at the next Tick that succeeds; 0 for an LB its
+// data plane holds no epoch of.
+func TestDataPlaneEpochMetric(t *testing.T) {
+	m, _, err := ejfat.Embedding("lb-2025", "BMv2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plane := &failing{}
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	cfg := cpConfig()
+	cfg.Now, cfg.EpochInterval, cfg.Programming = clk.Now, time.Hour, cp.Programming{DataPlane: plane, Tables: m.Schema.TableSpec}
+	c := startCP(t, cfg)
+	lc := client(t, c)
+	res, err := lc.ReserveLoadBalancer(as(c.admin), &pb.ReserveLoadBalancerRequest{Name: "m", SenderAddresses: []string{"10.0.0.9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := fmt.Sprintf(`{instance="0",lb="%s"}`, res.LbId)
+	gauges := func(epoch, plane int) {
+		t.Helper()
+		for _, l := range []string{fmt.Sprintf("nsc_cp_lb_epoch%s %d", lb, epoch), fmt.Sprintf("nsc_cp_lb_dataplane_epoch%s %d", lb, plane)} {
+			if !metricLine(t, c, l) {
+				t.Errorf("/metrics lacks %q", l)
+			}
+		}
+	}
+	gauges(0, 0)
+	register := func(i int) {
+		t.Helper()
+		if _, err := lc.Register(as(res.Token), &pb.RegisterRequest{LbId: res.LbId, Name: fmt.Sprint("r", i), Weight: 1,
+			IpAddress: fmt.Sprintf("10.0.0.%d", i+1), UdpPort: 20000, PortRange: pb.PortRange_PORT_RANGE_1}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(time.Second)
+		c.Tick()
+	}
+	register(0)
+	gauges(1, 1)
+	plane.fail.Store(true)
+	register(1)
+	gauges(2, 1)
+	plane.fail.Store(false)
+	c.Tick()
+	gauges(2, 2)
 }

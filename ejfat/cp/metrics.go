@@ -49,6 +49,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 
 var (
 	lbEpoch    = desc("lb_epoch", "The LB's current epoch number.", "lb", "instance")
+	lbPlane    = desc("lb_dataplane_epoch", "The newest epoch the LB's data plane holds (0: none, or no data plane); it lags lb_epoch while an epoch is being programmed.", "lb", "instance")
 	lbSessions = desc("lb_sessions", "Sessions registered on the LB.", "lb", "instance")
 	lbReady    = desc("lb_ready_sessions", "Sessions ready (recent SendState with isReady).", "lb", "instance")
 	sessGauges = []struct {
@@ -102,6 +103,7 @@ func slotCount(cal []int64, id int64) int {
 // Describe implements prometheus.Collector.
 func (sc stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- lbEpoch
+	ch <- lbPlane
 	ch <- lbSessions
 	ch <- lbReady
 	for _, g := range sessGauges {
@@ -131,6 +133,7 @@ func (sc stateCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		ch <- prometheus.MustNewConstMetric(lbEpoch, prometheus.GaugeValue, float64(epoch), lb, inst)
+		ch <- prometheus.MustNewConstMetric(lbPlane, prometheus.GaugeValue, float64(c.prog.held(r.Instance, r.ID)), lb, inst)
 		ch <- prometheus.MustNewConstMetric(lbSessions, prometheus.GaugeValue, float64(len(sessions)), lb, inst)
 		ch <- prometheus.MustNewConstMetric(lbReady, prometheus.GaugeValue, float64(ready), lb, inst)
 	}
