@@ -92,6 +92,10 @@ func archFor(arch *string, prg string) error {
 		want = V1Model
 	}
 	switch {
+	case prg == "":
+		// Before --arch: the PRG gives the limits, and often the
+		// architecture too.
+		return backends.UsageError(fmt.Sprintf("--target p4 takes its limits from a PRG: give --prg (BMv2 runs %s, U280 %s; models/ejfat/p4.nsc)", V1Model, XSA))
 	case *arch == "" && want == "":
 		return backends.UsageError(fmt.Sprintf("--arch is required with --prg %q: %s or %s", prg, V1Model, XSA))
 	case *arch == "":

@@ -102,6 +102,7 @@ func TestP4ArchFromPRG(t *testing.T) {
 		{"U280", "v1model", exitUsage, "--arch v1model: U280 runs xsa"},
 		{"BMv2", "xsa", exitUsage, "--arch xsa: BMv2 runs v1model"},
 		{"HostRaw", "", exitUsage, `--arch is required with --prg "HostRaw"`},
+		{"", "", exitUsage, "--target p4 takes its limits from a PRG: give --prg (BMv2 runs v1model"},
 	} {
 		out := filepath.Join(dir, c.prg+c.arch)
 		args := []string{"compile", "models/ejfat/lb-2025.nsc", "--lpg", "LB2025", "--prg", c.prg, "--target", "p4", "-o", out}
