@@ -2,9 +2,12 @@ package packet
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -241,7 +244,7 @@ func parseEntry(start int, toks []scriptWord, tables func(string) (*TableSpec, b
 		return fail(rest[want+1].line, "%s: unexpected %q after the priority", where, rest[want+1].s)
 	}
 	for i, p := range a.Params {
-		v, err := ParseValue(rest[i].s)
+		v, err := scriptValue(rest[i].s, p.Width)
 		if err != nil {
 			return fail(rest[i].line, "%s: param %s of %s: %q: %v", where, p.Name, a.Name, rest[i].s, err)
 		}
@@ -264,7 +267,7 @@ func parseEntry(start int, toks []scriptWord, tables func(string) (*TableSpec, b
 // parseKey reads one key word in the form its kind takes.
 func parseKey(s string, k KeySpec) (KeyMatch, error) {
 	num := func(s string, what string) (Value, error) {
-		v, err := ParseValue(s)
+		v, err := scriptValue(s, k.Width)
 		if err != nil {
 			return Value{}, fmt.Errorf("%s %q: %v", what, s, err)
 		}
@@ -380,4 +383,36 @@ func FormatEntries(w io.Writer, es []TableEntry, tables func(string) (*TableSpec
 		}
 	}
 	return bw.Flush()
+}
+
+// scriptValue reads a key or parameter value of a width-bit field as
+// BMv2's runtime CLI does: an IPv4 address for 32 bits (10.0.0.1), a MAC
+// for 48 (02:00:00:00:00:01), an IPv6 address for 128 (fd00::1), else a
+// number (ParseValue).
+func scriptValue(s string, width int) (Value, error) {
+	switch {
+	case width == 32 && strings.Contains(s, "."):
+		a, err := netip.ParseAddr(s)
+		if err != nil || !a.Is4() {
+			return Value{}, fmt.Errorf("not a number or an IPv4 address")
+		}
+		b := a.As4()
+		return V(uint64(binary.BigEndian.Uint32(b[:]))), nil
+	case width == 48 && strings.Contains(s, ":"):
+		hw, err := net.ParseMAC(s)
+		if err != nil || len(hw) != 6 {
+			return Value{}, fmt.Errorf("not a number or a MAC address")
+		}
+		var b [8]byte
+		copy(b[2:], hw)
+		return V(binary.BigEndian.Uint64(b[:])), nil
+	case width == 128 && strings.Contains(s, ":"):
+		a, err := netip.ParseAddr(s)
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return Value{}, fmt.Errorf("not a number or an IPv6 address")
+		}
+		b := a.As16()
+		return Value{Hi: binary.BigEndian.Uint64(b[:8]), Lo: binary.BigEndian.Uint64(b[8:])}, nil
+	}
+	return ParseValue(s)
 }

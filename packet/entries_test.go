@@ -412,3 +412,41 @@ func TestLongLines(t *testing.T) {
 		t.Errorf("small: %+v, %v; want the entry at line 3", e, hit)
 	}
 }
+
+// TestParseAddressForms: as BMv2's runtime CLI, a 32-bit value may be an
+// IPv4 address, a 48-bit one a MAC, a 128-bit one an IPv6 address (the
+// values here written out by hand); an address of the wrong width or a
+// malformed one is refused at its line.
+func TestParseAddressForms(t *testing.T) {
+	specs := map[string]*TableSpec{
+		"r": {Name: "r", Keys: []KeySpec{{"ip.dst", 32, LPM}},
+			Actions: []ActionSpec{{"fwd", []Param{{"mac", 48}, {"via", 128}}}}},
+		"f": {Name: "f", Keys: []KeySpec{{"ip.src", 32, Range}, {"ip.dst", 32, Ternary}},
+			Actions: []ActionSpec{{"allow", nil}}},
+	}
+	tables := func(n string) (*TableSpec, bool) { s, ok := specs[n]; return s, ok }
+	src := `table_add r fwd 192.168.0.0/16 => 02:00:00:00:00:0a fd00::1
+table_add f allow 10.0.0.0->10.0.0.255 10.1.0.0&&&255.255.0.0 => 1
+`
+	got, err := ParseEntries("addr", strings.NewReader(src), tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TableEntry{
+		{"r", Entry{Keys: []KeyMatch{{Value: V(0xc0a80000), PrefixLen: 16}}, Params: []Value{V(0x02000000000a), {Hi: 0xfd00 << 48, Lo: 1}}, Line: 1}},
+		{"f", Entry{Keys: []KeyMatch{{Lo: V(0x0a000000), Hi: V(0x0a0000ff)}, {Value: V(0x0a010000), Mask: V(0xffff0000)}}, Priority: 1, Line: 2}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseEntries (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{
+		"table_add r fwd 192.168.0.256/16 => 1 2",    // not an address
+		"table_add r fwd 192.168.0.0/16 => 10.0.0.1 2", // an IPv4 address for 48 bits
+		"table_add r fwd fd00::/16 => 1 2",             // an IPv6 address for 32 bits
+		"table_add r fwd 1/16 => 02:00:00:00:00 2",     // five bytes
+	} {
+		if _, err := ParseEntries("bad", strings.NewReader(bad), tables); err == nil || !strings.HasPrefix(err.Error(), "bad:1: ") {
+			t.Errorf("%q: error %v, want one at bad:1", bad, err)
+		}
+	}
+}

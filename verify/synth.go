@@ -98,6 +98,10 @@ type hints struct {
 	// edges: without a parse graph, a wanted header that a placed header's
 	// field does not select is left out.
 	selects []packet.ParseEdge
+	// entries are the entries verify runs with, in Schema.Tables order
+	// (nil: none): a class that wants a lookup to run an action gets the
+	// fields its keys read set to match an entry of that action.
+	entries [][]packet.Entry
 }
 
 // symbolTries bounds the frames made for a class whose symbolic
@@ -117,7 +121,7 @@ func frameIn(s *packet.Schema, start int, h *hints, c predicate.Class, rnd *rand
 		h = &hints{}
 	}
 	for try := 1; ; try++ {
-		y := &synth{s: s, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(s), extracted: h.extracted, selects: h.selects}
+		y := &synth{s: s, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(s), extracted: h.extracted, selects: h.selects, entries: h.entries}
 		for _, fc := range c.Fields() {
 			y.pins[fc.Field.Name] = fc
 		}
@@ -138,7 +142,7 @@ func (fs *frames) patcher(src string, c predicate.Class, rnd *rand.Rand) (mk fun
 	if !found || start < 0 {
 		return nil, nil, false
 	}
-	y := &synth{s: fs.schema, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(fs.schema), extracted: fs.hints.extracted, selects: fs.hints.selects}
+	y := &synth{s: fs.schema, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(fs.schema), extracted: fs.hints.extracted, selects: fs.hints.selects, entries: fs.hints.entries}
 	for _, fc := range c.Fields() {
 		y.pins[fc.Field.Name] = fc
 	}
@@ -199,6 +203,7 @@ func (y *synth) frame(start int) ([]byte, []packet.Value) {
 	y.start = start
 	y.decideCut()
 	y.walk()
+	y.lookups()
 	y.payload()
 	y.lengths()
 	y.checksums()
@@ -249,6 +254,7 @@ type synth struct {
 	// of its headers (see hints).
 	extracted []int
 	selects   []packet.ParseEdge
+	entries   [][]packet.Entry // see hints
 }
 
 // placed is a header instance the walk put in the frame.
@@ -381,6 +387,65 @@ func (y *synth) walk() {
 		}
 		h = next
 	}
+}
+
+// lookups sets the fields each lookup's keys read, where the class
+// wants the lookup to run an action (its synthetic field T.action,
+// dataflow.ActionField, pinned) and there are entries of that action: to
+// match one of them, drawn at random (random bits would rarely hit a
+// route or a firewall rule). Keys that are not a field of a header in the
+// frame are left alone; so are pinned bits.
+func (y *synth) lookups() {
+	for t, es := range y.entries {
+		if t >= len(y.s.Tables) || len(es) == 0 {
+			continue
+		}
+		def := y.s.Tables[t]
+		fc, ok := y.pins[def.Spec.Name+".action"]
+		if !ok || fc.Mask.IsZero() {
+			continue
+		}
+		var hits []*packet.Entry
+		for i := range es {
+			if packet.V(uint64(es[i].Action)).And(fc.Mask) == fc.Value.And(fc.Mask) {
+				hits = append(hits, &es[i])
+			}
+		}
+		if len(hits) == 0 {
+			continue
+		}
+		e := hits[y.rnd.IntN(len(hits))]
+		for k, key := range def.Keys {
+			if key.Kind != packet.EField || k >= len(e.Keys) {
+				continue
+			}
+			ref := key.Field
+			at := slices.IndexFunc(y.placed, func(p placed) bool { return p.h == ref.Header })
+			if at < 0 || y.s.Headers[ref.Header].Fields[ref.Field].Variable() {
+				continue
+			}
+			w := y.s.Headers[ref.Header].Fields[ref.Field].Width
+			y.setField(ref.Header, y.placed[at].off, ref.Field, y.overlay(ref.Header, ref.Field, y.matching(&e.Keys[k], def.Spec.Keys[k], w)))
+		}
+	}
+}
+
+// matching is a width-bit value key m matches, its free bits random.
+func (y *synth) matching(m *packet.KeyMatch, k packet.KeySpec, width int) packet.Value {
+	r := y.random(width)
+	switch k.Kind {
+	case packet.LPM:
+		keep := packet.PrefixMask(k.Width, m.PrefixLen)
+		return m.Value.And(keep).Or(r.And(keep.Not())).And(packet.Mask(width))
+	case packet.Ternary:
+		return m.Value.And(m.Mask).Or(r.And(m.Mask.Not())).And(packet.Mask(width))
+	case packet.Range:
+		if y.rnd.IntN(2) == 0 {
+			return m.Hi
+		}
+		return m.Lo
+	}
+	return m.Value
 }
 
 func (y *synth) getField(off, h, f int) packet.Value {
@@ -533,12 +598,19 @@ func walkExpr(e *packet.Expr, f func(*packet.Expr)) {
 // wants valid that is not placed yet, in extraction order.
 func (y *synth) nextHeader(h, off int) int {
 	if len(y.s.Next) > 0 {
-		return y.chooseNext(h, off)
+		if t := y.chooseNext(h, off); t >= 0 {
+			return t
+		}
+		// The parse graph ends at h; the graph's extracts read on from
+		// there (a GRE or VXLAN header no parse edge leads to).
 	}
 	for _, id := range y.extracted {
 		if y.wantedNext(id) && y.selectable(id) {
 			return id
 		}
+	}
+	if len(y.s.Next) > 0 {
+		return -1
 	}
 	for _, spec := range y.s.Headers {
 		if y.wantedNext(spec.ID) {
@@ -574,16 +646,24 @@ func (y *synth) wantedNext(h int) bool {
 }
 
 // parse loads the frame into y.pkt as the graph will find it: by the
-// parse graph from start, or, without one, by extracting the placed
-// headers in order. It reports whether every header came out whole.
+// parse graph from start, then extracting the headers placed after where
+// it ended, or, without one, by extracting the placed headers in order.
+// It reports whether every header came out whole.
 func (y *synth) parse(buf []byte) bool {
 	p := y.pkt
 	p.Reset(buf)
 	copy(p.Meta, y.meta)
-	if len(y.s.Next) > 0 {
-		return p.ParseFrame(y.start)
+	graph := len(y.s.Next) > 0
+	if graph && !p.ParseFrame(y.start) {
+		return false
 	}
-	for _, pl := range y.placed {
+	for i, pl := range y.placed {
+		if graph && p.Valid(pl.h) {
+			continue
+		}
+		if graph && i > 0 && !p.Valid(y.placed[i-1].h) {
+			return true // the parse went elsewhere than the walk
+		}
 		if !p.Extract(pl.h) {
 			return false
 		}

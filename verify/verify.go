@@ -388,6 +388,13 @@ func Entries(em *embed.Embedding) map[string]*dataflow.Node {
 // round-robin so every class gets some (half), then random frames and
 // malformed variants.
 func Generate(em *embed.Embedding, n int, seed uint64) []Case {
+	return GenerateTables(em, n, seed, nil)
+}
+
+// GenerateTables is Generate for a run with tables (in Schema.Tables
+// order; nil: empty ones): a frame meant to take a lookup's action port
+// has the key fields of an entry of that action.
+func GenerateTables(em *embed.Embedding, n int, seed uint64, tables []*packet.Table) []Case {
 	rnd := rand.New(rand.NewPCG(seed, seed^0x6e7363))
 	g := em.Graph
 	space := predicate.NewSpace()
@@ -415,6 +422,9 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 		}
 	}
 	fs := newFrames(em)
+	for _, t := range tables {
+		fs.hints.entries = append(fs.hints.entries, t.Entries())
+	}
 	// Claims first: their mismatches are the ones that name the culprit.
 	cases := claimCases(fs, findClaims(em, space), space, n/4, rnd)
 	classes := n / 2

@@ -41,7 +41,15 @@ func runVerify(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cases := verify.Generate(em, *n, *seed)
+	var load func() ([]*packet.Table, error)
+	var ts []*packet.Table
+	if *tables != "" {
+		if ts, err = loadTablesFile(em.LPG.Schema, *tables); err != nil {
+			return err
+		}
+		load = func() ([]*packet.Table, error) { return loadTablesFile(em.LPG.Schema, *tables) }
+	}
+	cases := verify.GenerateTables(em, *n, *seed, ts)
 	if *frames != "" {
 		fr, err := pcapio.ReadFile(*frames)
 		if err != nil {
@@ -50,13 +58,6 @@ func runVerify(e *env, args []string) error {
 		for i, f := range fr {
 			cases = append(cases, verify.Case{Source: lpg.RxEntry, Frame: f.Data, Why: fmt.Sprintf("frame %d of %s", i+1, *frames)})
 		}
-	}
-	var load func() ([]*packet.Table, error)
-	if *tables != "" {
-		if _, err := loadTablesFile(em.LPG.Schema, *tables); err != nil {
-			return err
-		}
-		load = func() ([]*packet.Table, error) { return loadTablesFile(em.LPG.Schema, *tables) }
 	}
 	bar := newProgress(e, "verify", len(cases))
 	res, err := verify.RunTables(em, load, cases, bar.update)

@@ -1,0 +1,52 @@
+package verify_test
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/verify"
+)
+
+// TestCoverageOfAUserModel: on a GRE endpoint written as a user writes
+// one (testdata/gre.nsc), verify's frames reach every node of the LPG,
+// alone and embedded in XDP, with no mismatch. It takes two things: the
+// headers the graph extracts where the library's parse graph ends (gre,
+// inner_ipv4) are put in the frames, and, given the entries verify runs
+// with, frames meant for a lookup's action port carry the keys of an
+// entry of that action (a route, a firewall rule). Without entries the
+// route's port stays unreached, and verify says so.
+func TestCoverageOfAUserModel(t *testing.T) {
+	em := embedding(t, load(t, "testdata/gre.nsc"), "GRETerm", "XDP")
+	tables := func() ([]*packet.Table, error) {
+		f, err := os.Open("testdata/gre.tables")
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return packet.LoadTables(em.LPG.Schema, "gre.tables", f)
+	}
+	ts, err := tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := verify.RunTables(em, tables, verify.GenerateTables(em, 4000, 1, ts), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Mismatches) > 0 || len(res.Unreached) > 0 {
+		t.Errorf("with entries: %d mismatches, unreached %v; want none", len(res.Mismatches), res.Unreached)
+	}
+	res, err = verify.Run(em, verify.Generate(em, 4000, 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unreached []string
+	for _, u := range res.Unreached {
+		unreached = append(unreached, u.Node)
+	}
+	if len(res.Mismatches) > 0 || !slices.Contains(unreached, "Decap") || slices.Contains(unreached, "Firewall") {
+		t.Errorf("without entries: %d mismatches, unreached %v; want Decap (no route) but the firewall reached", len(res.Mismatches), unreached)
+	}
+}
