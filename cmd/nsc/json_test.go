@@ -103,11 +103,12 @@ func TestJSONMatchesText(t *testing.T) {
 		}
 	}
 
-	text, js := both("verify", "models/inet/offload.nsc", "--lpg", "UDPIPv4", "--prg", "I82599", "--packets", "500")
-	j := decode(t, "verify", js)
-	sameNumbers(t, "verify", j, numbers(t, `: (?P<packets>\d+) packets \((?P<classes>\d+) from predicate classes, (?P<claimed>\d+) lacking what a claim says, (?P<random>\d+) random or malformed\), (?P<mismatches>\d+) mismatches`, text))
-	if n := strings.Count(text, "\n  "); n != len(j["claims"].([]any)) {
-		t.Errorf("verify: %d claims in the text, %d in JSON", n, len(j["claims"].([]any)))
+	for _, args := range [][]string{
+		{"verify", "models/inet/offload.nsc", "--lpg", "UDPIPv4", "--prg", "I82599", "--packets", "500"},
+		{"verify", "verify/testdata/gre.nsc", "--lpg", "GRETerm", "--prg", "XDP", "--packets", "500"}, // nodes unreached without entries
+	} {
+		text, js := both(args...)
+		verifyJSONAsText(t, text, js)
 	}
 
 	pcap := filepath.Join(dir, "send.pcap")
@@ -115,8 +116,8 @@ func TestJSONMatchesText(t *testing.T) {
 	if code != exitOK {
 		t.Fatal(stderr)
 	}
-	_, js, _ = nsc(t, "send", "--to", "127.0.0.1:19522", "--events", "7", "--size", "20000", "--pcap", filepath.Join(dir, "send2.pcap"), "--json")
-	j = decode(t, "send", js)
+	_, js, _ := nsc(t, "send", "--to", "127.0.0.1:19522", "--events", "7", "--size", "20000", "--pcap", filepath.Join(dir, "send2.pcap"), "--json")
+	j := decode(t, "send", js)
 	sameNumbers(t, "send", j, numbers(t, `^wrote (?P<events>\d+) events, (?P<segments>\d+) segments, (?P<bytes>\d+) bytes to `, text))
 	if _, ok := j["gbps"]; ok || j["pcap"] != filepath.Join(dir, "send2.pcap") {
 		t.Errorf("send --pcap --json: %v", j)
@@ -152,5 +153,23 @@ func TestJSONMatchesText(t *testing.T) {
 	sameNumbers(t, "lb", j, numbers(t, `(?P<received>\d+) received, (?P<forwarded>\d+) forwarded, (?P<dropped>\d+) dropped, (?P<oversize>\d+) oversize, (?P<send_errors>\d+) send errors`, text))
 	if j["received"] == 0.0 || out != "}" {
 		t.Errorf("lb received nothing, or its JSON is not last on stdout: %s", text)
+	}
+}
+
+// verifyJSONAsText checks nsc verify's JSON against its text: the
+// counts, the claims and the nodes not covered.
+func verifyJSONAsText(t *testing.T, text, js string) {
+	t.Helper()
+	j := decode(t, "verify", js)
+	sameNumbers(t, "verify", j, numbers(t, `: (?P<packets>\d+) packets \((?P<classes>\d+) from predicate classes, (?P<claimed>\d+) lacking what a claim says, (?P<random>\d+) random or malformed\), (?P<mismatches>\d+) mismatches`, text))
+	unreached := 0
+	if m := regexp.MustCompile(`\n  (\d+) LPG nodes not covered`).FindStringSubmatch(text); m != nil {
+		unreached, _ = strconv.Atoi(m[1])
+	}
+	if n := strings.Count(text, "\n  ") - strings.Count(text, "\n    ") - min(unreached, 1); n != len(j["claims"].([]any)) {
+		t.Errorf("verify: %d claims in the text, %d in JSON", n, len(j["claims"].([]any)))
+	}
+	if n := len(j["unreached"].([]any)); n != unreached {
+		t.Errorf("verify: %d nodes not covered in the text, %d in JSON", unreached, n)
 	}
 }

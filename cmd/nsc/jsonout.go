@@ -58,19 +58,26 @@ func countersOf(in int, c sim.Counters, paths map[string]string) countersJSON {
 
 // verifyJSON is nsc verify's result.
 type verifyJSON struct {
-	LPG          string      `json:"lpg"`
-	PRG          string      `json:"prg"`
-	Packets      int         `json:"packets"`
-	Classes      int         `json:"classes"`
-	Claimed      int         `json:"claimed"`
-	Sequences    int         `json:"sequences"`
-	Random       int         `json:"random"`
-	Mismatches   int         `json:"mismatches"`
-	Hosted       *int        `json:"hosted,omitempty"` // a split: frames handed to the host
-	Claims       []claimJSON `json:"claims"`
-	MismatchPcap string      `json:"mismatch_pcap,omitempty"`
+	LPG        string      `json:"lpg"`
+	PRG        string      `json:"prg"`
+	Packets    int         `json:"packets"`
+	Classes    int         `json:"classes"`
+	Claimed    int         `json:"claimed"`
+	Sequences  int         `json:"sequences"`
+	Random     int         `json:"random"`
+	Mismatches int         `json:"mismatches"`
+	Hosted     *int        `json:"hosted,omitempty"` // a split: frames handed to the host
+	Claims     []claimJSON `json:"claims"`
+	// Unreached: the LPG nodes some run never reached, with why.
+	Unreached    []unreachedJSON `json:"unreached"`
+	MismatchPcap string          `json:"mismatch_pcap,omitempty"`
 	// The first mismatches, as the text shows them.
 	Diffs []string `json:"diffs,omitempty"`
+}
+
+type unreachedJSON struct {
+	Node string `json:"node"`
+	Why  string `json:"why"`
 }
 
 type claimJSON struct {
@@ -94,7 +101,10 @@ func verifyJSONOut(e *env, em *embed.Embedding, res *verify.Result, claimed int,
 	}
 	j := verifyJSON{LPG: em.LPG.Name, PRG: em.PRG.Name, Packets: res.Cases, Classes: res.Classes, Claimed: claimed,
 		Sequences: res.Sequences, Random: res.Cases - res.Classes - claimed - res.Sequences,
-		Mismatches: len(res.Mismatches), Claims: []claimJSON{}, MismatchPcap: pcap}
+		Mismatches: len(res.Mismatches), Claims: []claimJSON{}, Unreached: []unreachedJSON{}, MismatchPcap: pcap}
+	for _, u := range res.Unreached {
+		j.Unreached = append(j.Unreached, unreachedJSON{u.Node, u.Why})
+	}
 	if em.Device != nil {
 		j.Hosted = &res.Hosted
 	}
