@@ -21,15 +21,15 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/ipv4"
-
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"github.com/dragonet-go/nsc/ejfat/reasm"
+	"github.com/dragonet-go/nsc/internal/udpbatch"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -184,28 +184,30 @@ func (rx *Receiver) LBHeaders() uint64 { return rx.lbHeaders.Load() }
 
 // read hands c's datagrams to t's reassembler, a batch (one recvmmsg, one
 // lock) at a time, until c is closed, and drops the timed-out events
-// when c is idle.
+// when c is idle. It allocates nothing per datagram.
 func (rx *Receiver) read(c *net.UDPConn, t *thread) {
-	pc := ipv4.NewPacketConn(c) // recvmmsg, whatever the socket's family
-	msgs := make([]ipv4.Message, ReadBatch)
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return
+	}
 	// A Model frames each datagram where it arrived: Room in front of it.
 	inPlace, _ := t.r.(interface {
 		FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason
 	})
-	bufs := make([][]byte, ReadBatch)
-	for i := range msgs {
+	bufs, in := make([][]byte, ReadBatch), make([][]byte, ReadBatch)
+	for i := range bufs {
 		if inPlace != nil {
 			bufs[i] = make([]byte, Room+MaxDatagram+packet.Headroom)
-			msgs[i].Buffers = [][]byte{bufs[i][Room : Room+MaxDatagram]}
+			in[i] = bufs[i][Room : Room+MaxDatagram]
 		} else {
-			msgs[i].Buffers = [][]byte{make([]byte, MaxDatagram)}
+			in[i] = make([]byte, MaxDatagram)
 		}
 	}
+	r := udpbatch.NewReceiver(in)
 	c.SetReadDeadline(time.Now().Add(expireEvery))
 	for {
-		n, err := pc.ReadBatch(msgs, 0)
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
+		n, err := r.Receive(raw, 0, 0)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
 			t.mu.Lock()
 			t.r.Expire()
 			t.mu.Unlock()
@@ -219,18 +221,19 @@ func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 			rx.cfg.Began()
 		}
 		t.mu.Lock()
-		for i, m := range msgs[:n] {
-			if from, ok := m.Addr.(*net.UDPAddr); ok {
-				src, _ := netip.AddrFromSlice(from.IP)
-				b, lb := StripLB(m.Buffers[0][:m.N])
-				if lb {
-					rx.lbHeaders.Add(1)
-				}
-				if inPlace != nil {
-					inPlace.FrameAt(src.Unmap(), bufs[i], Room+m.N-len(b), len(b))
-				} else {
-					t.r.Datagram(src.Unmap(), b)
-				}
+		for i := range n {
+			size, from, truncated, _ := r.Datagram(i)
+			if truncated || !from.IsValid() {
+				continue // longer than MaxDatagram, which no segment is
+			}
+			b, lb := StripLB(in[i][:size])
+			if lb {
+				rx.lbHeaders.Add(1)
+			}
+			if inPlace != nil {
+				inPlace.FrameAt(from.Addr().Unmap(), bufs[i], Room+size-len(b), len(b))
+			} else {
+				t.r.Datagram(from.Addr().Unmap(), b)
 			}
 		}
 		t.mu.Unlock()

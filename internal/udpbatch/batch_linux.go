@@ -43,8 +43,8 @@ func (r *Receiver) Receive(raw syscall.RawConn, n, flags int) (int, error) {
 	return r.m.recv(raw, n, flags)
 }
 
-// Datagram is what buffer i got: its length, the source (invalid unless
-// IPv4), whether the kernel truncated it, and, when the kernel coalesced
+// Datagram is what buffer i got: its length, the source (an IPv6 socket
+// reports an IPv4 sender IPv4-mapped), whether the kernel truncated it, and, when the kernel coalesced
 // datagrams of one flow into it (UDP_GRO), their size (the last may be
 // shorter; 0: one datagram).
 func (r *Receiver) Datagram(i int) (n int, from netip.AddrPort, truncated bool, segment int) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -196,5 +198,54 @@ func TestReceiveCount(t *testing.T) {
 	}
 	if !bytes.Equal(got, []byte{0, 1, 2, 3, 4}) {
 		t.Errorf("received % x, want 00 01 02 03 04", got)
+	}
+}
+
+// TestReceiveSources: a Receiver on an IPv6 socket reports each sender's
+// address and port as the sender's own socket has them: an IPv6 one as
+// it is, an IPv4 one (dual stack) IPv4-mapped; on an IPv4 socket, IPv4.
+func TestReceiveSources(t *testing.T) {
+	rx6, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv6unspecified})
+	if err != nil {
+		t.Skipf("no IPv6 UDP: %v", err)
+	}
+	defer rx6.Close()
+	port := rx6.LocalAddr().(*net.UDPAddr).Port
+	var senders []*net.UDPConn
+	for _, to := range []string{"[::1]", "127.0.0.1"} {
+		c, err := net.Dial("udp", net.JoinHostPort(strings.Trim(to, "[]"), strconv.Itoa(port)))
+		if err != nil {
+			t.Skipf("no loopback %s: %v", to, err)
+		}
+		defer c.Close()
+		senders = append(senders, c.(*net.UDPConn))
+	}
+	rx4 := loopback(t)
+	c4, err := net.DialUDP("udp4", nil, rx4.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c4.Close()
+	for _, c := range []struct {
+		rx     *net.UDPConn
+		tx     *net.UDPConn
+		mapped bool
+	}{{rx6, senders[0], false}, {rx6, senders[1], true}, {rx4, c4, false}} {
+		if _, err := c.tx.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := c.rx.SyscallConn()
+		r := NewReceiver([][]byte{make([]byte, 16)})
+		c.rx.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := r.Receive(raw, 1, 0); n != 1 || err != nil {
+			t.Fatalf("Receive = %d, %v", n, err)
+		}
+		want := c.tx.LocalAddr().(*net.UDPAddr).AddrPort()
+		if c.mapped {
+			want = netip.AddrPortFrom(netip.AddrFrom16(want.Addr().As16()), want.Port())
+		}
+		if _, from, _, _ := r.Datagram(0); from != want {
+			t.Errorf("from %v, want %v", from, want)
+		}
 	}
 }

@@ -5,9 +5,9 @@
 // destination together (each destination's in the order they came) and
 // sends those of one size but the last as one UDP_SEGMENT (GSO) message,
 // and a Receiver reports datagrams the kernel coalesced (UDP_GRO) into
-// one buffer. Addresses are IPv4 (sockets of the AF_INET
-// family); a Sender on a connected socket of either family sends without
-// them. Linux only.
+// one buffer. A Receiver reports IPv4 and IPv6 sources; a Sender's
+// addresses are IPv4 (sockets of the AF_INET family), and on a connected
+// socket of either family it sends without them. Linux only.
 package udpbatch
 
 import (
@@ -19,15 +19,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mmsg is one direction's vectors for recvmmsg or sendmmsg over an IPv4
-// socket, made once: a call allocates nothing (x/net's batches allocate an
+// mmsg is one direction's vectors for recvmmsg or sendmmsg, made once: a call allocates nothing (x/net's batches allocate an
 // address per datagram received). Message i's name, iovecs and control
 // bytes are its own; a sent message may gather several iovecs, the
 // datagrams of one UDP_SEGMENT (GSO) send.
 type mmsg struct {
 	hdrs  []unix.Mmsghdr
 	iovs  []unix.Iovec
-	names []unix.RawSockaddrInet4
+	names []unix.RawSockaddrInet6 // room for either family's
 	ctrl  []byte // ctrlLen bytes per message
 
 	// The call in progress, and what it returned: fields, so that the
@@ -44,7 +43,7 @@ type mmsg struct {
 var ctrlLen = unix.CmsgSpace(4)
 
 func newMmsg(n int) *mmsg {
-	m := &mmsg{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), names: make([]unix.RawSockaddrInet4, n),
+	m := &mmsg{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), names: make([]unix.RawSockaddrInet6, n),
 		ctrl: make([]byte, n*ctrlLen)}
 	m.recvFn = func(fd uintptr) bool { return m.call(fd, unix.SYS_RECVMMSG) }
 	m.sendFn = func(fd uintptr) bool { return m.call(fd, unix.SYS_SENDMMSG) }
@@ -75,7 +74,7 @@ func (m *mmsg) setBuffer(i int, b []byte) {
 func (m *mmsg) recv(raw syscall.RawConn, n, flags int) (int, error) {
 	for i := range n {
 		h := &m.hdrs[i].Hdr
-		h.Name, h.Namelen = (*byte)(unsafe.Pointer(&m.names[i])), unix.SizeofSockaddrInet4
+		h.Name, h.Namelen = (*byte)(unsafe.Pointer(&m.names[i])), unix.SizeofSockaddrInet6
 		h.Control, h.Flags = &m.ctrl[i*ctrlLen], 0
 		h.SetControllen(ctrlLen)
 	}
@@ -89,7 +88,7 @@ func (m *mmsg) recv(raw syscall.RawConn, n, flags int) (int, error) {
 	return m.done, nil
 }
 
-// received is message i's length, source (invalid unless IPv4), whether
+// received is message i's length, source (IPv4 or IPv6), whether
 // the kernel truncated it, and, when it coalesced datagrams of one flow
 // into it (UDP_GRO), their size (the last may be shorter; 0: one
 // datagram).
@@ -97,8 +96,11 @@ func (m *mmsg) received(i int) (n int, from netip.AddrPort, truncated bool, segm
 	h := &m.hdrs[i]
 	sa := &m.names[i]
 	port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:])
-	if sa.Family == unix.AF_INET && h.Hdr.Namelen >= unix.SizeofSockaddrInet4 {
-		from = netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), port)
+	switch {
+	case sa.Family == unix.AF_INET && h.Hdr.Namelen >= unix.SizeofSockaddrInet4:
+		from = netip.AddrPortFrom(netip.AddrFrom4((*unix.RawSockaddrInet4)(unsafe.Pointer(sa)).Addr), port)
+	case sa.Family == unix.AF_INET6 && h.Hdr.Namelen >= unix.SizeofSockaddrInet6:
+		from = netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), port)
 	}
 	if h.Hdr.Controllen >= uint64(unix.CmsgLen(4)) {
 		c := m.ctrl[i*ctrlLen:]
@@ -116,7 +118,7 @@ func (m *mmsg) setSend(k, first, count, size int, to netip.AddrPort) {
 	h := &m.hdrs[k].Hdr
 	h.Name, h.Namelen = nil, 0
 	if to.IsValid() {
-		sa := &m.names[k]
+		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&m.names[k]))
 		sa.Family = unix.AF_INET
 		sa.Addr = to.Addr().Unmap().As4()
 		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], to.Port())
