@@ -27,7 +27,7 @@ type mmsg struct {
 	hdrs  []unix.Mmsghdr
 	iovs  []unix.Iovec
 	names []unix.RawSockaddrInet6 // room for either family's
-	ctrl  []byte // ctrlLen bytes per message
+	ctrl  []byte                  // ctrlLen bytes per message
 
 	// The call in progress, and what it returned: fields, so that the
 	// function RawConn runs is made once.
