@@ -102,6 +102,14 @@ type hints struct {
 	// (nil: none): a class that wants a lookup to run an action gets the
 	// fields its keys read set to match an entry of that action.
 	entries [][]packet.Entry
+	// written are the metadata fields the graph writes on the way: a
+	// condition that reads one cannot be judged on the frame alone.
+	written map[packet.FieldRef]bool
+	// constants are the values the graph writes (set constants, the
+	// defaults' and the entries' parameters), by width: a class that
+	// wants a field equal to a written metadata field ("ipv4.dst ==
+	// host.ip4", the address a table's default sets) gets one of them.
+	constants map[int][]packet.Value
 }
 
 // symbolTries bounds the frames made for a class whose symbolic
@@ -126,7 +134,11 @@ func frameIn(s *packet.Schema, start int, h *hints, c predicate.Class, rnd *rand
 			y.pins[fc.Field.Name] = fc
 		}
 		frame, meta = y.frame(start)
-		if try == symbolTries || y.meets(h.conds) {
+		if !y.cut && y.equalWritten(h) {
+			y.checksums() // the fields it set may be covered
+			frame = y.buf
+		}
+		if try == symbolTries || y.meets(h) {
 			return frame, meta
 		}
 	}
@@ -213,17 +225,18 @@ func (y *synth) frame(start int) ([]byte, []packet.Value) {
 	return y.buf, y.meta
 }
 
-// meets reports whether the frame gives every condition in conds that the
-// class constrains the value the class asks for. A condition that cannot
+// meets reports whether the frame gives every condition in h.conds that
+// the class constrains the value the class asks for, but those that read
+// metadata the graph writes (their value is not the frame's). A condition that cannot
 // be evaluated (a field of a header not in the frame) counts as false.
-func (y *synth) meets(conds map[string]*packet.Expr) bool {
-	if len(conds) == 0 {
+func (y *synth) meets(h *hints) bool {
+	if len(h.conds) == 0 {
 		return true
 	}
 	y.parse(y.buf)
-	for text, e := range conds {
+	for text, e := range h.conds {
 		want, ok := y.c.Symbol(text)
-		if !ok {
+		if !ok || h.readsWritten(e) {
 			continue
 		}
 		v, ok := e.Eval(y.pkt, nil)
@@ -584,6 +597,43 @@ func (y *synth) sizeVariable(h, off int) int {
 }
 
 // walkExpr calls f on every node of e.
+// readsWritten reports whether e reads a metadata field the graph
+// writes.
+func (h *hints) readsWritten(e *packet.Expr) bool {
+	reads := false
+	walkExpr(e, func(x *packet.Expr) { reads = reads || x.Kind == packet.EField && h.written[x.Field] })
+	return reads
+}
+
+// equalWritten sets, for each equality of a wire field with a written
+// metadata field that the class wants true, the wire field to a constant
+// of its width the graph writes, at random, and reports whether it set
+// one.
+func (y *synth) equalWritten(h *hints) bool {
+	set := false
+	for text, e := range h.conds {
+		if want, ok := y.c.Symbol(text); !ok || !want || e.Kind != packet.EEq {
+			continue
+		}
+		for _, side := range [][2]*packet.Expr{{e.A, e.B}, {e.B, e.A}} {
+			f, other := side[0], side[1]
+			if f.Kind != packet.EField || y.s.Headers[f.Field.Header].Metadata || !h.readsWritten(other) {
+				continue
+			}
+			ref := f.Field
+			at := slices.IndexFunc(y.placed, func(p placed) bool { return p.h == ref.Header })
+			spec := y.s.FieldSpec(ref)
+			cs := h.constants[spec.Width]
+			if at < 0 || spec.Variable() || len(cs) == 0 {
+				continue
+			}
+			y.setField(ref.Header, y.placed[at].off, ref.Field, y.overlay(ref.Header, ref.Field, cs[y.rnd.IntN(len(cs))]))
+			set = true
+		}
+	}
+	return set
+}
+
 func walkExpr(e *packet.Expr, f func(*packet.Expr)) {
 	if e == nil {
 		return

@@ -424,6 +424,11 @@ func GenerateTables(em *embed.Embedding, n int, seed uint64, tables []*packet.Ta
 	fs := newFrames(em)
 	for _, t := range tables {
 		fs.hints.entries = append(fs.hints.entries, t.Entries())
+		for _, e := range t.Entries() {
+			for k, v := range e.Params {
+				fs.hints.constant(t.Spec().Actions[e.Action].Params[k].Width, v)
+			}
+		}
 	}
 	// Claims first: their mismatches are the ones that name the culprit.
 	cases := claimCases(fs, findClaims(em, space), space, n/4, rnd)
@@ -495,10 +500,48 @@ func newFrames(em *embed.Embedding) *frames {
 					fs.hints.conds[e.Text] = e
 				}
 			})
+		case packet.OpSet:
+			for _, as := range n.Op.Assign {
+				fs.hints.assigned(em.Graph.Schema, as.Dst, as.Src)
+			}
+		case packet.OpLookup:
+			def := em.Graph.Schema.Tables[n.Op.Table]
+			for _, a := range def.Actions {
+				for _, as := range em.Graph.Schema.Actions[a].Body {
+					fs.hints.assigned(em.Graph.Schema, as.Dst, as.Src)
+				}
+			}
+			for k, v := range def.DefaultParams {
+				fs.hints.constant(def.Spec.Actions[def.Default].Params[k].Width, v)
+			}
 		}
 		fs.hints.selects = append(fs.hints.selects, selects(n)...)
 	}
 	return fs
+}
+
+// assigned notes a write of src to dst: a metadata field written on the
+// way, and a constant written.
+func (h *hints) assigned(s *packet.Schema, dst packet.FieldRef, src *packet.Expr) {
+	if s.Headers[dst.Header].Metadata {
+		if h.written == nil {
+			h.written = map[packet.FieldRef]bool{}
+		}
+		h.written[dst] = true
+	}
+	if src.Kind == packet.EConst {
+		h.constant(s.FieldSpec(dst).Width, src.Const)
+	}
+}
+
+// constant adds v to the constants of width bits the graph writes.
+func (h *hints) constant(width int, v packet.Value) {
+	if h.constants == nil {
+		h.constants = map[int][]packet.Value{}
+	}
+	if !slices.Contains(h.constants[width], v) {
+		h.constants[width] = append(h.constants[width], v)
+	}
 }
 
 // selects are the parse edges a switch or an equality test makes: a port
