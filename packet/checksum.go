@@ -31,7 +31,12 @@ func Sum(b []byte, initial uint32) uint32 {
 		acc += c
 		b = b[8:]
 	}
-	for len(b) >= 2 {
+	if len(b) >= 4 { // an IPv4 header's last word pair
+		acc, c = bits.Add64(acc, uint64(binary.BigEndian.Uint32(b)), 0)
+		acc += c
+		b = b[4:]
+	}
+	if len(b) >= 2 {
 		acc, c = bits.Add64(acc, uint64(binary.BigEndian.Uint16(b)), 0)
 		acc += c
 		b = b[2:]

@@ -118,7 +118,9 @@ func reasmCorpus(t testing.TB) []step {
 	re0.RE0, re1.RE1 = 0x20, 1
 	empty := bad[0]
 	empty.Payload = nil
-	add(0, bad[0], oob, mism, zero, huge, re0, re1, empty, bad[1], bad[2])
+	emptyNext := bad[1] // right after the bytes that arrived
+	emptyNext.Payload = nil
+	add(0, bad[0], oob, mism, zero, huge, re0, re1, empty, emptyNext, bad[1], bad[2])
 	f1, f2 := testutil.Segments(next(2000), 1000, 0), testutil.Segments(next(2000), 1000, 0)
 	f2[0].Tick, f2[0].DataID, f2[0].Src, f2[0].Length = f1[0].Tick, f1[0].DataID, f1[0].Src, 2500
 	add(0, f1[0], f2[0], f1[1])

@@ -156,17 +156,18 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [41]string{"RxQueue", "IsUDP", "Family", "V4Whole", "V4Csum", "V4Src", "V6Src", "UDPCsum", "Ports", "LB", "LBCheck", "RE", "RECheck", "UDPLength", "Size", "HasLB", "PopLB", "PopUDP", "PopFamily", "PopIPv4", "PopIPv6", "PopEthernet", "Place", "Deliver", "Stored", "NotUDP", "Fragment", "BadIPv4Csum", "BadUDPCsum", "NotData", "Truncated", "BadLB", "BadRE", "BadUDPLength", "Duplicate", "Overlap", "Late", "LengthMismatch", "OutOfBounds", "ZeroLength", "TooLarge"}
+var NodeNames = [42]string{"RxQueue", "IsUDP", "Family", "V4Whole", "V4Csum", "V4Src", "V6Src", "UDPCsum", "Ports", "LB", "LBCheck", "RE", "RECheck", "UDPLength", "Size", "HasLB", "PopLB", "PopFamily", "PopUDP", "PopIPv4", "PopUDP6", "PopIPv6", "PopEthernet", "Place", "Deliver", "Stored", "NotUDP", "Fragment", "BadIPv4Csum", "BadUDPCsum", "NotData", "Truncated", "BadLB", "BadRE", "BadUDPLength", "Duplicate", "Overlap", "Late", "LengthMismatch", "OutOfBounds", "ZeroLength", "TooLarge"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [1]string{"Deliver"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [25]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
+var DropSites = [26]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 	{Node: "V6Src", Reason: "malformed"},
 	{Node: "PopLB", Reason: "malformed"},
 	{Node: "PopUDP", Reason: "malformed"},
 	{Node: "PopIPv4", Reason: "malformed"},
+	{Node: "PopUDP6", Reason: "malformed"},
 	{Node: "PopIPv6", Reason: "malformed"},
 	{Node: "PopEthernet", Reason: "malformed"},
 	{Node: "Place", Reason: "malformed"},
@@ -193,7 +194,7 @@ var DropSites = [25]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 var CountLabels = [0]string{}
 
 // countOf is, per node, 1 + its count operation's label, or 0.
-var countOf = [41]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+var countOf = [42]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -293,8 +294,8 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [72]uint64
-	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Sunk[0] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24]
+	var f [74]uint64
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Sunk[0] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Dropped[15] + pl.Dropped[16] + pl.Dropped[17] + pl.Dropped[18] + pl.Dropped[19] + pl.Dropped[20] + pl.Dropped[21] + pl.Dropped[22] + pl.Dropped[23] + pl.Dropped[24] + pl.Dropped[25]
 	f[0] = pl.Dropped[0]
 	f[11] = pl.Dropped[1]
 	f[12] = pl.edges[0]
@@ -302,53 +303,54 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[23] = pl.edges[4]
 	f[31] = pl.Dropped[2]
 	f[32] = pl.edges[2]
-	f[33] = pl.Dropped[3]
+	f[35] = pl.Dropped[3]
 	f[37] = pl.Dropped[4]
 	f[39] = pl.Dropped[5]
-	f[40] = pl.edges[3]
 	f[41] = pl.Dropped[6]
+	f[42] = pl.edges[3]
 	f[43] = pl.Dropped[7]
-	f[53] = pl.Sunk[0]
-	f[54] = pl.Dropped[8]
-	f[55] = pl.Dropped[9]
-	f[56] = pl.Dropped[10]
-	f[57] = pl.Dropped[11]
-	f[58] = pl.Dropped[12]
-	f[59] = pl.Dropped[13]
-	f[60] = pl.Dropped[14]
-	f[61] = pl.Dropped[15]
-	f[62] = pl.Dropped[16]
-	f[63] = pl.Dropped[17]
-	f[64] = pl.Dropped[18]
-	f[65] = pl.Dropped[19]
-	f[66] = pl.Dropped[20]
-	f[67] = pl.Dropped[21]
-	f[68] = pl.Dropped[22]
-	f[69] = pl.Dropped[23]
-	f[70] = pl.Dropped[24]
-	f[71] = total
-	f[1] = 0 + f[71] - f[0]
+	f[45] = pl.Dropped[8]
+	f[55] = pl.Sunk[0]
+	f[56] = pl.Dropped[9]
+	f[57] = pl.Dropped[10]
+	f[58] = pl.Dropped[11]
+	f[59] = pl.Dropped[12]
+	f[60] = pl.Dropped[13]
+	f[61] = pl.Dropped[14]
+	f[62] = pl.Dropped[15]
+	f[63] = pl.Dropped[16]
+	f[64] = pl.Dropped[17]
+	f[65] = pl.Dropped[18]
+	f[66] = pl.Dropped[19]
+	f[67] = pl.Dropped[20]
+	f[68] = pl.Dropped[21]
+	f[69] = pl.Dropped[22]
+	f[70] = pl.Dropped[23]
+	f[71] = pl.Dropped[24]
+	f[72] = pl.Dropped[25]
+	f[73] = total
+	f[1] = 0 + f[73] - f[0]
 	f[5] = 0 + f[11] + f[12]
 	f[29] = 0 + f[31] + f[32]
-	f[36] = 0 + f[39] + f[40]
-	f[45] = 0 + f[53]
-	f[44] = 0 + f[54]
-	f[3] = 0 + f[55]
-	f[7] = 0 + f[56]
-	f[9] = 0 + f[57]
-	f[14] = 0 + f[58]
-	f[17] = 0 + f[59]
-	f[19] = 0 + f[60] - f[23]
-	f[21] = 0 + f[61]
-	f[25] = 0 + f[62]
-	f[27] = 0 + f[63]
-	f[46] = 0 + f[64]
-	f[47] = 0 + f[65]
+	f[40] = 0 + f[41] + f[42]
+	f[47] = 0 + f[55]
+	f[46] = 0 + f[56]
+	f[3] = 0 + f[57]
+	f[7] = 0 + f[58]
+	f[9] = 0 + f[59]
+	f[14] = 0 + f[60]
+	f[17] = 0 + f[61]
+	f[19] = 0 + f[62] - f[23]
+	f[21] = 0 + f[63]
+	f[25] = 0 + f[64]
+	f[27] = 0 + f[65]
 	f[48] = 0 + f[66]
 	f[49] = 0 + f[67]
 	f[50] = 0 + f[68]
 	f[51] = 0 + f[69]
 	f[52] = 0 + f[70]
+	f[53] = 0 + f[71]
+	f[54] = 0 + f[72]
 	f[2] = 0 + f[1] - f[3]
 	f[4] = 0 + f[2] - f[5]
 	f[6] = 0 + f[4] - f[7]
@@ -356,18 +358,19 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[10] = 0 + f[8]
 	f[13] = 0 + f[10] + f[12] - f[14]
 	f[18] = 0 + f[20] + f[21]
-	f[42] = 0 + f[43] + f[44] + f[45] + f[46] + f[47] + f[48] + f[49] + f[50] + f[51] + f[52]
+	f[34] = 0 + f[39] + f[40]
+	f[44] = 0 + f[45] + f[46] + f[47] + f[48] + f[49] + f[50] + f[51] + f[52] + f[53] + f[54]
 	f[16] = 0 + f[18] + f[19]
-	f[38] = 0 + f[41] + f[42] - f[40]
+	f[38] = 0 + f[43] + f[44] - f[42]
 	f[15] = 0 + f[13] - f[16] - f[17]
 	f[22] = 0 + f[15] + f[20] - f[23]
 	f[24] = 0 + f[22] - f[25]
 	f[26] = 0 + f[24] - f[27]
 	f[28] = 0 + f[26]
 	f[30] = 0 + f[28] - f[29]
-	f[34] = 0 + f[30] + f[32] - f[33]
-	f[35] = 0 + f[34] - f[36]
-	r[0] = 0 + f[71]
+	f[33] = 0 + f[30] + f[32] - f[34]
+	f[36] = 0 + f[33] - f[35]
+	r[0] = 0 + f[73]
 	r[1] = 0 + f[1]
 	r[2] = 0 + f[2]
 	r[3] = 0 + f[4]
@@ -385,29 +388,30 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[15] = 0 + f[28]
 	r[16] = 0 + f[29]
 	r[17] = 0 + f[30] + f[32]
-	r[18] = 0 + f[34]
-	r[19] = 0 + f[35]
-	r[20] = 0 + f[36]
-	r[21] = 0 + f[38] + f[40]
-	r[22] = 0 + f[42]
-	r[23] = 0 + f[45]
-	r[24] = 0 + f[44]
-	r[25] = 0 + f[3]
-	r[26] = 0 + f[7]
-	r[27] = 0 + f[9]
-	r[28] = 0 + f[14]
-	r[29] = 0 + f[17]
-	r[30] = 0 + f[19] + f[23]
-	r[31] = 0 + f[21]
-	r[32] = 0 + f[25]
-	r[33] = 0 + f[27]
-	r[34] = 0 + f[46]
-	r[35] = 0 + f[47]
-	r[36] = 0 + f[48]
-	r[37] = 0 + f[49]
-	r[38] = 0 + f[50]
-	r[39] = 0 + f[51]
-	r[40] = 0 + f[52]
+	r[18] = 0 + f[33]
+	r[19] = 0 + f[36]
+	r[20] = 0 + f[34]
+	r[21] = 0 + f[40]
+	r[22] = 0 + f[38] + f[42]
+	r[23] = 0 + f[44]
+	r[24] = 0 + f[47]
+	r[25] = 0 + f[46]
+	r[26] = 0 + f[3]
+	r[27] = 0 + f[7]
+	r[28] = 0 + f[9]
+	r[29] = 0 + f[14]
+	r[30] = 0 + f[17]
+	r[31] = 0 + f[19] + f[23]
+	r[32] = 0 + f[21]
+	r[33] = 0 + f[25]
+	r[34] = 0 + f[27]
+	r[35] = 0 + f[48]
+	r[36] = 0 + f[49]
+	r[37] = 0 + f[50]
+	r[38] = 0 + f[51]
+	r[39] = 0 + f[52]
+	r[40] = 0 + f[53]
+	r[41] = 0 + f[54]
 	return r
 }
 
@@ -788,7 +792,7 @@ n1:
 		if h8 >= 0 {
 			goto n2
 		}
-		goto n25
+		goto n26
 	}
 n2:
 	{ // Family: test valid(ipv4)
@@ -807,7 +811,7 @@ n3:
 		if c37 {
 			goto n4
 		}
-		goto n26
+		goto n27
 	}
 n4:
 	{ // V4Csum: checksum verify ipv4
@@ -818,7 +822,7 @@ n4:
 		if ok39 {
 			goto n5
 		}
-		goto n27
+		goto n28
 	}
 n5:
 	{ // V4Src: set rx.src
@@ -965,7 +969,7 @@ n7:
 		if ok42 && wellFormed {
 			goto n8
 		}
-		goto n28
+		goto n29
 	}
 n8:
 	{ // Ports: lookup data_ports
@@ -1029,7 +1033,7 @@ n8:
 			m2 = (0x2c)
 			goto n9
 		default: // not_data
-			goto n29
+			goto n30
 		}
 	}
 n9:
@@ -1039,7 +1043,7 @@ n9:
 			cur += 16 // lb
 			goto n10
 		}
-		goto n30
+		goto n31
 	}
 n10:
 	{ // LBCheck: test lb.L == 0x4c && lb.B == 0x42 && lb.Version in [2, 3] && lb.Protocol == 1
@@ -1061,7 +1065,7 @@ n10:
 			pl.edges[1]++
 			goto n11
 		}
-		goto n31
+		goto n32
 	}
 n11:
 	{ // RE: extract re
@@ -1071,7 +1075,7 @@ n11:
 			goto n12
 		}
 		pl.edges[4]++
-		goto n30
+		goto n31
 	}
 n12:
 	{ // RECheck: test re.Version == 1 && re.Rsvd == 0
@@ -1083,7 +1087,7 @@ n12:
 		if c60 {
 			goto n13
 		}
-		goto n32
+		goto n33
 	}
 n13:
 	{ // UDPLength: test udp.length >= rx.hdrs && udp.length <= len(udp)
@@ -1095,7 +1099,7 @@ n13:
 		if c62 {
 			goto n14
 		}
-		goto n33
+		goto n34
 	}
 n14:
 	{ // Size: set rx.size
@@ -1116,8 +1120,28 @@ n16:
 		if po65+pn66 > len(data) {
 			return pl.drop(2)
 		}
-		pendOff = po65
-		pendN = pn66
+		if po65 < len(data)-po65-pn66 {
+			if o, k := po65, pn66; k >= 16 && o >= 16 && o <= 64 {
+				copy(data[k+o-16:k+o], data[o-16:o])
+				if o > 16 {
+					m := max(o-32, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 32 {
+					m := max(o-48, 0)
+					copy(data[k+m:k+m+16], data[m:m+16])
+				}
+				if o > 48 {
+					copy(data[k:k+16], data[:16])
+				}
+			} else {
+				copy(data[pn66:pn66+po65], data[:po65])
+			}
+			data = data[pn66:]
+		} else {
+			copy(data[po65:], data[po65+pn66:])
+			data = data[:len(data)-pn66]
+		}
 		h9 = -1
 		if h12 > po65 {
 			h12 -= pn66
@@ -1129,8 +1153,32 @@ n16:
 		goto n17
 	}
 n17:
+	{ // PopFamily: test valid(ipv4)
+		if h3 >= 0 {
+			goto n18
+		}
+		goto n20
+	}
+n18:
 	{ // PopUDP: pop udp
-		if pendN != 0 && !((h8 >= 0) && h8+8 == pendOff) {
+		po67, pn68 := h8, 8 // udp
+		if po67+pn68 > len(data) {
+			return pl.drop(3)
+		}
+		pendOff = po67
+		pendN = pn68
+		h8 = -1
+		if h12 > po67 {
+			h12 -= pn68
+		} // re
+		if cur > po67 {
+			cur = max(po67, cur-pn68)
+		}
+		goto n19
+	}
+n19:
+	{ // PopIPv4: pop ipv4
+		if pendN != 0 && !((h3 >= 0) && h3+h3len == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
 				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
 					copy(data[k+o-16:k+o], data[o-16:o])
@@ -1155,58 +1203,12 @@ n17:
 			}
 			pendN = 0
 		}
-		po67, pn68 := h8, 8 // udp
-		if po67+pn68 > len(data) {
-			return pl.drop(3)
-		}
-		pendN += pn68
-		if po67 < len(data)-po67-pendN {
-			if o, k := po67, pendN; k >= 16 && o >= 16 && o <= 64 {
-				copy(data[k+o-16:k+o], data[o-16:o])
-				if o > 16 {
-					m := max(o-32, 0)
-					copy(data[k+m:k+m+16], data[m:m+16])
-				}
-				if o > 32 {
-					m := max(o-48, 0)
-					copy(data[k+m:k+m+16], data[m:m+16])
-				}
-				if o > 48 {
-					copy(data[k:k+16], data[:16])
-				}
-			} else {
-				copy(data[pendN:pendN+po67], data[:po67])
-			}
-			data = data[pendN:]
-		} else {
-			copy(data[po67:], data[po67+pendN:])
-			data = data[:len(data)-pendN]
-		}
-		pendN = 0
-		h8 = -1
-		if h12 > po67 {
-			h12 -= pn68
-		} // re
-		if cur > po67 {
-			cur = max(po67, cur-pn68)
-		}
-		goto n18
-	}
-n18:
-	{ // PopFamily: test valid(ipv4)
-		if h3 >= 0 {
-			goto n19
-		}
-		goto n20
-	}
-n19:
-	{ // PopIPv4: pop ipv4
 		po69, pn70 := h3, h3len // ipv4
 		if po69+pn70 > len(data) {
 			return pl.drop(4)
 		}
 		pendOff = po69
-		pendN = pn70
+		pendN += pn70
 		h3 = -1
 		if (h5 >= 0) && h5 > po69 {
 			h5 -= pn70
@@ -1217,33 +1219,75 @@ n19:
 		if cur > po69 {
 			cur = max(po69, cur-pn70)
 		}
-		goto n21
+		goto n22
 	}
 n20:
-	{ // PopIPv6: pop ipv6
-		if !(h4 >= 0) {
-			return pl.drop(5)
-		}
-		po71, pn72 := h4, 40 // ipv6
+	{ // PopUDP6: pop udp
+		po71, pn72 := h8, 8 // udp
 		if po71+pn72 > len(data) {
 			return pl.drop(5)
 		}
 		pendOff = po71
 		pendN = pn72
-		h4 = -1
-		if (h6 >= 0) && h6 > po71 {
-			h6 -= pn72
-		} // icmpv6
+		h8 = -1
 		if h12 > po71 {
 			h12 -= pn72
 		} // re
 		if cur > po71 {
 			cur = max(po71, cur-pn72)
 		}
-		pl.edges[3]++
 		goto n21
 	}
 n21:
+	{ // PopIPv6: pop ipv6
+		if pendN != 0 && !((h4 >= 0) && h4+40 == pendOff) {
+			if pendOff < len(data)-pendOff-pendN {
+				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
+					copy(data[k+o-16:k+o], data[o-16:o])
+					if o > 16 {
+						m := max(o-32, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 32 {
+						m := max(o-48, 0)
+						copy(data[k+m:k+m+16], data[m:m+16])
+					}
+					if o > 48 {
+						copy(data[k:k+16], data[:16])
+					}
+				} else {
+					copy(data[pendN:pendN+pendOff], data[:pendOff])
+				}
+				data = data[pendN:]
+			} else {
+				copy(data[pendOff:], data[pendOff+pendN:])
+				data = data[:len(data)-pendN]
+			}
+			pendN = 0
+		}
+		if !(h4 >= 0) {
+			return pl.drop(6)
+		}
+		po73, pn74 := h4, 40 // ipv6
+		if po73+pn74 > len(data) {
+			return pl.drop(6)
+		}
+		pendOff = po73
+		pendN += pn74
+		h4 = -1
+		if (h6 >= 0) && h6 > po73 {
+			h6 -= pn74
+		} // icmpv6
+		if h12 > po73 {
+			h12 -= pn74
+		} // re
+		if cur > po73 {
+			cur = max(po73, cur-pn74)
+		}
+		pl.edges[3]++
+		goto n22
+	}
+n22:
 	{ // PopEthernet: pop ethernet
 		if pendN != 0 && !((h0 >= 0) && h0+14 == pendOff) {
 			if pendOff < len(data)-pendOff-pendN {
@@ -1270,13 +1314,13 @@ n21:
 			}
 			pendN = 0
 		}
-		po73, pn74 := h0, 14 // ethernet
-		if po73+pn74 > len(data) {
-			return pl.drop(6)
+		po75, pn76 := h0, 14 // ethernet
+		if po75+pn76 > len(data) {
+			return pl.drop(7)
 		}
-		pendN += pn74
-		if po73 < len(data)-po73-pendN {
-			if o, k := po73, pendN; k >= 16 && o >= 16 && o <= 64 {
+		pendN += pn76
+		if po75 < len(data)-po75-pendN {
+			if o, k := po75, pendN; k >= 16 && o >= 16 && o <= 64 {
 				copy(data[k+o-16:k+o], data[o-16:o])
 				if o > 16 {
 					m := max(o-32, 0)
@@ -1290,55 +1334,55 @@ n21:
 					copy(data[k:k+16], data[:16])
 				}
 			} else {
-				copy(data[pendN:pendN+po73], data[:po73])
+				copy(data[pendN:pendN+po75], data[:po75])
 			}
 			data = data[pendN:]
 		} else {
-			copy(data[po73:], data[po73+pendN:])
+			copy(data[po75:], data[po75+pendN:])
 			data = data[:len(data)-pendN]
 		}
 		pendN = 0
 		h0 = -1
-		if (h1 >= 0) && h1 > po73 {
-			h1 -= pn74
+		if (h1 >= 0) && h1 > po75 {
+			h1 -= pn76
 		} // vlan
-		if (h2 >= 0) && h2 > po73 {
-			h2 -= pn74
+		if (h2 >= 0) && h2 > po75 {
+			h2 -= pn76
 		} // arp
-		if (h4 >= 0) && h4 > po73 {
-			h4 -= pn74
+		if (h4 >= 0) && h4 > po75 {
+			h4 -= pn76
 		} // ipv6
-		if (h5 >= 0) && h5 > po73 {
-			h5 -= pn74
+		if (h5 >= 0) && h5 > po75 {
+			h5 -= pn76
 		} // icmp
-		if (h6 >= 0) && h6 > po73 {
-			h6 -= pn74
+		if (h6 >= 0) && h6 > po75 {
+			h6 -= pn76
 		} // icmpv6
-		if h12 > po73 {
-			h12 -= pn74
+		if h12 > po75 {
+			h12 -= pn76
 		} // re
-		if cur > po73 {
-			cur = max(po73, cur-pn74)
+		if cur > po75 {
+			cur = max(po75, cur-pn76)
 		}
-		goto n22
+		goto n23
 	}
-n22:
+n23:
 	{ // Place: place events at re.Offset
-		var key75 fastpath.StateKey
-		key75[1] = m0
-		kv76 := m1
-		key75[2], key75[3] = kv76.Hi, kv76.Lo
-		b77 := data[h12 : h12+20] // re
-		key75[5] = (uint64(b77[2])<<8 | uint64(b77[3]))
-		key75[7] = (uint64(b77[12])<<56 | uint64(b77[13])<<48 | uint64(b77[14])<<40 | uint64(b77[15])<<32 | uint64(b77[16])<<24 | uint64(b77[17])<<16 | uint64(b77[18])<<8 | uint64(b77[19]))
-		rest78 := uint64(max(len(data)-cur, 0))
-		size79 := m3
-		if size79 > rest78 {
-			return pl.drop(7)
+		var key77 fastpath.StateKey
+		key77[1] = m0
+		kv78 := m1
+		key77[2], key77[3] = kv78.Hi, kv78.Lo
+		b79 := data[h12 : h12+20] // re
+		key77[5] = (uint64(b79[2])<<8 | uint64(b79[3]))
+		key77[7] = (uint64(b79[12])<<56 | uint64(b79[13])<<48 | uint64(b79[14])<<40 | uint64(b79[15])<<32 | uint64(b79[16])<<24 | uint64(b79[17])<<16 | uint64(b79[18])<<8 | uint64(b79[19]))
+		rest80 := uint64(max(len(data)-cur, 0))
+		size81 := m3
+		if size81 > rest80 {
+			return pl.drop(8)
 		}
-		port80, ev81 := pl.states[0].Place(&key75, (uint64(b77[8])<<24 | uint64(b77[9])<<16 | uint64(b77[10])<<8 | uint64(b77[11])), (uint64(b77[4])<<24 | uint64(b77[5])<<16 | uint64(b77[6])<<8 | uint64(b77[7])), data[cur:cur+int(size79)])
-		if port80 == 1 { // the packet is the event now
-			data, cur = ev81, 0
+		port82, ev83 := pl.states[0].Place(&key77, (uint64(b79[8])<<24 | uint64(b79[9])<<16 | uint64(b79[10])<<8 | uint64(b79[11])), (uint64(b79[4])<<24 | uint64(b79[5])<<16 | uint64(b79[6])<<8 | uint64(b79[7])), data[cur:cur+int(size81)])
+		if port82 == 1 { // the packet is the event now
+			data, cur = ev83, 0
 			h0 = -1
 			h1 = -1
 			h2 = -1
@@ -1353,97 +1397,97 @@ n22:
 			h11 = -1
 			h12 = -1
 		}
-		switch port80 {
+		switch port82 {
 		case 0:
-			goto n24
+			goto n25
 		case 1:
-			goto n23
+			goto n24
 		case 2:
-			goto n34
-		case 3:
 			goto n35
-		case 4:
+		case 3:
 			goto n36
-		case 5:
+		case 4:
 			goto n37
-		case 6:
+		case 5:
 			goto n38
-		case 7:
+		case 6:
 			goto n39
-		default:
+		case 7:
 			goto n40
+		default:
+			goto n41
 		}
 	}
-n23:
+n24:
 	{ // Deliver: steer socket events
 		return pl.sink(0, data)
 	}
-n24:
-	{ // Stored: drop stored
-		return pl.drop(8)
-	}
 n25:
-	{ // NotUDP: drop not udp
+	{ // Stored: drop stored
 		return pl.drop(9)
 	}
 n26:
-	{ // Fragment: drop ip fragment
+	{ // NotUDP: drop not udp
 		return pl.drop(10)
 	}
 n27:
-	{ // BadIPv4Csum: drop ipv4 checksum
+	{ // Fragment: drop ip fragment
 		return pl.drop(11)
 	}
 n28:
-	{ // BadUDPCsum: drop udp checksum
+	{ // BadIPv4Csum: drop ipv4 checksum
 		return pl.drop(12)
 	}
 n29:
-	{ // NotData: drop not a data port
+	{ // BadUDPCsum: drop udp checksum
 		return pl.drop(13)
 	}
 n30:
-	{ // Truncated: drop truncated
+	{ // NotData: drop not a data port
 		return pl.drop(14)
 	}
 n31:
-	{ // BadLB: drop bad lb header
+	{ // Truncated: drop truncated
 		return pl.drop(15)
 	}
 n32:
-	{ // BadRE: drop bad re header
+	{ // BadLB: drop bad lb header
 		return pl.drop(16)
 	}
 n33:
-	{ // BadUDPLength: drop udp length
+	{ // BadRE: drop bad re header
 		return pl.drop(17)
 	}
 n34:
-	{ // Duplicate: drop duplicate
+	{ // BadUDPLength: drop udp length
 		return pl.drop(18)
 	}
 n35:
-	{ // Overlap: drop overlap
+	{ // Duplicate: drop duplicate
 		return pl.drop(19)
 	}
 n36:
-	{ // Late: drop late
+	{ // Overlap: drop overlap
 		return pl.drop(20)
 	}
 n37:
-	{ // LengthMismatch: drop length mismatch
+	{ // Late: drop late
 		return pl.drop(21)
 	}
 n38:
-	{ // OutOfBounds: drop out of bounds
+	{ // LengthMismatch: drop length mismatch
 		return pl.drop(22)
 	}
 n39:
-	{ // ZeroLength: drop zero length
+	{ // OutOfBounds: drop out of bounds
 		return pl.drop(23)
 	}
 n40:
-	{ // TooLarge: drop too large
+	{ // ZeroLength: drop zero length
 		return pl.drop(24)
+	}
+n41:
+	{ // TooLarge: drop too large
+		return pl.drop(25)
 	}
 }

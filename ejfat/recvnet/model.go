@@ -81,32 +81,32 @@ func (m *Model) Datagram(src netip.Addr, b []byte) reasm.Reason {
 // buf[Room:] leaves them. The datagram's bytes may change.
 func (m *Model) FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.stats.Packets++
 	m.stats.Bytes += uint64(n)
-	re := ejfat.RE(buf[off : off+n])
-	key := reasm.Key{Src: src}
-	if len(re) >= ejfat.RELen {
-		key.DataID, key.Number = re.DataID(), re.EventNumber()
-	}
 	h := m.hdrs.write(src, buf[:off+n], off)
 	r := m.pl.Process(buf, off-h, h+n)
-	if r.Sink >= 0 {
-		m.stats.Reassembled++
-		ev := m.event()
-		ev.Key, ev.Data = key, m.pl.States()[0].Keep()
-		select {
-		case m.queue <- ev:
-		default:
-			m.stats.EnqueueErrors++
-			m.release(ev)
-		}
-		m.stats.Segments[reasm.Completed]++
-		return reasm.Completed
+	if r.Sink < 0 {
+		why := reasons[r.Drop]
+		m.stats.Segments[why]++
+		m.mu.Unlock()
+		return why
 	}
-	why := reasons[r.Drop]
-	m.stats.Segments[why]++
-	return why
+	// The event's key from its completing segment's RE header: the graph
+	// writes none of it and its pops move only the bytes in front of it.
+	re := ejfat.RE(buf[off : off+n])
+	m.stats.Reassembled++
+	ev := m.event()
+	ev.Key = reasm.Key{Src: src, DataID: re.DataID(), Number: re.EventNumber()}
+	ev.Data = m.pl.States()[0].Keep()
+	select {
+	case m.queue <- ev:
+	default:
+		m.stats.EnqueueErrors++
+		m.release(ev)
+	}
+	m.stats.Segments[reasm.Completed]++
+	m.mu.Unlock()
+	return reasm.Completed
 }
 
 // event is a released Event, or a new one.
@@ -155,8 +155,8 @@ func (h *headers) write(src netip.Addr, f []byte, off int) int {
 		ip.SetChecksum(0)
 		h.sum, h.src = packet.Sum(ip[:frame.IPv4MinLen], 0), src
 	}
-	hdr := f[off-len(h.b) : off]
-	copy(hdr, h.b[:])
+	hdr := (*[len(h.b)]byte)(f[off-len(h.b) : off])
+	*hdr = h.b // an array's copy is inline moves, no memmove call
 	ip := frame.IPv4(hdr[frame.EthernetLen:])
 	total := uint16(len(f) - off + frame.IPv4MinLen + frame.UDPLen)
 	ip.SetTotalLength(total)

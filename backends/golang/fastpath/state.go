@@ -43,7 +43,7 @@ type State struct {
 type entry struct {
 	key             StateKey
 	length, arrived uint64
-	expires         time.Time // its first segment's time + the timeout
+	expires         int64 // its first segment's time + the timeout (State.now)
 	seq             uint64
 	spans           []span // arrived byte ranges, sorted, disjoint, not touching
 	buf             []byte
@@ -62,7 +62,7 @@ type doneMark struct {
 type ended struct {
 	key     StateKey
 	seq     uint64
-	expires time.Time // when it finished + the timeout
+	expires int64 // when it finished + the timeout (State.now)
 }
 
 // NewState makes def's state, empty.
@@ -70,11 +70,23 @@ func NewState(def *packet.StateDef) *State {
 	return &State{def: def, live: map[StateKey]*entry{}, done: map[StateKey]doneMark{}, buffers: map[int][][]byte{}}
 }
 
-func (s *State) now() time.Time {
+// epoch is where the default clock's readings count from.
+var epoch = time.Now()
+
+// now is the time in nanoseconds: Clock's Unix time, or the monotonic time
+// since epoch, so that the expiry checks of every segment compare integers
+// (time.Time's comparisons are calls).
+func (s *State) now() int64 {
 	if s.Clock == nil {
-		return time.Now()
+		return int64(time.Since(epoch))
 	}
-	return s.Clock()
+	return s.Clock().UnixNano()
+}
+
+// equal reports whether k and o are the same key, word by word: the
+// array comparison is a call of memequal.
+func (k *StateKey) equal(o *StateKey) bool {
+	return (k[0]^o[0])|(k[1]^o[1])|(k[2]^o[2])|(k[3]^o[3])|(k[4]^o[4])|(k[5]^o[5])|(k[6]^o[6])|(k[7]^o[7]) == 0
 }
 
 // Place places payload, the segment at offset of the event of length
@@ -98,7 +110,7 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 		return packet.PlaceOutOfBounds, nil
 	}
 	e := s.last
-	if e == nil || e.key != *key {
+	if e == nil || !e.key.equal(key) {
 		e = s.live[*key]
 	}
 	if e == nil {
@@ -112,10 +124,11 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 			return packet.PlaceDuplicate, nil // brings no byte
 		}
 		e = s.start(key, length, now)
-	} else {
-		if e.length != length {
-			return packet.PlaceLengthMismatch, nil
-		}
+	} else if e.length != length {
+		return packet.PlaceLengthMismatch, nil
+	} else if k := len(e.spans) - 1; size == 0 || k < 0 || e.spans[k].hi != offset {
+		// Bytes right after the last ones that arrived overlap none (the
+		// ranges are sorted): in-order segments skip the count.
 		switch have := e.covered(offset, offset+size); {
 		case have == size:
 			return packet.PlaceDuplicate, nil
@@ -159,7 +172,7 @@ func (s *State) Reuse(b []byte) {
 
 // start makes the entry of a new event, evicting the oldest ones first
 // until it fits under the caps.
-func (s *State) start(key *StateKey, length uint64, now time.Time) *entry {
+func (s *State) start(key *StateKey, length uint64, now int64) *entry {
 	for s.age.head != nil && (len(s.live) >= s.def.Events || s.bytes+length > s.def.Bytes) {
 		old := s.age.head
 		s.finish(old, now, false)
@@ -168,7 +181,7 @@ func (s *State) start(key *StateKey, length uint64, now time.Time) *entry {
 	}
 	s.seq++
 	e := s.entry(length)
-	e.key, e.length, e.arrived, e.expires, e.seq = *key, length, 0, now.Add(s.def.Timeout), s.seq
+	e.key, e.length, e.arrived, e.expires, e.seq = *key, length, 0, now+int64(s.def.Timeout), s.seq
 	s.live[*key] = e
 	s.bytes += length
 	s.age.push(e)
@@ -177,7 +190,7 @@ func (s *State) start(key *StateKey, length uint64, now time.Time) *entry {
 
 // finish ends a live entry and remembers, for one timeout and at most
 // Events keys, how it ended.
-func (s *State) finish(e *entry, now time.Time, complete bool) {
+func (s *State) finish(e *entry, now int64, complete bool) {
 	if s.last == e {
 		s.last = nil
 	}
@@ -192,7 +205,7 @@ func (s *State) finish(e *entry, now time.Time, complete bool) {
 		s.ended = s.ended[:copy(s.ended, s.ended[s.gone:])]
 		s.gone = 0
 	}
-	s.ended = append(s.ended, ended{e.key, s.seq, now.Add(s.def.Timeout)})
+	s.ended = append(s.ended, ended{e.key, s.seq, now + int64(s.def.Timeout)})
 	for len(s.done) > s.def.Events {
 		s.forgetOldest()
 	}
@@ -216,13 +229,13 @@ func (s *State) forgetOldest() {
 // It runs at every segment, so it compares now with times the timeout
 // was added to once, and reads a finished key's from ended, not done:
 // each key in done has its one entry in ended, which leaves with it.
-func (s *State) expire(now time.Time) {
-	for e := s.age.head; e != nil && !now.Before(e.expires); e = s.age.head {
+func (s *State) expire(now int64) {
+	for e := s.age.head; e != nil && now >= e.expires; e = s.age.head {
 		s.finish(e, now, false)
 		s.release(e)
 		s.TimedOut++
 	}
-	for s.gone < len(s.ended) && !now.Before(s.ended[s.gone].expires) {
+	for s.gone < len(s.ended) && now >= s.ended[s.gone].expires {
 		x := s.ended[s.gone]
 		if f, ok := s.done[x.key]; ok && f.seq == x.seq {
 			delete(s.done, x.key)
@@ -245,6 +258,10 @@ func (e *entry) covered(lo, hi uint64) uint64 {
 // add records [lo, hi), which overlaps no arrived range, merging it with
 // the ranges it touches.
 func (e *entry) add(lo, hi uint64) {
+	if k := len(e.spans) - 1; k >= 0 && e.spans[k].hi == lo { // in order
+		e.spans[k].hi = hi
+		return
+	}
 	i := 0
 	for i < len(e.spans) && e.spans[i].hi < lo {
 		i++
