@@ -88,6 +88,8 @@ type gen struct {
 	region    map[*dataflow.Node]bool
 	prefix    []*dataflow.Node
 	fail      *dest
+	altFail   map[*dataflow.Node]dest // extracts that fail elsewhere than fail
+	rereads   map[*dataflow.Node]reread
 	exits     []dest
 	exitField string
 	noMatch   bool // a select's default goes to the noMatch state
@@ -121,6 +123,7 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 		return nil, fmt.Errorf("p4 backend: graph %s has a cycle", g.Name)
 	}
 	c.walk()
+	c.expandParse()
 	c.names()
 	steps := []func() error{c.check, c.analyze, c.findParser, c.findControl, c.wireHeaders}
 	for _, step := range steps {
@@ -306,11 +309,9 @@ func (c *gen) checkNode(n *dataflow.Node) error {
 		return c.refuse(n, "steer %s: a P4 pipeline has no queues or sockets to deliver to; emit the frame", o.Label)
 	case packet.OpPlace:
 		return c.refuse(n, "place %s: a P4 pipeline holds no keyed state that the data path creates (event buffers); reassemble in software", c.s.States[o.State].Name)
-	case packet.OpParse:
-		return c.refuse(n, "parse %s runs the model's parse graph, which the P4 backend does not translate yet; parse with extract, switch and test nodes", c.s.Headers[o.Header].Name)
-	case packet.OpInput:
+	case packet.OpParse, packet.OpInput:
 		if o.Header >= 0 {
-			return c.refuse(n, "input parse %s runs the model's parse graph, which the P4 backend does not translate yet; parse with extract, switch and test nodes", c.s.Headers[o.Header].Name)
+			return c.refuse(n, "%s parses the frame again from its start, after headers were extracted or the frame changed; a P4 parser reads the frame once, front to back (parse once, then test the headers)", o.Describe(c.s))
 		}
 	case packet.OpPush:
 		h := c.s.Headers[o.Header]
