@@ -85,11 +85,14 @@ type gen struct {
 	errors    []string // user-defined parser errors
 
 	// the parser (parser.go)
-	region    map[*dataflow.Node]bool
-	prefix    []*dataflow.Node
-	fail      *dest
-	altFail   map[*dataflow.Node]dest // extracts that fail elsewhere than fail
-	rereads   map[*dataflow.Node]reread
+	region  map[*dataflow.Node]bool
+	prefix  []*dataflow.Node
+	fail    *dest
+	altFail map[*dataflow.Node]dest // extracts that fail elsewhere than fail
+	rereads map[*dataflow.Node]reread
+	// extracts of a header valid on some paths: a state of their own
+	takes     []*dataflow.Node
+	taking    map[*dataflow.Node]bool
 	exits     []dest
 	exitField string
 	noMatch   bool // a select's default goes to the noMatch state
@@ -300,7 +303,7 @@ func (c *gen) check() error {
 
 // checkNode refuses what node n does that P4 cannot.
 func (c *gen) checkNode(n *dataflow.Node) error {
-	if n.Software {
+	if n.Software && !n.Program { // a program sink is where the program starts
 		return c.refuse(n, "it runs in software on %s; the P4 program cannot hand frames to software", c.prgName())
 	}
 	o := n.Op

@@ -31,8 +31,15 @@ func parseAt(n *dataflow.Node) bool {
 // before them extracts, parses or changes the frame) on a copy of the
 // graph, which then replaces c.g.
 func (c *gen) expandParse() {
+	// A device that parses in front of its program hands the program the
+	// frame's bytes: the program parses them again, from its sink on.
+	parses := map[*dataflow.Node]*packet.Op{}
+	if sink := c.front(); sink != nil {
+		parses[sink] = c.start.Op
+		c.start = sink
+		c.walk()
+	}
 	clean := map[*dataflow.Node]bool{}
-	var parses []*dataflow.Node
 	for _, n := range c.order {
 		if !c.reached[n] || n.Kind != dataflow.FNode {
 			continue
@@ -42,8 +49,13 @@ func (c *gen) expandParse() {
 			ok = ok && clean[p] && !parseAt(p) && c.parserOp(p) && p.Op.Kind != packet.OpExtract
 		}
 		clean[n] = ok
-		if ok && parseAt(n) && !slices.ContainsFunc(c.parseHeaders(n.Op.Header), func(h int) bool { return c.s.Headers[h].Metadata }) {
-			parses = append(parses, n)
+		if ok && parseAt(n) && parses[n] == nil {
+			parses[n] = n.Op
+		}
+	}
+	for n, op := range parses {
+		if slices.ContainsFunc(c.parseHeaders(op.Header), func(h int) bool { return c.s.Headers[h].Metadata }) {
+			delete(parses, n)
 		}
 	}
 	if len(parses) == 0 {
@@ -59,19 +71,61 @@ func (c *gen) expandParse() {
 		copies[n] = &m
 	}
 	for _, n := range c.g.Nodes {
-		if slices.Contains(parses, n) {
+		if parses[n] != nil {
 			continue
 		}
 		for _, p := range n.Ports {
 			copyPort(p, copies[n].AddPort(p.Name, p.Pos), copies)
 		}
 	}
-	for _, n := range parses {
-		x := &parseWriter{c: c, g: g, n: copies[n], copies: copies, nodes: map[string]*dataflow.Node{}}
-		x.write(n)
+	for _, n := range c.g.Nodes { // in the graph's order: the names are deterministic
+		if op := parses[n]; op != nil {
+			x := &parseWriter{c: c, g: g, n: copies[n], copies: copies, nodes: map[string]*dataflow.Node{}}
+			x.write(n, op)
+		}
 	}
 	c.g, c.start, c.order = g, copies[c.start], g.Order()
 	c.walk()
+}
+
+// front is the program's sink when the device parses in front of it and
+// only checks: its source is `input parse H`, and every node before the
+// sink is hardware that reads the frame without changing it, or drops it
+// (a RoCE core that checks the ICRC, which a P4 program cannot). The
+// program then starts at the sink, with the frame as the wire gave it,
+// and parses it again from H; what the front checked holds there (the
+// graph's predicates carry it). nil when there is no such front.
+func (c *gen) front() *dataflow.Node {
+	if !parseAt(c.start) || c.start.Op.Kind != packet.OpInput {
+		return nil
+	}
+	var sink *dataflow.Node
+	for _, n := range c.order {
+		if c.reached[n] && n.Program {
+			if sink != nil {
+				return nil
+			}
+			sink = n
+		}
+	}
+	if sink == nil {
+		return nil
+	}
+	behind := dataflow.Reachable(sink)
+	for n := range c.reached {
+		if behind[n] || n.Kind != dataflow.FNode {
+			continue
+		}
+		switch n.Op.Kind {
+		case packet.OpInput, packet.OpTest, packet.OpSwitch, packet.OpChecksumVerify, packet.OpICRCVerify, packet.OpNop, packet.OpDrop:
+		default:
+			return nil
+		}
+		if !n.Hardware {
+			return nil
+		}
+	}
+	return sink
 }
 
 // copyPort gives port to the edges of port from, between the copies.
@@ -111,10 +165,11 @@ type parseWriter struct {
 	fail  *dataflow.Node // input parse: the malformed drop
 }
 
-func (x *parseWriter) write(orig *dataflow.Node) {
+// write writes parse op out at orig.
+func (x *parseWriter) write(orig *dataflow.Node, op *packet.Op) {
 	x.orig = orig
-	h := orig.Op.Header
-	if orig.Op.Kind == packet.OpInput {
+	h := op.Header
+	if op.Kind == packet.OpInput {
 		x.n.Op = newOp(packet.OpInput)
 		// The interpreter drops a frame whose parse fails at input as
 		// malformed, counted under that reason.

@@ -116,9 +116,6 @@ func (c *gen) findParser() error {
 		if in.always[h] {
 			continue // already there: extract does nothing
 		}
-		if in.ever[h] {
-			return c.refuse(n, "extract %s of a header that may already be valid here; a P4 parser cannot tell", c.s.Headers[h].Name)
-		}
 		extracts = append(extracts, n)
 		if d := c.succ(n, 1); c.fail == nil && c.drops(d) {
 			c.fail = &d
@@ -317,11 +314,20 @@ func (c *gen) parser() ([]byte, error) {
 	if c.region[c.start] {
 		state(c.start)
 	}
-	for len(todo) > 0 {
-		n := todo[0]
-		todo = todo[1:]
-		body.line("state %s {", states[n])
-		if n == c.start {
+	c.taking = map[*dataflow.Node]bool{}
+	for len(todo) > 0 || len(c.takes) > 0 {
+		var n *dataflow.Node
+		name := ""
+		if len(todo) > 0 {
+			n, todo = todo[0], todo[1:]
+			name = states[n]
+		} else {
+			n, c.takes = c.takes[0], c.takes[1:]
+			c.taking[n] = true
+			name = c.nodeName[n] + "_take"
+		}
+		body.line("state %s {", name)
+		if name == "start" {
 			c.zeroMeta(&body)
 			if len(c.altFail) > 0 {
 				body.line("%s = %d;", c.exitField, noExit)
@@ -449,6 +455,16 @@ func (c *gen) parseNode(w *out, n *dataflow.Node, target func(*dataflow.Node, de
 		if c.info[n].always[h] {
 			w.line("// %s: %s is there already", c.nodeName[n], c.s.Headers[h].Name)
 			return c.succ(n, 0), true, nil
+		}
+		if c.info[n].ever[h] && !c.taking[n] {
+			// Valid on some paths here (the analysis cannot tell them
+			// apart): extract does nothing then.
+			w.line("transition select(hdr.%s.isValid()) {", c.hdrName[h])
+			w.line("true: %s;", target(n, c.succ(n, 0)))
+			w.line("default: %s_take;", c.nodeName[n])
+			w.line("}")
+			c.takes = append(c.takes, n)
+			return dest{}, false, nil
 		}
 		alt, isAlt := c.altFail[n]
 		if isAlt {
