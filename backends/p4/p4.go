@@ -316,6 +316,13 @@ func (c *gen) checkNode(n *dataflow.Node) error {
 		if o.Header >= 0 {
 			return c.refuse(n, "%s parses the frame again from its start, after headers were extracted or the frame changed; a P4 parser reads the frame once, front to back (parse once, then test the headers)", o.Describe(c.s))
 		}
+	case packet.OpICRCVerify, packet.OpICRCCompute:
+		return c.refuse(n, "%s: the ICRC covers the whole IP payload, which a P4 program does not read (its parser takes headers only); declare payload_bytes 0 in %s so that the embedder leaves the ICRC and what follows it to the host, or let a RoCE core in front of the program check it (models/rdma/p4.nsc)", o.Describe(c.s), c.prgName())
+	case packet.OpLoad, packet.OpStore:
+		r := c.s.Registers[o.Register]
+		return c.refuse(n, "%s: register %s is keyed state the data path fills (an entry made per key, %d at most, then full), which a P4 register, an array indexed by number, is not; declare register_entries 0 in %s so that the embedder leaves it and what follows it to the host", o.Describe(c.s), r.Name, r.Size, c.prgName())
+	case packet.OpCut:
+		return c.refuse(n, "cut: a P4 deparser emits the headers and then every byte the parser left; it cannot drop the payload")
 	case packet.OpPush:
 		h := c.s.Headers[o.Header]
 		if o.Extra > 0 || h.Fields[len(h.Fields)-1].Variable() {
