@@ -476,9 +476,10 @@ func (c *gen) header(w *out) {
 	}
 	w.line("// Graph %s%s, from node %s. The frame is handled as nsc's", c.g.Name, prg, display(c.start))
 	w.line("// interpreter handles it: same bytes out, same drops. Parsing is the")
-	w.line("// model's extract, switch and test nodes; every parse error ends at the")
-	w.line("// model's parse-fail drop. Checksums are patched with one's-complement")
-	w.line("// arithmetic as the model's `update` does it (RFC 1624, per field).")
+	w.line("// model's extract, switch and test nodes (its parse graph written out")
+	w.line("// as such); a parse error goes where the model's failed extract leads.")
+	w.line("// Checksums are patched with one's-complement arithmetic as the model's")
+	w.line("// `update` does it (RFC 1624, per field).")
 	if c.opt.Arch == V1Model {
 		w.line("// Counters: one per count label and per drop reason, packets only. A")
 		w.line("// frame that leaves goes back out its ingress port.")
