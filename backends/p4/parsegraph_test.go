@@ -6,6 +6,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/backends/p4/p4sim"
+	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
 )
@@ -126,6 +127,33 @@ func TestParseGraphAgainstInterpreter(t *testing.T) {
 					t.Errorf("%s: counters differ (-interpreter +P4):\n%s", c.lpg, diff)
 				}
 			}
+		}
+	}
+}
+
+// lb-2021's parse failures are exercised by its corpus: its program with
+// the failures of ipv4's options, or of UDP, taken to the parse failure
+// (a runt drop) instead of where the model goes on differs from the
+// interpreter.
+func TestLB2021FailuresExercised(t *testing.T) {
+	seeds, err := ejfat.Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := append(seeds, difftest.Mutate(seeds, 2000, 5)...)
+	prog, load, interp := lbSetup(t, "lb-2021", "LB2021", "BMv2", p4.V1Model, "seed000.tables")
+	for _, mut := range []string{
+		"meta.nsc_parser_exit = 2; // if the rest does not fit: RxIPv4BaseDst, read as ipv4_base",
+		"meta.nsc_parser_exit = 0; // if it does not fit: RxDstFilter\n        packet.extract(hdr.udp);",
+	} {
+		bad := strings.Replace(mut, "= 2;", "= 255;", 1)
+		bad = strings.Replace(bad, "= 0;", "= 255;", 1)
+		src := strings.Replace(string(prog.Source), mut, bad, 1)
+		if src == string(prog.Source) {
+			t.Fatalf("%q is not in the program", mut)
+		}
+		if n, _ := compareP4(t, "", load(src), interp(), frames, false); n == 0 {
+			t.Errorf("with %q taken to the parse failure no frame differs", mut)
 		}
 	}
 }
