@@ -198,7 +198,9 @@ func (x *parseWriter) name(suffix string) string {
 
 // node adds an F-node with op, declared where the parse node is.
 func (x *parseWriter) node(suffix string, op *packet.Op) *dataflow.Node {
-	n := &dataflow.Node{Name: x.name(suffix), Cluster: x.n.Cluster, Kind: dataflow.FNode, Op: op, Pos: x.n.Pos, Hardware: x.n.Hardware, Software: x.n.Software}
+	// The program's nodes: a program sink's [software] says where the
+	// program runs, not that these are the host's.
+	n := &dataflow.Node{Name: x.name(suffix), Cluster: x.n.Cluster, Kind: dataflow.FNode, Op: op, Pos: x.n.Pos, Hardware: x.n.Hardware, Software: x.n.Software && !x.n.Program}
 	_ = x.g.AddNode(n) // name is new
 	return n
 }
