@@ -90,21 +90,7 @@ func TestXDPSplit(t *testing.T) {
 				w := withRETH(write(qpn, rdma.WriteOnly, ipsn, fill(n, byte(n))), regionBase, rkey, uint32(n))
 				seeds = append(seeds, frame(w), rdma.AppendFrame(nil, host6, naa6, w))
 			}
-			frames := append([][]byte(nil), seeds...)
-			for _, f := range seeds {
-				f = bytes.Clone(f)
-				f[len(f)-1] ^= 0xff
-				frames = append(frames, f)
-			}
-			for i, f := range difftest.Mutate(seeds, 20000, 26) {
-				if len(f) < 14 || len(f) > xdp.MaxFrame {
-					continue
-				}
-				if i%2 == 0 && len(f) > 58 && f[12] == 0x08 { // the ICRC right again (IPv4): past the device
-					binary.LittleEndian.PutUint32(f[len(f)-4:], packet.ICRC(f, 14, 42, len(f), false))
-				}
-				frames = append(frames, f)
-			}
+			frames := icrcTraffic(seeds, 20000, 26, func(f []byte) bool { return len(f) >= 14 && len(f) <= xdp.MaxFrame })
 
 			var buf []byte
 			hosted := 0
@@ -154,6 +140,28 @@ func TestXDPSplit(t *testing.T) {
 			t.Logf("%d crafted, %d broken, %d derived frames; %d passed to the host: %v", len(seeds), len(seeds), len(frames)-2*len(seeds), hosted, where)
 		})
 	}
+}
+
+// icrcTraffic is seeds, each seed with its ICRC broken, and n frames
+// derived from them that keep takes, every other one (IPv4) with its ICRC
+// made right again, so that it gets past an ICRC check.
+func icrcTraffic(seeds [][]byte, n int, seed uint64, keep func([]byte) bool) [][]byte {
+	frames := append([][]byte(nil), seeds...)
+	for _, f := range seeds {
+		f = bytes.Clone(f)
+		f[len(f)-1] ^= 0xff
+		frames = append(frames, f)
+	}
+	for i, f := range difftest.Mutate(seeds, n, seed) {
+		if !keep(f) {
+			continue
+		}
+		if i%2 == 0 && len(f) > 58 && f[12] == 0x08 && f[13] == 0 {
+			binary.LittleEndian.PutUint32(f[len(f)-4:], packet.ICRC(f, 14, 42, len(f), false))
+		}
+		frames = append(frames, f)
+	}
+	return frames
 }
 
 // splitTables are the tests' QP and region tables for schema s.

@@ -12,8 +12,8 @@ import (
 )
 
 // TestTargetsRefuse: XDP refuses registers, cut and the ICRC's compute
-// (it verifies the ICRC: rdma/split_test.go), P4 the ICRC, naming the
-// nodes, rather than generating something else.
+// (it verifies the ICRC: rdma/split_test.go), P4 all four and the ICRC's
+// verify, naming the nodes, rather than generating something else.
 func TestTargetsRefuse(t *testing.T) {
 	m := testutil.ModelSource(t, `
 include "lib/roce.nsc"
@@ -36,11 +36,10 @@ lpg Ops {
 	g, _ := m.Graph("Ops")
 	_, xerr := xdp.Generate(g, xdp.Options{Limits: testutil.XDPLimits(t, nil)})
 	_, perr := p4.Generate(g, p4.Options{Arch: p4.V1Model})
-	// XDP refuses each; P4 stops at the first operation it cannot translate.
 	for name, c := range map[string]struct {
 		err   error
 		nodes []string
-	}{"xdp": {xerr, []string{"Load", "Store", "Cut", "Fix"}}, "p4": {perr, []string{"ICRC"}}} {
+	}{"xdp": {xerr, []string{"Load", "Store", "Cut", "Fix"}}, "p4": {perr, []string{"ICRC", "Load", "Store", "Cut", "Fix"}}} {
 		if !errors.Is(c.err, backends.ErrUnsupported) {
 			t.Errorf("%s: %v, want a refusal", name, c.err)
 			continue

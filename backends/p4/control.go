@@ -20,6 +20,20 @@ import (
 // topological order, under `if (to_NODE)`. A frame runs each node at most
 // once and on one path, so this is exactly the interpreter's order.
 
+// reread makes header y of what the parser took for x's fixed part, where
+// x failed in its variable-length part (c.rereads).
+func (b *ctl) reread(x, y *dataflow.Node) {
+	c := b.c
+	hx, hy := x.Op.Header, y.Op.Header
+	b.line("// %s failed in %s's variable-length part: %s reads its fixed part again", c.nodeName[x], c.s.Headers[hx].Name, c.nodeName[y])
+	b.line("hdr.%s.setValid();", c.hdrName[hy])
+	for i := range c.s.Headers[hy].Fields {
+		b.line("%s = %s;", c.field(packet.FieldRef{Header: hy, Field: i}), c.field(packet.FieldRef{Header: hx, Field: i}))
+	}
+	b.line("hdr.%s.setInvalid();", c.hdrName[hx])
+	b.invalidated[hx] = true
+}
+
 // findControl finds the join nodes of the control.
 func (c *gen) findControl() error {
 	c.heads = map[*dataflow.Node]bool{}
@@ -164,8 +178,13 @@ func (c *gen) control() ([]byte, error) {
 			}
 		}
 	}
-	if c.fail != nil {
+	switch {
+	case c.fail != nil && len(c.altFail) > 0:
+		b.line("if (%s.parser_error != error.NoError && %s == %d) {", c.stdMeta, c.exitField, noExit)
+	case c.fail != nil:
 		b.line("if (%s.parser_error != error.NoError) {", c.stdMeta)
+	}
+	if c.fail != nil {
 		if err := b.goTo(*c.fail); err != nil {
 			return nil, err
 		}
@@ -181,15 +200,30 @@ func (c *gen) control() ([]byte, error) {
 		if err := b.goTo(c.exits[0]); err != nil {
 			return nil, err
 		}
-	case len(c.exits) > 1:
-		for i, d := range c.exits {
+	case c.exitField != "":
+		var xs []*dataflow.Node // the rereads, in exit order
+		for _, n := range c.order {
+			if _, ok := c.rereads[n]; ok {
+				xs = append(xs, n)
+			}
+		}
+		last := len(c.exits) + len(xs) - 1
+		for i := 0; i <= last; i++ {
 			switch {
 			case i == 0:
 				b.line("if (%s == %d) {", c.exitField, i)
-			case i < len(c.exits)-1:
+			case i < last:
 				b.line("} else if (%s == %d) {", c.exitField, i)
 			default:
 				b.line("} else {")
+			}
+			d := dest{}
+			if i < len(c.exits) {
+				d = c.exits[i]
+			} else {
+				x := xs[i-len(c.exits)]
+				d = c.rereads[x].to
+				b.reread(x, c.rereads[x].y)
 			}
 			if err := b.goTo(d); err != nil {
 				return nil, err

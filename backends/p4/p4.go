@@ -85,9 +85,14 @@ type gen struct {
 	errors    []string // user-defined parser errors
 
 	// the parser (parser.go)
-	region    map[*dataflow.Node]bool
-	prefix    []*dataflow.Node
-	fail      *dest
+	region  map[*dataflow.Node]bool
+	prefix  []*dataflow.Node
+	fail    *dest
+	altFail map[*dataflow.Node]dest // extracts that fail elsewhere than fail
+	rereads map[*dataflow.Node]reread
+	// extracts of a header valid on some paths: a state of their own
+	takes     []*dataflow.Node
+	taking    map[*dataflow.Node]bool
 	exits     []dest
 	exitField string
 	noMatch   bool // a select's default goes to the noMatch state
@@ -121,6 +126,7 @@ func Generate(g *dataflow.Graph, opt Options) (*Program, error) {
 		return nil, fmt.Errorf("p4 backend: graph %s has a cycle", g.Name)
 	}
 	c.walk()
+	c.expandParse()
 	c.names()
 	steps := []func() error{c.check, c.analyze, c.findParser, c.findControl, c.wireHeaders}
 	for _, step := range steps {
@@ -297,7 +303,7 @@ func (c *gen) check() error {
 
 // checkNode refuses what node n does that P4 cannot.
 func (c *gen) checkNode(n *dataflow.Node) error {
-	if n.Software {
+	if n.Software && !n.Program { // a program sink is where the program starts
 		return c.refuse(n, "it runs in software on %s; the P4 program cannot hand frames to software", c.prgName())
 	}
 	o := n.Op
@@ -306,12 +312,17 @@ func (c *gen) checkNode(n *dataflow.Node) error {
 		return c.refuse(n, "steer %s: a P4 pipeline has no queues or sockets to deliver to; emit the frame", o.Label)
 	case packet.OpPlace:
 		return c.refuse(n, "place %s: a P4 pipeline holds no keyed state that the data path creates (event buffers); reassemble in software", c.s.States[o.State].Name)
-	case packet.OpParse:
-		return c.refuse(n, "parse %s runs the model's parse graph, which the P4 backend does not translate yet; parse with extract, switch and test nodes", c.s.Headers[o.Header].Name)
-	case packet.OpInput:
+	case packet.OpParse, packet.OpInput:
 		if o.Header >= 0 {
-			return c.refuse(n, "input parse %s runs the model's parse graph, which the P4 backend does not translate yet; parse with extract, switch and test nodes", c.s.Headers[o.Header].Name)
+			return c.refuse(n, "%s parses the frame again from its start, after headers were extracted or the frame changed; a P4 parser reads the frame once, front to back (parse once, then test the headers)", o.Describe(c.s))
 		}
+	case packet.OpICRCVerify, packet.OpICRCCompute:
+		return c.refuse(n, "%s: the ICRC covers the whole IP payload, which a P4 program does not read (its parser takes headers only); declare payload_bytes 0 in %s so that the embedder leaves the ICRC and what follows it to the host, or let a RoCE core in front of the program check it (models/rdma/p4.nsc)", o.Describe(c.s), c.prgName())
+	case packet.OpLoad, packet.OpStore:
+		r := c.s.Registers[o.Register]
+		return c.refuse(n, "%s: register %s is keyed state the data path fills (an entry made per key, %d at most, then full), which a P4 register, an array indexed by number, is not; declare register_entries 0 in %s so that the embedder leaves it and what follows it to the host", o.Describe(c.s), r.Name, r.Size, c.prgName())
+	case packet.OpCut:
+		return c.refuse(n, "cut: a P4 deparser emits the headers and then every byte the parser left; it cannot drop the payload")
 	case packet.OpPush:
 		h := c.s.Headers[o.Header]
 		if o.Extra > 0 || h.Fields[len(h.Fields)-1].Variable() {
@@ -465,9 +476,10 @@ func (c *gen) header(w *out) {
 	}
 	w.line("// Graph %s%s, from node %s. The frame is handled as nsc's", c.g.Name, prg, display(c.start))
 	w.line("// interpreter handles it: same bytes out, same drops. Parsing is the")
-	w.line("// model's extract, switch and test nodes; every parse error ends at the")
-	w.line("// model's parse-fail drop. Checksums are patched with one's-complement")
-	w.line("// arithmetic as the model's `update` does it (RFC 1624, per field).")
+	w.line("// model's extract, switch and test nodes (its parse graph written out")
+	w.line("// as such); a parse error goes where the model's failed extract leads.")
+	w.line("// Checksums are patched with one's-complement arithmetic as the model's")
+	w.line("// `update` does it (RFC 1624, per field).")
 	if c.opt.Arch == V1Model {
 		w.line("// Counters: one per count label and per drop reason, packets only. A")
 		w.line("// frame that leaves goes back out its ingress port.")

@@ -102,8 +102,11 @@ func (c *gen) findParser() error {
 			return c.refuse(n, "count %q in the middle of the parser: P4 counts in the control, and only what every frame passes before the parser branches can be counted there", n.Op.Label)
 		}
 	}
-	// The failure: where every failed extract goes.
-	var failFrom *dataflow.Node
+	// The failures: where failed extracts go. The first drop they go to is
+	// the parse failure, which every check may fail into (verify); an
+	// extract that fails elsewhere says so in the exit field before it
+	// runs, and the control goes there when the parser stopped with it.
+	var extracts []*dataflow.Node
 	for _, n := range c.order {
 		if !c.region[n] || n.Op.Kind != packet.OpExtract {
 			continue
@@ -113,17 +116,29 @@ func (c *gen) findParser() error {
 		if in.always[h] {
 			continue // already there: extract does nothing
 		}
-		if in.ever[h] {
-			return c.refuse(n, "extract %s of a header that may already be valid here; a P4 parser cannot tell", c.s.Headers[h].Name)
+		extracts = append(extracts, n)
+		if d := c.succ(n, 1); c.fail == nil && c.drops(d) {
+			c.fail = &d
 		}
+	}
+	c.altFail, c.rereads = map[*dataflow.Node]dest{}, map[*dataflow.Node]reread{}
+	for _, n := range extracts {
 		d := c.succ(n, 1)
-		if c.fail == nil {
-			c.fail, failFrom = &d, n
+		if c.isFail(d) {
 			continue
 		}
-		if !sameDest(*c.fail, d) {
-			return c.refuse(n, "when extract %s fails the frame goes to %s, but when %s fails to %s; a P4 parser error is one outcome", c.s.Headers[h].Name, d, display(failFrom), *c.fail)
+		h := c.s.Headers[n.Op.Header]
+		switch {
+		case d.node != nil && c.region[d.node]:
+			alt, err := c.reread(n, d.node)
+			if err != nil {
+				return err
+			}
+			d = alt
+		case !c.drops(d) && h.Fields[len(h.Fields)-1].Variable():
+			return c.refuse(n, "when extract %s fails the frame goes on to %s (%s); a P4 parser that fails in %s's variable-length part has taken its fixed part, which the model's frame still has as payload", h.Name, display(d.node), d.node.Op.Describe(c.s), h.Name)
 		}
+		c.altFail[n] = d
 	}
 	// Checks that fail into the same place are the parser's too, however
 	// late (ARP's field checks after the last extract): verify.
@@ -146,21 +161,13 @@ func (c *gen) findParser() error {
 			}
 		}
 	}
-	if f := c.fail; f != nil {
-		switch {
-		case f.node != nil && c.region[f.node]:
-			return c.refuse(failFrom, "when extract %s fails the frame goes on to %s in the parser; a P4 parser stops at the first header that does not fit", c.s.Headers[failFrom.Op.Header].Name, display(f.node))
-		case f.node != nil && f.node.Op.Kind != packet.OpDrop:
-			return c.refuse(failFrom, "when extract %s fails the frame goes on to %s (%s); a P4 parser error ends parsing with the bytes consumed so far, so the backend takes parse failures only into a drop", c.s.Headers[failFrom.Op.Header].Name, display(f.node), f.node.Op.Describe(c.s))
-		}
-	}
 	// The exits: where the parser hands over to the control.
 	for _, n := range c.order {
 		if !c.region[n] {
 			continue
 		}
-		for k, d := range c.succs(n) {
-			if n.Op.Kind == packet.OpExtract && k == 1 || c.isFail(d) || d.node != nil && c.region[d.node] {
+		for _, d := range c.succs(n) {
+			if c.isFail(d) || d.node != nil && c.region[d.node] {
 				continue
 			}
 			if !slices.ContainsFunc(c.exits, func(e dest) bool { return sameDest(e, d) }) {
@@ -168,7 +175,7 @@ func (c *gen) findParser() error {
 			}
 		}
 	}
-	if len(c.exits) > 1 {
+	if len(c.exits) > 1 || len(c.altFail) > 0 {
 		c.exitField = c.metaParam + ".nsc_parser_exit"
 	}
 	// Checks the parser cannot make a malformed drop.
@@ -189,6 +196,73 @@ func (c *gen) findParser() error {
 // p4c-bm2-ss leaves that transition out and BMv2 then accepts the frame
 // with the headers parsed so far, so every select has an explicit default.
 const noMatch = "noMatch"
+
+// reread handles an extract x whose failure goes on to extract y at the
+// same place in the frame (lb-2021's ipv4, then its 20-byte base): when
+// x's fixed part does not fit, neither does y, which is no shorter, and
+// the frame goes where y's failure leads; when x fails in its variable
+// part, y is x's fixed part, field for field, so the control makes y of
+// what the parser took for x and goes where y leads (c.rereads). It
+// returns where x's fixed part failing leads.
+func (c *gen) reread(x, y *dataflow.Node) (dest, error) {
+	hx, hy := c.s.Headers[x.Op.Header], c.s.Headers[y.Op.Header]
+	stops := c.refuse(x, "when extract %s fails the frame goes on to %s in the parser; a P4 parser stops at the first header that does not fit", hx.Name, display(y))
+	if y.Op.Kind != packet.OpExtract || hy.Fields[len(hy.Fields)-1].Variable() || hy.FixedBytes() < hx.FixedBytes() {
+		return dest{}, stops
+	}
+	fail, ok := c.succ(y, 1), c.succ(y, 0)
+	for _, d := range []dest{fail, ok} {
+		if d.node != nil && c.region[d.node] {
+			return dest{}, stops
+		}
+	}
+	if !hx.Fields[len(hx.Fields)-1].Variable() {
+		return fail, nil
+	}
+	same := len(hy.Fields) == len(hx.Fields)-1
+	for i := range hy.Fields {
+		same = same && hy.Fields[i].Width == hx.Fields[i].Width
+	}
+	if !same {
+		return dest{}, c.refuse(x, "when extract %s fails in its variable-length part the frame goes on to extract %s, whose fields are not %s's fixed part; a P4 parser has taken that part and cannot read it again", hx.Name, hy.Name, hx.Name)
+	}
+	c.rereads[x] = reread{y: y, to: ok}
+	return fail, nil
+}
+
+// A reread is an extract y that reads again what a failed extract took.
+type reread struct {
+	y  *dataflow.Node
+	to dest // where y leads
+}
+
+// exitIndex is d's number among the parser's exits.
+func (c *gen) exitIndex(d dest) int {
+	return slices.IndexFunc(c.exits, func(e dest) bool { return sameDest(e, d) })
+}
+
+// rereadIndex is the exit number of extract x's reread: after the exits.
+func (c *gen) rereadIndex(x *dataflow.Node) int {
+	i := 0
+	for _, n := range c.order {
+		if n == x {
+			break
+		}
+		if _, ok := c.rereads[n]; ok {
+			i++
+		}
+	}
+	return len(c.exits) + i
+}
+
+// noExit is the exit field's value while no extract that fails elsewhere
+// than the parse failure runs: a parser error then is the parse failure.
+const noExit = 255
+
+// drops reports whether d drops the frame at once.
+func (c *gen) drops(d dest) bool {
+	return d.end == endDrop || d.node != nil && d.node.Op.Kind == packet.OpDrop
+}
 
 // isFail reports whether d is the parse failure.
 func (c *gen) isFail(d dest) bool { return c.fail != nil && sameDest(*c.fail, d) }
@@ -226,8 +300,7 @@ func (c *gen) parser() ([]byte, error) {
 		case c.exitField == "":
 			return "accept"
 		}
-		i := slices.IndexFunc(c.exits, func(e dest) bool { return sameDest(e, d) })
-		return exitStates[i]
+		return exitStates[c.exitIndex(d)]
 	}
 	for _, d := range c.exits {
 		name := "to_control"
@@ -241,12 +314,24 @@ func (c *gen) parser() ([]byte, error) {
 	if c.region[c.start] {
 		state(c.start)
 	}
-	for len(todo) > 0 {
-		n := todo[0]
-		todo = todo[1:]
-		body.line("state %s {", states[n])
-		if n == c.start {
+	c.taking = map[*dataflow.Node]bool{}
+	for len(todo) > 0 || len(c.takes) > 0 {
+		var n *dataflow.Node
+		name := ""
+		if len(todo) > 0 {
+			n, todo = todo[0], todo[1:]
+			name = states[n]
+		} else {
+			n, c.takes = c.takes[0], c.takes[1:]
+			c.taking[n] = true
+			name = c.nodeName[n] + "_take"
+		}
+		body.line("state %s {", name)
+		if name == "start" {
 			c.zeroMeta(&body)
+			if len(c.altFail) > 0 {
+				body.line("%s = %d;", c.exitField, noExit)
+			}
 		}
 		for {
 			next, ok, err := c.parseNode(&body, n, target)
@@ -371,13 +456,37 @@ func (c *gen) parseNode(w *out, n *dataflow.Node, target func(*dataflow.Node, de
 			w.line("// %s: %s is there already", c.nodeName[n], c.s.Headers[h].Name)
 			return c.succ(n, 0), true, nil
 		}
+		if c.info[n].ever[h] && !c.taking[n] {
+			// Valid on some paths here (the analysis cannot tell them
+			// apart): extract does nothing then.
+			w.line("transition select(hdr.%s.isValid()) {", c.hdrName[h])
+			w.line("true: %s;", target(n, c.succ(n, 0)))
+			w.line("default: %s_take;", c.nodeName[n])
+			w.line("}")
+			c.takes = append(c.takes, n)
+			return dest{}, false, nil
+		}
+		alt, isAlt := c.altFail[n]
+		if isAlt {
+			code := noExit // the parse failure
+			if !c.isFail(alt) {
+				code = c.exitIndex(alt)
+			}
+			w.line("%s = %d; // if it does not fit: %s", c.exitField, code, alt)
+		}
 		w.line("packet.extract(hdr.%s); // %s", c.hdrName[h], c.nodeName[n])
+		if isAlt {
+			defer w.line("%s = %d;", c.exitField, noExit)
+		}
 		if v, ok := c.varName[h]; ok {
 			spec := c.s.Headers[h]
 			size := spec.Fields[len(spec.Fields)-1].Length
 			m, err := c.varMax(h)
 			if err != nil {
 				return dest{}, false, err
+			}
+			if r, ok := c.rereads[n]; ok {
+				w.line("%s = %d; // if the rest does not fit: %s, read as %s", c.exitField, c.rereadIndex(n), r.to, c.s.Headers[r.y.Op.Header].Name)
 			}
 			sc := &scope{}
 			check := c.varCheck(h)

@@ -129,8 +129,9 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// A parse failure that goes on instead of dropping cannot be a P4 parser
-// error; nor can two different outcomes of failed extracts.
+// What a P4 parser cannot do after a failure or a first parse: go on
+// past a header whose fixed part it took (the control would see it taken
+// from the frame), and parse the frame again from its start.
 func TestParseFailureRefusals(t *testing.T) {
 	for _, c := range []struct{ lpg, want string }{
 		{`lpg L {
@@ -139,15 +140,14 @@ func TestParseFailureRefusals(t *testing.T) {
   node IPv4 { op extract ipv4  port true -> TxQueue  port false -> Count }
   node Count { op count "short"  port out -> TxQueue }
   node TxQueue { op emit }
-}`, `node Eth: when extract ethernet fails the frame goes on to Count (count short); a P4 parser error ends parsing with the bytes consumed so far, so the backend takes parse failures only into a drop`},
+}`, `node IPv4: when extract ipv4 fails the frame goes on to Count (count short); a P4 parser that fails in ipv4's variable-length part has taken its fixed part, which the model's frame still has as payload`},
 		{`lpg L {
   node RxQueue { op input  port out -> Eth }
-  node Eth { op extract ethernet  port true -> IPv4  port false -> Runt }
-  node IPv4 { op extract ipv4  port true -> TxQueue  port false -> Short }
+  node Eth { op extract ethernet  port true -> Again  port false -> Runt }
+  node Again { op parse ethernet  port true -> TxQueue  port false -> Runt }
   node Runt { op drop "runt" }
-  node Short { op drop "short" }
   node TxQueue { op emit }
-}`, "node IPv4: when extract ipv4 fails the frame goes to Short, but when Eth fails to Runt; a P4 parser error is one outcome"},
+}`, "node Again: parse ethernet parses the frame again from its start, after headers were extracted or the frame changed; a P4 parser reads the frame once"},
 	} {
 		m := testutil.ModelSource(t, "include \"lib/inet.nsc\"\ninclude \"ejfat/p4.nsc\"\n"+c.lpg)
 		_, _, _, err := buildModel(t, m, "L", "BMv2", p4.V1Model, "")

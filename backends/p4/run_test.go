@@ -140,7 +140,12 @@ func TestMutatedHeaders(t *testing.T) {
 			}
 			src := noDefault.ReplaceAllString(string(prog.Source), "")
 			if src == string(prog.Source) {
-				t.Fatal("the program has no default: noMatch arm")
+				// lb-2021's parse fails into no drop: every select goes on.
+				if strings.Contains(src, noMatchState) {
+					t.Fatal("the program has a noMatch state and no default: noMatch arm")
+				}
+				t.Logf("%d frames, %d sent; no select fails the parse", len(frames), ends["sent"])
+				return
 			}
 			run, mach = load(src), interp()
 			bad, _ := compareP4(t, "", run, mach, frames, false)
@@ -152,6 +157,10 @@ func TestMutatedHeaders(t *testing.T) {
 		})
 	}
 }
+
+// noMatchState is the parser state a select's default goes to when it
+// fails the parse.
+const noMatchState = "state noMatch {"
 
 // mutateHeaders derives n frames from seeds, reproducibly from seed, each
 // with 1-3 bytes changed among the header bytes of its seed (those the

@@ -68,7 +68,7 @@ func TestCompileP4Errors(t *testing.T) {
 	}{
 		{[]string{"compile", "models/ejfat/lb-2025.nsc", "--lpg", "LB2025", "--target", "go", "--tables", "x.tables", "-o", dir}, exitUsage, "--tables is for --target p4"},
 		{[]string{"compile", "models/ejfat/lb-2025.nsc", "--lpg", "LB2025", "--prg", "U280", "--target", "p4", "--arch", "tofino", "-o", dir}, exitModel, `unknown architecture "tofino"`},
-		{[]string{"compile", "models/ejfat/lb-2021.nsc", "--lpg", "LB2021", "--prg", "U280", "--target", "p4", "--arch", "xsa", "-o", dir}, exitModel, "models/ejfat/lb-2021.nsc:165:9: p4 (xsa): node RxIPv4: "},
+		{[]string{"compile", "models/rdma/fpga.nsc", "--lpg", "NAAResponder", "--prg", "NAAFPGA", "--target", "p4", "--arch", "v1model", "-o", dir}, exitModel, "models/rdma/naa.nsc:29:9: p4 (v1model): node RxICRC: checksum verify icrc bth: the ICRC covers the whole IP payload"},
 		{[]string{"compile", "models/ejfat/lb-2025.nsc", "--lpg", "LB2025", "--prg", "U280", "--target", "p4", "--arch", "xsa", "--tables=missing.tables", "-o", dir}, exitModel, "missing.tables"},
 		{[]string{"compile", "models/ejfat/lb-2025.nsc", "--lpg", "LB2025", "--prg", "U280", "--target", "p4", "--arch", "xsa", "--tables", "ejfat/testdata/seed000.tables", "-o", dir}, exitModel, "ejfat/testdata/seed000.tables:"},
 	} {

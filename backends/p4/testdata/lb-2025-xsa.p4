@@ -3,9 +3,10 @@
 //
 // Graph LB2025@U280 on U280, from node RxWire. The frame is handled as nsc's
 // interpreter handles it: same bytes out, same drops. Parsing is the
-// model's extract, switch and test nodes; every parse error ends at the
-// model's parse-fail drop. Checksums are patched with one's-complement
-// arithmetic as the model's `update` does it (RFC 1624, per field).
+// model's extract, switch and test nodes (its parse graph written out
+// as such); a parse error goes where the model's failed extract leads.
+// Checksums are patched with one's-complement arithmetic as the model's
+// `update` does it (RFC 1624, per field).
 // Counters: not generated for xsa (the count and drop labels are in
 // comments where they count); the model's metadata is zeroed when
 // parsing starts, so nothing the shell puts there is read.

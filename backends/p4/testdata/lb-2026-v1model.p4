@@ -3,9 +3,10 @@
 //
 // Graph LB2026@BMv2 on BMv2, from node RxWire. The frame is handled as nsc's
 // interpreter handles it: same bytes out, same drops. Parsing is the
-// model's extract, switch and test nodes; every parse error ends at the
-// model's parse-fail drop. Checksums are patched with one's-complement
-// arithmetic as the model's `update` does it (RFC 1624, per field).
+// model's extract, switch and test nodes (its parse graph written out
+// as such); a parse error goes where the model's failed extract leads.
+// Checksums are patched with one's-complement arithmetic as the model's
+// `update` does it (RFC 1624, per field).
 // Counters: one per count label and per drop reason, packets only. A
 // frame that leaves goes back out its ingress port.
 
