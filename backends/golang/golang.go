@@ -77,6 +77,8 @@ type gen struct {
 	// parsed are the headers an unrolled parse extracted on the way to
 	// what it prints now (parseFrom).
 	parsed []int
+	// parseVar names an unrolled parse's result.
+	parseVar string
 
 	owner    *dataflow.Node // the F-node being generated
 	counters int            // edge counters placed
@@ -320,15 +322,7 @@ func (c *gen) malformed() string {
 
 // The dialect's operations (lower.Dialect): the Walker fires the ports.
 
-func (c *gen) Input(n *dataflow.Node) {
-	if h := n.Op.Header; h >= 0 {
-		c.emit("if !%s { %s }", c.parseFrame(h), c.malformed())
-	}
-}
-
-func (c *gen) Parse(n *dataflow.Node) string {
-	return c.call(fmt.Sprintf("p.ParseFrame(%d)", n.Op.Header))
-}
+func (c *gen) DropUnless(cond string) { c.emit("if !%s { %s }", cond, c.malformed()) }
 
 func (c *gen) Extract(n *dataflow.Node) (string, bool) {
 	if c.extractAbsent(n) {

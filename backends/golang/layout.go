@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
-	"slices"
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/flow"
@@ -64,20 +63,20 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 // the entry parses through the packet runtime.
 const maxParseSites = 64
 
-// parseFrame generates `input parse H` at the graph's entry, as
-// packet.Packet.ParseFrame(H) runs it: the wire headers forgotten, the
-// cursor at 0, the parse graph unrolled from H, each header extracted
-// inline (a runtime call here cost more than the rest of a segment's
-// checks in the reassembler). A parse graph that unrolls too far, or
-// picks the next header by a field wider than 64 bits, goes through the
-// runtime. It returns the condition that the parse succeeded.
-func (c *gen) parseFrame(start int) string {
-	if n, ok := c.parseSites(start, nil); !ok || n > maxParseSites {
-		return c.call(fmt.Sprintf("p.ParseFrame(%d)", start))
+// An unrolled parse (lower.ParseSyntax): a loop that break ends.
+
+// ParseBegin unrolls the entry's parse, each header extracted inline (a
+// runtime call here cost more than the rest of a segment's checks in the
+// reassembler). A parse elsewhere, or a parse graph that unrolls too far
+// or picks the next header by a field wider than 64 bits, goes through
+// the runtime.
+func (c *gen) ParseBegin(pg *lower.ParseGraph) (string, bool) {
+	if !pg.Input || !pg.Narrow || pg.Sites > maxParseSites {
+		return c.call(fmt.Sprintf("p.ParseFrame(%d)", pg.Start)), false
 	}
-	r := c.newTmp("parsed")
-	c.emit("%s := false", r)
-	c.emit("for { // the parse graph from %s; break ends it", c.s.Headers[start].Name)
+	c.parseVar = c.newTmp("parsed")
+	c.emit("%s := false", c.parseVar)
+	c.emit("for { // the parse graph from %s; break ends it", c.s.Headers[pg.Start].Name)
 	for h, hs := range c.s.Headers {
 		if !hs.Metadata {
 			c.emit("%s", c.hSet(h, "-1", "0"))
@@ -85,61 +84,33 @@ func (c *gen) parseFrame(start int) string {
 	}
 	c.emit("cur = 0")
 	c.PushScope()
-	c.parseFrom(start, nil, r)
+	return c.parseVar, true
+}
+
+func (c *gen) ParseHeader(h int) { c.emit("if !%s { break }", c.extract(h)) }
+
+func (c *gen) ParseNext(h int, e *packet.ParseEdge, seen []int) {
+	c.PushScope()
+	c.parsed = seen // valid here: no check before reading the field
+	c.emit("if %s&%#x == %#x {", c.readField(packet.FieldRef{Header: h, Field: e.Field}, false), e.Mask.Lo, e.Value.Lo&e.Mask.Lo)
+	c.parsed = nil
+}
+
+func (c *gen) EndParseNext() {
+	c.emit("}")
+	c.PopScope()
+}
+
+func (c *gen) ParseDone() {
+	c.emit("%s = true", c.parseVar)
+	c.emit("break")
+}
+
+func (c *gen) EndParseHeader(int) {}
+
+func (c *gen) ParseEnd(*lower.ParseGraph) {
 	c.PopScope()
 	c.emit("}")
-	return r
-}
-
-// parseSites counts the extractions the parse from h unrolls into, and
-// reports whether every next-header test reads at most 64 bits.
-func (c *gen) parseSites(h int, seen []int) (int, bool) {
-	n := 1
-	seen = append(seen[:len(seen):len(seen)], h)
-	for _, e := range c.s.Next {
-		if e.From != h {
-			continue
-		}
-		if c.s.Headers[h].Fields[e.Field].Width > 64 || e.Mask.Hi != 0 {
-			return n, false
-		}
-		if c.s.Headers[e.To].Metadata || slices.Contains(seen, e.To) {
-			continue
-		}
-		k, ok := c.parseSites(e.To, seen)
-		if n += k; !ok || n > maxParseSites {
-			return n, ok
-		}
-	}
-	return n, true
-}
-
-// parseFrom generates the parse from header h (not metadata), the headers
-// on the way being seen: packet.Packet.Parse's loop, the first next-header
-// edge that matches taken, a header met again (or metadata, always valid)
-// ending the parse.
-func (c *gen) parseFrom(h int, seen []int, r string) {
-	c.emit("if !%s { break }", c.extract(h))
-	seen = append(seen[:len(seen):len(seen)], h)
-	for _, e := range c.s.Next {
-		if e.From != h {
-			continue
-		}
-		c.PushScope()
-		c.parsed = seen // valid here: no check before reading the field
-		c.emit("if %s&%#x == %#x {", c.readField(packet.FieldRef{Header: h, Field: e.Field}, false), e.Mask.Lo, e.Value.Lo&e.Mask.Lo)
-		c.parsed = nil
-		if !c.s.Headers[e.To].Metadata && !slices.Contains(seen, e.To) {
-			c.parseFrom(e.To, seen, r)
-		} else {
-			c.emit("%s = true", r)
-			c.emit("break")
-		}
-		c.emit("}")
-		c.PopScope()
-	}
-	c.emit("%s = true", r)
-	c.emit("break")
 }
 
 // extLength places variable-size header h provisionally at off (its fixed

@@ -12,7 +12,7 @@ import (
 // Dialect prints a lowered program's parts in one target's language:
 // the instructions lower decides (conditions and values, exits, sets,
 // pops, a lookup's keys and action dispatch) and, whole, the operations
-// not yet lowered further (Input to Place below; docs/lowering.md). An
+// not yet lowered further (Extract to Place below; docs/lowering.md). An
 // operation's printer that picks a port itself calls Walker.Fire; a
 // printer that returns a condition leaves the branch to the Walker.
 type Dialect interface {
@@ -43,9 +43,12 @@ type Dialect interface {
 	SetSyntax
 	PopSyntax
 
+	// A parse, unrolled (Parse).
+	ParseSyntax
+	// DropUnless drops the frame, malformed, unless cond holds.
+	DropUnless(cond string)
+
 	// The operations printed whole.
-	Input(n *dataflow.Node) // parse the frame if the input says so
-	Parse(n *dataflow.Node) (cond string)
 	// Extract returns the condition that the header is there, or fired
 	// when the printer branched itself.
 	Extract(n *dataflow.Node) (cond string, fired bool)
@@ -145,7 +148,9 @@ func (w *Walker) Node(b *Block) {
 	n, d := b.Node, w.D
 	switch n.Op.Kind {
 	case packet.OpInput:
-		d.Input(n)
+		if n.Op.Header >= 0 {
+			w.parse(n)
+		}
 		w.Fire(n, 0)
 	case packet.OpNop, packet.OpContext:
 		w.Fire(n, 0)
@@ -153,7 +158,7 @@ func (w *Walker) Node(b *Block) {
 		w.Counts.Add(n.Op.Label) // counted as the node's runs
 		w.Fire(n, 0)
 	case packet.OpParse:
-		w.Branch(n, d.Parse(n))
+		w.parse(n)
 	case packet.OpExtract:
 		if cond, fired := d.Extract(n); !fired {
 			w.Branch(n, cond)

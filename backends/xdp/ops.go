@@ -10,7 +10,7 @@ import (
 )
 
 // This file generates the operations that move bytes or keep checksums:
-// extract and parse, set … update (lowered by lower.LowerSet, the
+// extract and an unrolled parse (lower.Parse), set … update (lowered by lower.LowerSet, the
 // arithmetic packet.ApplyChecksumDelta's), push and pop (lower.LowerPop;
 // bpf_xdp_adjust_head, the bytes in front moved by a bounded copy),
 // checksum verify and compute (a bounded loop over the covered bytes).
@@ -84,75 +84,61 @@ func (c *gen) extractAt(h int, ok string) {
 	c.emit("if (!%s) NSC_CLRV(%d); /* %s */", ok, h, spec.Name)
 }
 
-// parseFrame generates packet.Packet.ParseFrame(start): the wire headers
-// forgotten, the parse graph unrolled from start. It returns the variable
-// holding the result.
-func (c *gen) parseFrame(start int) string {
-	r := c.newTmp("parsed")
-	done := c.newTmp("parse_done_")
-	c.emit("int %s = 0;", r)
+// An unrolled parse (lower.ParseSyntax): a block per header, a goto to
+// the parse's end where it ends.
+
+// ParseBegin forgets the wire headers; the parses of a program unroll
+// into at most lower.MaxParseSites extractions together.
+func (c *gen) ParseBegin(pg *lower.ParseGraph) (string, bool) {
+	if c.parseSites += pg.Sites; c.parseSites > lower.MaxParseSites {
+		c.fail("the parse graph from here unrolls into more than %d extractions (limit parse graph size)", lower.MaxParseSites)
+		return "0", false
+	}
+	c.parsed, c.parseDone = c.newTmp("parsed"), c.newTmp("parse_done_")
+	c.emit("int %s = 0;", c.parsed)
 	c.emit("{")
 	for w := 0; w < c.validWords; w++ {
 		c.emit("st->valid[%d] = 0;", w)
 	}
 	c.emit("st->cursor = 0;")
-	c.parseFrom(start, nil, r, done, 0)
-	c.emit("}")
-	c.emit("%s:;", done)
-	// Every header pointer and fact of this node is stale now.
-	c.forget()
-	c.noFacts = true
-	return r
+	return c.parsed, true
 }
 
-// parseFrom generates the parse from header h, the headers on the way so
-// far being seen (statically known: the parse started from nothing).
-func (c *gen) parseFrom(h int, seen []int, r, done string, depth int) {
-	c.parseSites++
-	if c.parseSites > maxParseSites || depth > len(c.s.Headers) {
-		c.fail("the parse graph from here unrolls into more than %d extractions (limit parse graph size)", maxParseSites)
-		return
-	}
-	spec := c.s.Headers[h]
-	if spec.Metadata {
-		c.emit("%s = 1; goto %s;", r, done)
+func (c *gen) ParseHeader(h int) {
+	c.emit("{")
+	if c.s.Headers[h].Metadata {
 		return
 	}
 	ok := c.newTmp("x")
-	c.emit("{")
 	c.emit("int %s;", ok)
 	c.extractAt(h, ok)
-	c.emit("if (!%s) { %s = 0; goto %s; }", ok, r, done)
-	seen = append(append([]int(nil), seen...), h)
-	for _, e := range c.s.Next {
-		if e.From != h {
-			continue
-		}
-		c.PushScope()
-		fs := spec.Fields[e.Field]
-		var test string
-		if fs.Width > 64 || e.Mask.Hi != 0 {
-			test = fmt.Sprintf("nsc_veq(nsc_vand(%s, %s), %s)", c.readField(packet.FieldRef{Header: h, Field: e.Field}, true), vlit(e.Mask), vlit(e.Value.And(e.Mask)))
-		} else {
-			test = fmt.Sprintf("((%s & %s) == %s)", c.readField(packet.FieldRef{Header: h, Field: e.Field}, false), ulit(e.Mask.Lo), ulit(e.Value.Lo&e.Mask.Lo))
-		}
-		c.emit("if (%s) {", test)
-		already := false
-		for _, x := range seen {
-			if x == e.To {
-				already = true
-			}
-		}
-		if already {
-			c.emit("%s = 1; goto %s;", r, done)
-		} else {
-			c.parseFrom(e.To, seen, r, done, depth+1)
-		}
-		c.emit("}")
-		c.PopScope()
+	c.emit("if (!%s) { %s = 0; goto %s; }", ok, c.parsed, c.parseDone)
+}
+
+func (c *gen) ParseNext(h int, e *packet.ParseEdge, _ []int) {
+	c.PushScope()
+	f := packet.FieldRef{Header: h, Field: e.Field}
+	if c.s.Headers[h].Fields[e.Field].Width > 64 || e.Mask.Hi != 0 {
+		c.emit("if (nsc_veq(nsc_vand(%s, %s), %s)) {", c.readField(f, true), vlit(e.Mask), vlit(e.Value.And(e.Mask)))
+	} else {
+		c.emit("if (((%s & %s) == %s)) {", c.readField(f, false), ulit(e.Mask.Lo), ulit(e.Value.Lo&e.Mask.Lo))
 	}
-	c.emit("%s = 1; goto %s;", r, done)
+}
+
+func (c *gen) EndParseNext() {
 	c.emit("}")
+	c.PopScope()
+}
+
+func (c *gen) ParseDone()         { c.emit("%s = 1; goto %s;", c.parsed, c.parseDone) }
+func (c *gen) EndParseHeader(int) { c.emit("}") }
+
+// ParseEnd: every header pointer and fact of this node is stale now.
+func (c *gen) ParseEnd(*lower.ParseGraph) {
+	c.emit("}")
+	c.emit("%s:;", c.parseDone)
+	c.forget()
+	c.noFacts = true
 }
 
 // A window is the 16-bit aligned byte range around a field that a
