@@ -343,22 +343,25 @@ func (c *gen) Push(n *dataflow.Node) {
 	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Push(%d, %s, %d)", o.Header, off, o.Extra)), c.malformed())
 }
 
-func (c *gen) Verify(n *dataflow.Node) string {
-	if v, ok := c.verifyHeader(n); ok {
+// Verify generates `checksum verify H` as packet.Packet.VerifyChecksum
+// runs it, and where it can without a runtime call (verifyHeader,
+// noChecksum).
+func (c *gen) Verify(x *lower.Checksum) string {
+	if v, ok := c.verifyHeader(x); ok {
 		return v
 	}
 	v := c.newTmp("ok")
-	none := c.noChecksum(n.Op.Header)
+	none := c.noChecksum(x)
 	if none == "" {
 		c.syncState()
-		c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, n.Op.Header)
+		c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, x.H)
 		c.reloadState()
 		return v + " && wellFormed"
 	}
 	c.emit("%s, wellFormed := true, true", v)
 	c.emit("if !%s {", none)
 	c.syncState()
-	c.emit("%s, wellFormed = p.VerifyChecksum(%d)", v, n.Op.Header)
+	c.emit("%s, wellFormed = p.VerifyChecksum(%d)", v, x.H)
 	c.reloadState()
 	c.emit("}")
 	return v + " && wellFormed"
@@ -370,23 +373,22 @@ func (c *gen) Verify(n *dataflow.Node) string {
 // packet.Packet.VerifyChecksum accepts without summing. A socket's
 // datagrams come so (the kernel checked them) and skip the runtime call.
 // It returns "" for other checksums.
-func (c *gen) noChecksum(h int) string {
-	spec := c.s.Headers[h]
-	ip, ok := c.s.Header("ipv4")
-	if !ok || spec.ChecksumKind != packet.ChecksumL4 || !spec.ChecksumOptional || ip.ID == h {
+func (c *gen) noChecksum(x *lower.Checksum) string {
+	h, ip := x.H, x.IPv4()
+	if ip == nil || ip.H == h || !x.Pseudo || !x.Spec.ChecksumOptional {
 		return ""
 	}
-	total, ok := ip.Field("total_len")
-	if !ok || !c.s.ChecksumCovers(h, packet.FieldRef{Header: ip.ID, Field: total}) {
+	total := packet.FieldRef{Header: ip.H, Field: ip.Length}
+	if !c.s.ChecksumCovers(h, total) {
 		return ""
 	}
 	none := c.newTmp("none")
 	c.emit("%s := false", none)
-	c.emit("if %s && %s && %s < %s {", c.hValid(h), c.hValid(ip.ID), c.hOff(ip.ID), c.hOff(h))
+	c.emit("if %s && %s && %s < %s {", c.hValid(h), c.hValid(ip.H), c.hOff(ip.H), c.hOff(h))
 	c.PushScope()
-	c.parsed = []int{h, ip.ID}
-	end, sum := c.newTmp("end"), c.readField(packet.FieldRef{Header: h, Field: spec.Checksum}, false)
-	c.emit("%s := %s + int(%s)", end, c.hOff(ip.ID), c.readField(packet.FieldRef{Header: ip.ID, Field: total}, false))
+	c.parsed = []int{h, ip.H}
+	end, sum := c.newTmp("end"), c.readField(packet.FieldRef{Header: h, Field: x.Spec.Checksum}, false)
+	c.emit("%s := %s + int(%s)", end, c.hOff(ip.H), c.readField(total, false))
 	c.parsed = nil
 	c.emit("%s = %s <= len(data) && %s >= %s+%s && %s == 0", none, end, end, c.hOff(h), c.hLen(h), sum)
 	c.PopScope()
@@ -460,24 +462,24 @@ func (c *gen) saturated(e *packet.Expr) string {
 	return fmt.Sprintf("fastpath.Saturated(%s)", v)
 }
 
-func (c *gen) Compute(n *dataflow.Node) {
-	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeChecksum(%d)", n.Op.Header)), c.malformed())
+func (c *gen) Compute(x *lower.Checksum) {
+	c.DropUnless(c.call(fmt.Sprintf("p.ComputeChecksum(%d)", x.H)))
 }
 
 // VerifyICRC generates `checksum verify icrc H` as a call of the packet
 // runtime (packet.Packet.VerifyICRC) on the packet as it is.
-func (c *gen) VerifyICRC(n *dataflow.Node) string {
+func (c *gen) VerifyICRC(x *lower.ICRC) string {
 	v, wf := c.newTmp("ok"), c.newTmp("wellFormed")
 	c.patchPending()
 	c.syncState()
-	c.emit("%s, %s := p.VerifyICRC(%d)", v, wf, n.Op.Header)
+	c.emit("%s, %s := p.VerifyICRC(%d)", v, wf, x.H)
 	c.reloadState()
 	return v + " && " + wf
 }
 
 // ComputeICRC generates `checksum compute icrc H` (packet.Packet.ComputeICRC).
-func (c *gen) ComputeICRC(n *dataflow.Node) {
-	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeICRC(%d)", n.Op.Header)), c.malformed())
+func (c *gen) ComputeICRC(x *lower.ICRC) {
+	c.DropUnless(c.call(fmt.Sprintf("p.ComputeICRC(%d)", x.H)))
 }
 
 // Register generates `load R` and `store R` as calls of the register's
@@ -533,10 +535,9 @@ func (c *gen) Cut(*dataflow.Node) {
 // it, with a call of packet.Sum rather than of the runtime, which would
 // write the packet's whole state back and read it again; false for other
 // checksums.
-func (c *gen) verifyHeader(n *dataflow.Node) (string, bool) {
-	h := n.Op.Header
-	spec := c.s.Headers[h]
-	if spec.Metadata || spec.Checksum < 0 || spec.ChecksumKind != packet.ChecksumHeader || spec.ChecksumOptional {
+func (c *gen) verifyHeader(x *lower.Checksum) (string, bool) {
+	h := x.H
+	if !x.Own || x.Spec.ChecksumOptional {
 		return "", false
 	}
 	v := c.newTmp("ok")

@@ -56,8 +56,10 @@ type Dialect interface {
 	// where the picked action runs.
 	Lookup(n *dataflow.Node, l *Lookup)
 	Push(n *dataflow.Node)
-	Verify(n *dataflow.Node) (cond string)
-	Compute(n *dataflow.Node)
+	// A checksum verify (the condition that it holds) and compute,
+	// lowered (LowerChecksum).
+	Verify(c *Checksum) (cond string)
+	Compute(c *Checksum)
 	// Place places a segment in keyed state and fires the port the state
 	// picks (or refuses, where the target holds no such state).
 	Place(n *dataflow.Node)
@@ -67,8 +69,8 @@ type Dialect interface {
 // the ICRC, registers and cut. A target whose Dialect is not one refuses
 // them.
 type RoCEDialect interface {
-	VerifyICRC(n *dataflow.Node) (cond string)
-	ComputeICRC(n *dataflow.Node)
+	VerifyICRC(x *ICRC) (cond string)
+	ComputeICRC(x *ICRC)
 	// Register returns the condition of a load's hit or a store's out.
 	Register(n *dataflow.Node) (cond string)
 	Cut(n *dataflow.Node)
@@ -179,9 +181,9 @@ func (w *Walker) Node(b *Block) {
 		w.pop(n)
 		w.Fire(n, 0)
 	case packet.OpChecksumVerify:
-		w.Branch(n, d.Verify(n))
+		w.Branch(n, d.Verify(w.LowerChecksum(n)))
 	case packet.OpChecksumCompute:
-		d.Compute(n)
+		d.Compute(w.LowerChecksum(n))
 		w.Fire(n, 0)
 	case packet.OpEmit, packet.OpSteer:
 		w.Exit(&Exit{Kind: Sink, From: n.ID, To: n, Own: true})
@@ -203,13 +205,14 @@ func (w *Walker) roce(n *dataflow.Node) {
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
 		return
 	}
+	x := &ICRC{H: n.Op.Header, IPs: IPHeaders(w.P.Graph.Schema)}
 	switch n.Op.Kind {
 	case packet.OpICRCVerify:
-		w.Branch(n, d.VerifyICRC(n))
+		w.Branch(n, d.VerifyICRC(x))
 	case packet.OpLoad, packet.OpStore:
 		w.Branch(n, d.Register(n))
 	case packet.OpICRCCompute:
-		d.ComputeICRC(n)
+		d.ComputeICRC(x)
 		w.Fire(n, 0)
 	default:
 		d.Cut(n)

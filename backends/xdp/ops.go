@@ -516,82 +516,63 @@ func (c *gen) push(o *packet.Op) {
 	c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d);", h, off, h, n, h)
 }
 
-// region generates packet.Packet.region(h): ok, the covered bytes
-// [start, end) and the pseudo-header's sum (variables named from base).
-func (c *gen) region(h int, ok, start, end, pseudo string) {
-	spec := c.s.Headers[h]
+// region generates packet.Packet.region as lowered (lower.Checksum): ok,
+// the covered bytes [start, end) and the pseudo-header's sum.
+func (c *gen) region(x *lower.Checksum, ok, start, end, pseudo string) {
+	h := x.H
 	c.emit("int %s = 0; __u32 %s = 0, %s = 0; __u64 %s = 0;", ok, start, end, pseudo)
 	c.emit("if (%s) {", c.isValid(h))
 	c.emit("%s = st->off[%d];", start, h)
-	if spec.ChecksumKind == packet.ChecksumHeader {
+	if x.Own {
 		c.emit("%s = %s + st->len[%d];", end, start, h)
 		c.emit("%s = %s <= NSC_LEN;", ok, end)
 		c.emit("}")
 		return
 	}
-	v4, v6 := c.ipHeaders()
 	c.emit("__u32 proto = 0, e = NSC_LEN; int ip = 0;")
-	if v4 != nil {
-		c.emit("if (%s && st->off[%d] < %s) {", c.isValid(v4.h), v4.h, start)
-		c.emit("ip = 4; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", v4.h)
-		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", v4.h)
-		c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
-		c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[v4.h].FixedBytes(), c.beyondHead())
-		c.emit("l = %s; proto = %s;", getField(c.s, "ib", v4.h, v4.length), getField(c.s, "ib", v4.h, v4.proto))
+	for _, ip := range x.IPs {
+		c.emit("if (%s && st->off[%d] < %s) {", c.isValid(ip.H), ip.H, start)
+		c.emit("ip = %d; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", ipVersion(ip), ip.H)
+		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", ip.H)
+		c.ipBytes(ip)
+		c.emit("l = %s; proto = %s;", getField(c.s, "ib", ip.H, ip.Length), getField(c.s, "ib", ip.H, ip.Proto))
 		c.emit("}")
-		c.emit("e = ho + l;")
-		c.emit("} else")
-	}
-	if v6 != nil {
-		c.emit("if (%s && st->off[%d] < %s) {", c.isValid(v6.h), v6.h, start)
-		c.emit("ip = 6; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", v6.h)
-		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", v6.h)
-		c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
-		c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[v6.h].FixedBytes(), c.beyondHead())
-		c.emit("l = %s; proto = %s;", getField(c.s, "ib", v6.h, v6.length), getField(c.s, "ib", v6.h, v6.proto))
-		c.emit("}")
-		c.emit("e = ho + st->len[%d] + l;", v6.h)
+		if ip.V6 {
+			c.emit("e = ho + st->len[%d] + l;", ip.H)
+		} else {
+			c.emit("e = ho + l;")
+		}
 		c.emit("} else")
 	}
 	c.emit("{}")
 	c.emit("%s = e;", end)
 	c.emit("%s = %s <= NSC_LEN && %s >= %s + st->len[%d];", ok, end, end, start, h)
-	if spec.ChecksumKind == packet.ChecksumL4 {
+	if x.Pseudo {
 		c.emit("if (%s && ip) {", ok)
 		c.emit("__u32 cov = %s - %s;", end, start)
-		for _, ip := range []*ipInfo{v4, v6} {
-			if ip == nil {
-				continue
+		for _, ip := range x.IPs {
+			if ip.Unaligned >= 0 {
+				c.fail("%s.%s is not byte-aligned: the pseudo-header cannot use it", c.s.Headers[ip.H].Name, c.s.Headers[ip.H].Fields[ip.Unaligned].Name)
+				return
 			}
-			n := 4
-			if ip == v6 {
-				n = 6
-			}
-			c.emit("if (ip == %d) {", n)
-			c.emit("__u32 ho = st->off[%d] & NSC_OM;", ip.h)
-			c.emit("if (ho + st->len[%d] > NSC_LEN) %s = 0;", ip.h, ok)
+			c.emit("if (ip == %d) {", ipVersion(ip))
+			c.emit("__u32 ho = st->off[%d] & NSC_OM;", ip.H)
+			c.emit("if (ho + st->len[%d] > NSC_LEN) %s = 0;", ip.H, ok)
 			c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
-			c.emit("if (%s && (void *)(ib + %d) <= data_end) {", ok, c.s.Headers[ip.h].FixedBytes())
+			c.emit("if (%s && (void *)(ib + %d) <= data_end) {", ok, c.s.Headers[ip.H].FixedBytes())
 			var terms []string
-			for _, f := range []int{ip.src, ip.dst} {
-				fs := c.s.Headers[ip.h].Fields[f]
-				if fs.Offset%8 != 0 || fs.Width%8 != 0 {
-					c.fail("%s.%s is not byte-aligned: the pseudo-header cannot use it", c.s.Headers[ip.h].Name, fs.Name)
-					return
-				}
-				for k := fs.Offset / 8; k < (fs.Offset+fs.Width)/8; k += 2 {
-					if k+1 < (fs.Offset+fs.Width)/8 {
-						terms = append(terms, fmt.Sprintf("((__u64)ib[%d] << 8 | ib[%d])", k, k+1))
-					} else {
-						terms = append(terms, fmt.Sprintf("((__u64)ib[%d] << 8)", k))
-					}
+			for i, k := range ip.Words {
+				if ip.Lone[i] {
+					terms = append(terms, fmt.Sprintf("((__u64)ib[%d] << 8)", k))
+				} else {
+					terms = append(terms, fmt.Sprintf("((__u64)ib[%d] << 8 | ib[%d])", k, k+1))
 				}
 			}
-			if ip == v4 {
-				terms = append(terms, "proto", "(cov & 0xffff)")
-			} else {
-				terms = append(terms, "proto", "(cov >> 16)", "(cov & 0xffff)")
+			terms = append(terms, "proto")
+			if ip.V6 {
+				terms = append(terms, "(cov >> 16)")
 			}
+			terms = append(terms, "(cov & 0xffff)")
 			c.emit("%s = %s;", pseudo, strings.Join(terms, " + "))
 			c.emit("} else %s = 0;", ok)
 			c.emit("}")
@@ -601,27 +582,19 @@ func (c *gen) region(h int, ok, start, end, pseudo string) {
 	c.emit("}")
 }
 
-type ipInfo struct{ h, src, dst, proto, length int }
+// ipVersion is IP header ip's version.
+func ipVersion(ip lower.IPHeader) int {
+	if ip.V6 {
+		return 6
+	}
+	return 4
+}
 
-// ipHeaders finds the IP convention's headers (docs/language.md 4.4).
-func (c *gen) ipHeaders() (v4, v6 *ipInfo) {
-	field := func(h *packet.HeaderSpec, name string) int {
-		i, _ := h.Field(name)
-		return i
-	}
-	if h, ok := c.s.Header("ipv4"); ok {
-		x := &ipInfo{h.ID, field(h, "src"), field(h, "dst"), field(h, "proto"), field(h, "total_len")}
-		if x.src >= 0 && x.dst >= 0 && x.proto >= 0 && x.length >= 0 && !h.Metadata {
-			v4 = x
-		}
-	}
-	if h, ok := c.s.Header("ipv6"); ok {
-		x := &ipInfo{h.ID, field(h, "src"), field(h, "dst"), field(h, "next_hdr"), field(h, "payload_len")}
-		if x.src >= 0 && x.dst >= 0 && x.proto >= 0 && x.length >= 0 && !h.Metadata {
-			v6 = x
-		}
-	}
-	return v4, v6
+// ipBytes points ib at IP header ip's bytes at offset ho, checked within
+// the head.
+func (c *gen) ipBytes(ip lower.IPHeader) {
+	c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
+	c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[ip.H].FixedBytes(), c.beyondHead())
 }
 
 // getField reads field f of header h at pointer b (bounds checked) as a
@@ -634,49 +607,39 @@ func getField(s *packet.Schema, b string, h, f int) string {
 	return getBits(b, fs.Offset, fs.Width)
 }
 
-// verify generates `checksum verify H` as a condition.
-func (c *gen) verify(h int) string {
-	spec := c.s.Headers[h]
-	if spec.Metadata || spec.Checksum < 0 {
-		c.fail("checksum verify %s: the header has no checksum", spec.Name)
-		return "0"
-	}
+// Verify generates `checksum verify H` as a condition: a zero checksum
+// that may be absent passes behind IPv4 (packet.Packet.VerifyChecksum).
+func (c *gen) Verify(x *lower.Checksum) string {
 	c.usesSum = true
 	ok, start, end, pseudo := c.newTmp("rok"), c.newTmp("rs"), c.newTmp("re"), c.newTmp("rp")
-	c.region(h, ok, start, end, pseudo)
+	c.region(x, ok, start, end, pseudo)
 	r := c.newTmp("valid")
 	c.emit("int %s = 0;", r)
 	c.emit("if (%s) {", ok)
-	v4, _ := c.ipHeaders()
-	if spec.ChecksumOptional && v4 != nil {
-		fs := spec.Fields[spec.Checksum]
-		c.emit("__u32 ho = st->off[%d] & NSC_OM;", h)
-		c.emit("unsigned char *cb = (unsigned char *)data + ho + %d; NSC_HIDE(cb);", fs.Offset/8)
+	if v4 := x.IPv4(); x.Spec.ChecksumOptional && v4 != nil {
+		c.emit("__u32 ho = st->off[%d] & NSC_OM;", x.H)
+		c.emit("unsigned char *cb = (unsigned char *)data + ho + %d; NSC_HIDE(cb);", x.Field.Offset/8)
 		c.emit("if ((void *)(cb + 2) > data_end) %s", c.beyondHead())
-		c.emit("if (%s && cb[0] == 0 && cb[1] == 0) %s = 1; else", c.isValid(v4.h), r)
+		c.emit("if (%s && cb[0] == 0 && cb[1] == 0) %s = 1; else", c.isValid(v4.H), r)
 	}
 	c.emit("%s = nsc_fold(nsc_sum(ctx, %s, %s) + %s) == 0xffff;", r, start, end, pseudo)
 	c.emit("}")
 	return r
 }
 
-// compute generates `checksum compute H`.
-func (c *gen) compute(h int) {
-	spec := c.s.Headers[h]
-	if spec.Metadata || spec.Checksum < 0 {
-		c.fail("checksum compute %s: the header has no checksum", spec.Name)
-		return
-	}
+// Compute generates `checksum compute H`: 0xffff for a zero that would
+// mean none.
+func (c *gen) Compute(x *lower.Checksum) {
 	c.usesSum = true
-	fs := spec.Fields[spec.Checksum]
+	h, fs := x.H, x.Field
 	b := c.hdr(h)
 	c.emit("%s[%d] = 0; %s[%d] = 0;", b, fs.Offset/8, b, fs.Offset/8+1)
 	ok, start, end, pseudo := c.newTmp("rok"), c.newTmp("rs"), c.newTmp("re"), c.newTmp("rp")
-	c.region(h, ok, start, end, pseudo)
+	c.region(x, ok, start, end, pseudo)
 	c.emit("if (!%s) %s", ok, c.malformed())
 	cs := c.newTmp("cs")
 	c.emit("__u16 %s = ~nsc_fold(nsc_sum(ctx, %s, %s) + %s);", cs, start, end, pseudo)
-	if spec.ChecksumOptional {
+	if x.Spec.ChecksumOptional {
 		c.emit("if (%s == 0) %s = 0xffff;", cs, cs)
 	}
 	c.forget()
