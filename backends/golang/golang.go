@@ -333,14 +333,14 @@ func (c *gen) Extract(n *dataflow.Node) (string, bool) {
 
 func (c *gen) Assign(a *lower.SetAssign, update []int) { c.assign(a.Assign, update) }
 
-func (c *gen) Push(n *dataflow.Node) {
-	o := n.Op
+// Push pushes through the packet runtime, which moves the offsets.
+func (c *gen) Push(p *lower.Push) {
 	off := "0"
-	if o.After >= 0 {
-		c.emit("if !%s { %s }", c.hValid(o.After), c.malformed())
-		off = c.hOff(o.After) + "+" + c.hLen(o.After)
+	if p.After >= 0 {
+		c.DropUnless(c.hValid(p.After))
+		off = c.hOff(p.After) + "+" + c.hLen(p.After)
 	}
-	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Push(%d, %s, %d)", o.Header, off, o.Extra)), c.malformed())
+	c.DropUnless(c.call(fmt.Sprintf("p.Push(%d, %s, %d)", p.H, off, p.Extra)))
 }
 
 // Verify generates `checksum verify H` as packet.Packet.VerifyChecksum

@@ -55,7 +55,8 @@ type Dialect interface {
 	// Lookup looks a lowered lookup's keys up and calls Walker.Actions
 	// where the picked action runs.
 	Lookup(n *dataflow.Node, l *Lookup)
-	Push(n *dataflow.Node)
+	// Push prints a lowered push (LowerPush).
+	Push(p *Push)
 	// A checksum verify (the condition that it holds) and compute,
 	// lowered (LowerChecksum).
 	Verify(c *Checksum) (cond string)
@@ -175,7 +176,7 @@ func (w *Walker) Node(b *Block) {
 		w.set(n)
 		w.Fire(n, 0)
 	case packet.OpPush:
-		d.Push(n)
+		w.push(n)
 		w.Fire(n, 0)
 	case packet.OpPop:
 		w.pop(n)

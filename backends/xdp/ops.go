@@ -476,23 +476,19 @@ func (c *gen) move(off, n, short string) {
 	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= %s;", n)
 }
 
-// push generates `push H [after G]`: the frame's head moves back and the
+// Push generates `push H [after G]`: the frame's head moves back and the
 // bytes in front of the insertion point with it, the header zeroed.
-func (c *gen) push(o *packet.Op) {
-	h := o.Header
-	spec := c.s.Headers[h]
-	if spec.Metadata {
-		return
-	}
+func (c *gen) Push(p *lower.Push) {
+	h := p.H
 	c.usesMove = true
 	off := c.newTmp("pu")
-	if o.After >= 0 {
-		c.emit("if (!%s) %s", c.isValid(o.After), c.malformed())
-		c.emit("__u32 %s = (__u32)st->off[%d] + st->len[%d];", off, o.After, o.After)
+	if p.After >= 0 {
+		c.DropUnless(c.isValid(p.After))
+		c.emit("__u32 %s = (__u32)st->off[%d] + st->len[%d];", off, p.After, p.After)
 	} else {
 		c.emit("__u32 %s = 0;", off)
 	}
-	n := spec.FixedBytes() + o.Extra
+	n := p.N
 	c.emit("if (%s || %s > NSC_LEN) %s", c.isValid(h), off, c.malformed())
 	c.emit("if (%s <= 64) {", off)
 	c.emit("if (bpf_xdp_adjust_head(ctx, -%d)) %s", n, c.malformed())
@@ -506,10 +502,7 @@ func (c *gen) push(o *packet.Op) {
 	c.emit("} else if (nsc_push_move(ctx, %s, %d)) %s", off, n, c.malformed())
 	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += %d;", n)
 	c.forget()
-	for i, hs := range c.s.Headers {
-		if hs.Metadata || i == h || !c.mayValid(i) {
-			continue
-		}
+	for _, i := range p.Moved {
 		c.emit("if (%s && st->off[%d] >= %s) st->off[%d] += %d;", c.isValid(i), i, off, i, n)
 	}
 	c.emit("if (st->cursor >= %s) st->cursor += %d;", off, n)

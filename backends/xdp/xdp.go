@@ -339,7 +339,6 @@ func cComment(s string) string { return strings.ReplaceAll(s, "*/", "* /") }
 func (c *gen) DropUnless(cond string) { c.emit("if (!%s) %s", cond, c.malformed()) }
 
 func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.Header), false }
-func (c *gen) Push(n *dataflow.Node)                   { c.push(n.Op) }
 
 func (c *gen) Place(n *dataflow.Node) {
 	c.fail("place %s: keyed state (event buffers the data path creates) is not generated for this target", c.s.States[n.Op.State].Name)
