@@ -324,11 +324,11 @@ func (c *gen) malformed() string {
 
 func (c *gen) DropUnless(cond string) { c.emit("if !%s { %s }", cond, c.malformed()) }
 
-func (c *gen) Extract(n *dataflow.Node) (string, bool) {
-	if c.extractAbsent(n) {
+func (c *gen) Extract(n *dataflow.Node, x *lower.Extract) (string, bool) {
+	if c.extractAbsent(n, x) {
 		return "", true
 	}
-	return c.extract(n.Op.Header), false
+	return c.extract(x), false
 }
 
 func (c *gen) Assign(a *lower.SetAssign, update []int) { c.assign(a.Assign, update) }

@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"strings"
 
-	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
@@ -19,15 +18,14 @@ import (
 // says H is not there yet, and reports whether it did. The header's state
 // changes only on the way that extracts it, so no flag is carried to the
 // branch.
-func (c *gen) extractAbsent(n *dataflow.Node) bool {
-	h := n.Op.Header
+func (c *gen) extractAbsent(n *dataflow.Node, x *lower.Extract) bool {
+	h := x.H
 	spec := c.s.Headers[h]
-	if spec.Metadata || c.mayValid(h) {
+	if x.Meta || c.mayValid(h) {
 		return false
 	}
-	fixed := spec.FixedBytes()
-	last := spec.Fields[len(spec.Fields)-1]
-	if !last.Variable() {
+	fixed := x.Fixed
+	if x.Length == nil {
 		c.emit("if cur >= 0 && cur+%d <= len(data) {", fixed)
 		c.emit("%s; cur += %d // %s", c.hSet(h, "cur", fmt.Sprint(fixed)), fixed, spec.Name)
 		c.w.Fire(n, 0)
@@ -36,7 +34,7 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 		return true
 	}
 	c.emit("if off := cur; off >= 0 && off+%d <= len(data) {", fixed)
-	ext, fits, empty := c.extLength(h)
+	ext, fits, empty := c.extLength(x)
 	// The jump along port 0, emitted twice: one flow edge, two ways.
 	jump := c.capture(func() { c.w.Fire(n, 0) })
 	// On the hot path the header is taken without its variable part (an
@@ -87,7 +85,7 @@ func (c *gen) ParseBegin(pg *lower.ParseGraph) (string, bool) {
 	return c.parseVar, true
 }
 
-func (c *gen) ParseHeader(h int) { c.emit("if !%s { break }", c.extract(h)) }
+func (c *gen) ParseHeader(x *lower.Extract) { c.emit("if !%s { break }", c.extract(x)) }
 
 func (c *gen) ParseNext(h int, e *packet.ParseEdge, seen []int) {
 	c.PushScope()
@@ -113,23 +111,21 @@ func (c *gen) ParseEnd(*lower.ParseGraph) {
 	c.emit("}")
 }
 
-// extLength places variable-size header h provisionally at off (its fixed
-// part; the length is read with the header there, as packet.Packet.Extract
-// does) and evaluates the length of its variable part: the length as an
-// int expression, whether the whole header fits, and whether the variable
-// part is empty.
-func (c *gen) extLength(h int) (ext, fits, empty string) {
-	spec := c.s.Headers[h]
-	n, length := spec.FixedBytes(), spec.Fields[len(spec.Fields)-1].Length
-	c.emit("%s", c.hSet(h, "off", fmt.Sprint(n)))
+// extLength places variable-size header x.H provisionally at off (its
+// fixed part; the length is read with the header there) and evaluates the
+// length of its variable part: the length as an int expression, whether
+// the whole header fits, and whether the variable part is empty.
+func (c *gen) extLength(x *lower.Extract) (ext, fits, empty string) {
+	n, length := x.Fixed, x.Length
+	c.emit("%s", c.hSet(x.H, "off", fmt.Sprint(n)))
 	c.hdrs = append(c.hdrs, map[int]string{})
 	defer func() { c.hdrs = c.hdrs[:len(c.hdrs)-1] }()
 	ext = c.newTmp("ext")
-	if _, _, small := flow.SmallRange(c.s, length); small {
+	switch {
+	case x.Small:
 		c.emit("%s := %s", ext, c.i64(length))
 		return ext, fmt.Sprintf("%s >= 0 && %s <= int64(len(data)) && off+%d+int(%s) <= len(data)", ext, ext, n, ext), ext + " == 0"
-	}
-	if flow.IsWide(length) {
+	case x.Wide:
 		c.emit("%s := %s", ext, c.Value(length))
 		return ext + ".Lo", fmt.Sprintf("%s.Hi == 0 && %s.Lo <= uint64(len(data)) && off+%d+int(%s.Lo) <= len(data)", ext, ext, n, ext), ext + ".IsZero()"
 	}
@@ -139,28 +135,28 @@ func (c *gen) extLength(h int) (ext, fits, empty string) {
 
 // extract generates `extract H` as a condition; a fixed-size header is
 // extracted inline.
-func (c *gen) extract(h int) string {
-	spec := c.s.Headers[h]
-	if spec.Metadata || c.mustValid(h) {
+func (c *gen) extract(x *lower.Extract) string {
+	h := x.H
+	if x.Meta || c.mustValid(h) {
 		return "true" // already there: nothing to do
 	}
-	last := spec.Fields[len(spec.Fields)-1]
-	n := spec.FixedBytes()
+	n := x.Fixed
+	name := c.s.Headers[h].Name
 	ok := c.newTmp("x")
 	c.emit("%s := %s // already there: nothing to do", ok, c.hValid(h))
 	c.emit("if !%s {", ok)
 	defer c.emit("}")
-	if last.Variable() {
+	if x.Length != nil {
 		c.emit("if off := cur; off >= 0 && off+%d <= len(data) {", n)
-		ext, fits, _ := c.extLength(h)
+		ext, fits, _ := c.extLength(x)
 		c.emit("%s = %s", ok, fits)
 		c.emit("if %s { %s += int(%s); cur = off + %s }", ok, c.hLen(h), ext, c.hLen(h))
 		c.emit("}")
-		c.emit("if !%s { %s } // %s", ok, c.hClear(h), spec.Name)
+		c.emit("if !%s { %s } // %s", ok, c.hClear(h), name)
 		return ok
 	}
 	c.emit("%s = cur >= 0 && cur+%d <= len(data)", ok, n)
-	c.emit("if %s { %s; cur += %d } else { %s } // %s", ok, c.hSet(h, "cur", fmt.Sprint(n)), n, c.hClear(h), spec.Name)
+	c.emit("if %s { %s; cur += %d } else { %s } // %s", ok, c.hSet(h, "cur", fmt.Sprint(n)), n, c.hClear(h), name)
 	return ok
 }
 

@@ -41,9 +41,9 @@ type ParseSyntax interface {
 	// returns the parse's condition and false where the printer parses
 	// another way (a runtime call), which it has printed then.
 	ParseBegin(pg *ParseGraph) (cond string, unrolled bool)
-	// ParseHeader extracts header h at the cursor (metadata: nothing to
-	// do) and ends the parse, failed, where it is not there.
-	ParseHeader(h int)
+	// ParseHeader extracts a header at the cursor and ends the parse,
+	// failed, where it is not there.
+	ParseHeader(x *Extract)
 	// ParseNext opens the branch taken when h's edge e matches, the
 	// headers in seen valid (extracted on the way); EndParseNext closes
 	// it.
@@ -103,7 +103,7 @@ func Parse(d ParseSyntax, s *packet.Schema, pg *ParseGraph) string {
 // parseFrom prints the parse from header h, the headers in seen on the
 // way.
 func parseFrom(d ParseSyntax, s *packet.Schema, h int, seen []int) {
-	d.ParseHeader(h)
+	d.ParseHeader(LowerExtract(s, h))
 	seen = append(seen[:len(seen):len(seen)], h)
 	for i := range s.Next {
 		e := &s.Next[i]

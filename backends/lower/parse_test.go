@@ -32,9 +32,9 @@ func (r *parseRecorder) add(s parseStmt) *parseStmt {
 }
 
 func (r *parseRecorder) ParseBegin(*lower.ParseGraph) (string, bool) { return "", true }
-func (r *parseRecorder) ParseHeader(h int) {
+func (r *parseRecorder) ParseHeader(x *lower.Extract) {
 	r.headers++
-	r.add(parseStmt{extract: h})
+	r.add(parseStmt{extract: x.H})
 }
 func (r *parseRecorder) ParseNext(_ int, e *packet.ParseEdge, _ []int) {
 	s := r.add(parseStmt{extract: -1, edge: e})

@@ -49,9 +49,10 @@ type Dialect interface {
 	DropUnless(cond string)
 
 	// The operations printed whole.
-	// Extract returns the condition that the header is there, or fired
-	// when the printer branched itself.
-	Extract(n *dataflow.Node) (cond string, fired bool)
+	// Extract prints extract node n, lowered (LowerExtract): it returns
+	// the condition that the header is there, or fired when the printer
+	// branched itself.
+	Extract(n *dataflow.Node, x *Extract) (cond string, fired bool)
 	// Lookup looks a lowered lookup's keys up and calls Walker.Actions
 	// where the picked action runs.
 	Lookup(n *dataflow.Node, l *Lookup)
@@ -163,7 +164,7 @@ func (w *Walker) Node(b *Block) {
 	case packet.OpParse:
 		w.parse(n)
 	case packet.OpExtract:
-		if cond, fired := d.Extract(n); !fired {
+		if cond, fired := d.Extract(n, LowerExtract(w.P.Graph.Schema, n.Op.Header)); !fired {
 			w.Branch(n, cond)
 		}
 	case packet.OpTest:

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -17,29 +16,24 @@ import (
 
 // extract generates `extract H` as a condition; the header's state is set
 // as packet.Packet.Extract does.
-func (c *gen) extract(h int) string {
-	spec := c.s.Headers[h]
-	if spec.Metadata {
+func (c *gen) extract(x *lower.Extract) string {
+	if x.Meta {
 		return "1"
 	}
 	ok := c.newTmp("x")
-	c.emit("int %s = %s; /* already there: nothing to do */", ok, c.isValid(h))
+	c.emit("int %s = %s; /* already there: nothing to do */", ok, c.isValid(x.H))
 	c.emit("if (!%s) {", ok)
-	c.extractAt(h, ok)
+	c.extractAt(x, ok)
 	c.emit("}")
 	return ok
 }
 
-// extractAt extracts header h at the cursor into variable ok (true when it
-// fits), advancing the cursor; h is left invalid when it does not fit.
-func (c *gen) extractAt(h int, ok string) {
-	spec := c.s.Headers[h]
-	if len(spec.Fields) == 0 {
-		c.fail("header %s has no fields", spec.Name)
-		return
-	}
-	last := spec.Fields[len(spec.Fields)-1]
-	n := spec.FixedBytes()
+// extractAt extracts header x.H at the cursor into variable ok (true when
+// it fits), advancing the cursor; the header is left invalid when it does
+// not fit.
+func (c *gen) extractAt(x *lower.Extract, ok string) {
+	h, n := x.H, x.Fixed
+	name := c.s.Headers[h].Name
 	// The header's validity changes here: what the analysis knows of the
 	// node's start no longer holds for the rest of it.
 	c.noFacts = true
@@ -51,28 +45,26 @@ func (c *gen) extractAt(h int, ok string) {
 		c.emit("NSC_HIDE(hp%d);", h)
 		c.emit("if ((void *)(hp%d + %d) > data_end) %s /* within NSC_LEN: checked */", h, n, c.beyondHead())
 	}
-	if !last.Variable() {
+	if x.Length == nil {
 		c.emit("%s = %s + %d <= NSC_LEN;", ok, cur, n)
 		c.emit("if (%s) {", ok)
 		c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d); st->cursor = %s + %d;", h, cur, h, n, h, cur, n)
 		setPtr()
-		c.emit("} else NSC_CLRV(%d); /* %s */", h, spec.Name)
+		c.emit("} else NSC_CLRV(%d); /* %s */", h, name)
 		return
 	}
-	// The length is read with the header provisionally in place, as
-	// packet.Packet.Extract does.
 	c.emit("%s = 0;", ok)
 	c.emit("if (%s + %d <= NSC_LEN) {", cur, n)
 	c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d);", h, cur, h, n, h)
 	c.PushScope()
 	ext := c.newTmp("ext")
-	if flow.IsWide(last.Length) {
+	if x.Wide {
 		v := c.newTmp("xv")
-		c.emit("nsc_v128 %s = %s;", v, c.Value(last.Length))
+		c.emit("nsc_v128 %s = %s;", v, c.Value(x.Length))
 		c.emit("__u64 %s = %s.lo;", ext, v)
 		c.emit("%s = %s.hi == 0 && %s <= NSC_LEN && %s + %d + %s <= NSC_LEN;", ok, v, ext, cur, n, ext)
 	} else {
-		c.emit("__u64 %s = %s;", ext, c.U64(last.Length))
+		c.emit("__u64 %s = %s;", ext, c.U64(x.Length))
 		c.emit("%s = %s <= NSC_LEN && %s + %d + %s <= NSC_LEN;", ok, ext, cur, n, ext)
 	}
 	c.PopScope()
@@ -81,7 +73,7 @@ func (c *gen) extractAt(h int, ok string) {
 	setPtr()
 	c.emit("}")
 	c.emit("}")
-	c.emit("if (!%s) NSC_CLRV(%d); /* %s */", ok, h, spec.Name)
+	c.emit("if (!%s) NSC_CLRV(%d); /* %s */", ok, h, name)
 }
 
 // An unrolled parse (lower.ParseSyntax): a block per header, a goto to
@@ -104,14 +96,14 @@ func (c *gen) ParseBegin(pg *lower.ParseGraph) (string, bool) {
 	return c.parsed, true
 }
 
-func (c *gen) ParseHeader(h int) {
+func (c *gen) ParseHeader(x *lower.Extract) {
 	c.emit("{")
-	if c.s.Headers[h].Metadata {
+	if x.Meta {
 		return
 	}
 	ok := c.newTmp("x")
 	c.emit("int %s;", ok)
-	c.extractAt(h, ok)
+	c.extractAt(x, ok)
 	c.emit("if (!%s) { %s = 0; goto %s; }", ok, c.parsed, c.parseDone)
 }
 
