@@ -59,6 +59,12 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	return c.file(opt)
 }
 
+// The Go fast path holds keyed state and runs RoCE's operations.
+var (
+	_ lower.PlaceSyntax = (*gen)(nil)
+	_ lower.RoCEDialect = (*gen)(nil)
+)
+
 type gen struct {
 	g     *dataflow.Graph
 	w     *lower.Walker // the lowered graph, printed through this dialect
@@ -396,22 +402,21 @@ func (c *gen) noChecksum(x *lower.Checksum) string {
 	return none
 }
 
-// Place generates `place S at OFFSET [size N]` as the interpreter runs
-// it: the key, the event length and the offset evaluated (a 128-bit value
-// saturated to 64 bits), the payload at the cursor, the state's runtime
-// (fastpath.State) picking the port; on complete the packet is the event:
-// no header valid, the cursor at 0, the metadata kept.
-func (c *gen) Place(n *dataflow.Node) {
-	o := n.Op
-	def := c.s.States[o.State]
+// Place generates a lowered place (lower.Place): the key, the event
+// length and the offset evaluated (a 128-bit value saturated to 64 bits),
+// the payload at the cursor, the state's runtime (fastpath.State) picking
+// the port; on complete the packet is the event: no header valid, the
+// cursor at 0, the metadata kept.
+func (c *gen) Place(pl *lower.Place) (string, bool) {
+	def := pl.Def
 	if len(def.Keys) > fastpath.MaxStateKeys {
-		c.w.Refuse(n, "place %s: a key of %d expressions; the Go runtime takes at most %d", def.Name, len(def.Keys), fastpath.MaxStateKeys)
-		return
+		c.w.Refuse(c.owner, "place %s: a key of %d expressions; the Go runtime takes at most %d", def.Name, len(def.Keys), fastpath.MaxStateKeys)
+		return "", false
 	}
 	k := c.newTmp("key")
 	c.emit("var %s fastpath.StateKey", k)
 	for i, e := range def.Keys {
-		if flow.IsWide(e) {
+		if pl.Wide[i] {
 			v := c.newTmp("kv")
 			c.emit("%s := %s", v, c.Value(e))
 			c.emit("%s[%d], %s[%d] = %s.Hi, %s.Lo", k, 2*i, k, 2*i+1, v, v)
@@ -419,18 +424,18 @@ func (c *gen) Place(n *dataflow.Node) {
 			c.emit("%s[%d] = %s", k, 2*i+1, c.U64(e))
 		}
 	}
-	length, offset := c.saturated(def.Length), c.saturated(o.Offset)
+	length, offset := c.saturated(pl.Length), c.saturated(pl.Offset)
 	rest, size := c.newTmp("rest"), c.newTmp("size")
 	c.emit("%s := uint64(max(len(data)-cur, 0))", rest)
-	if o.Size != nil {
-		c.emit("%s := %s", size, c.saturated(o.Size))
+	if pl.Size != nil {
+		c.emit("%s := %s", size, c.saturated(pl.Size))
 		c.emit("if %s > %s { %s }", size, rest, c.malformed())
 	} else {
 		c.emit("%s := %s", size, rest)
 	}
 	c.patchPending() // the payload is read as it is
 	port, ev := c.newTmp("port"), c.newTmp("ev")
-	c.emit("%s, %s := pl.states[%d].Place(&%s, %s, %s, data[cur:cur+int(%s)])", port, ev, o.State, k, length, offset, size)
+	c.emit("%s, %s := pl.states[%d].Place(&%s, %s, %s, data[cur:cur+int(%s)])", port, ev, pl.State, k, length, offset, size)
 	c.emit("if %s == %d { // the packet is the event now", port, packet.PlaceComplete)
 	c.emit("data, cur = %s, 0", ev)
 	for h, hs := range c.s.Headers {
@@ -439,17 +444,20 @@ func (c *gen) Place(n *dataflow.Node) {
 		}
 	}
 	c.emit("}")
-	c.emit("switch %s {", port)
-	for i := range packet.PlacePorts {
-		if i == len(packet.PlacePorts)-1 {
-			c.emit("default:")
-		} else {
-			c.emit("case %d:", i)
-		}
-		c.w.Fire(n, i)
-	}
-	c.emit("}")
+	return port, true
 }
+
+func (c *gen) PortSwitch(port string) { c.emit("switch %s {", port) }
+
+func (c *gen) PortCase(i int, last bool) {
+	if last {
+		c.emit("default:")
+	} else {
+		c.emit("case %d:", i)
+	}
+}
+
+func (c *gen) EndPortSwitch() { c.emit("}") }
 
 // saturated evaluates e as a uint64, a 128-bit value above 64 bits as the
 // largest one (the interpreter's rule for lengths and offsets).

@@ -62,9 +62,6 @@ type Dialect interface {
 	// lowered (LowerChecksum).
 	Verify(c *Checksum) (cond string)
 	Compute(c *Checksum)
-	// Place places a segment in keyed state and fires the port the state
-	// picks (or refuses, where the target holds no such state).
-	Place(n *dataflow.Node)
 }
 
 // RoCEDialect is a Dialect that also runs what a RoCEv2 responder needs:
@@ -192,7 +189,7 @@ func (w *Walker) Node(b *Block) {
 	case packet.OpDrop:
 		w.Exit(&Exit{Kind: Drop, From: n.ID, Site: n.Name, Reason: n.Op.Label, Own: true})
 	case packet.OpPlace:
-		d.Place(n)
+		w.place(n)
 	case packet.OpICRCVerify, packet.OpICRCCompute, packet.OpLoad, packet.OpStore, packet.OpCut:
 		w.roce(n)
 	default:

@@ -340,10 +340,6 @@ func (c *gen) DropUnless(cond string) { c.emit("if (!%s) %s", cond, c.malformed(
 
 func (c *gen) Extract(_ *dataflow.Node, x *lower.Extract) (string, bool) { return c.extract(x), false }
 
-func (c *gen) Place(n *dataflow.Node) {
-	c.fail("place %s: keyed state (event buffers the data path creates) is not generated for this target", c.s.States[n.Op.State].Name)
-}
-
 func (c *gen) If(cond string) { c.emit("if %s {", paren(cond)) }
 func (c *gen) EndIf()         { c.emit("}") }
 
