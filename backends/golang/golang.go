@@ -490,38 +490,35 @@ func (c *gen) ComputeICRC(x *lower.ICRC) {
 	c.DropUnless(c.call(fmt.Sprintf("p.ComputeICRC(%d)", x.H)))
 }
 
-// Register generates `load R` and `store R` as calls of the register's
-// runtime (packet.Register) with the key evaluated and the value header's
-// fields, the metadata locals, copied out or in.
-func (c *gen) Register(n *dataflow.Node) string {
-	o := n.Op
-	def := c.s.Registers[o.Register]
-	h := c.s.Headers[def.Value]
+// Register generates a lowered load or store as a call of the
+// register's runtime (packet.Register) with the key evaluated and the
+// value header's fields, the metadata locals, copied out or in.
+func (c *gen) Register(r *lower.Register) string {
+	h := r.Value
 	k, v, ok := c.newTmp("rk"), c.newTmp("rv"), c.newTmp("ok")
 	c.emit("var %s packet.RegisterKey", k)
-	for i, e := range def.Keys {
-		if flow.IsWide(e) {
+	for i, e := range r.Def.Keys {
+		if r.KeyWide[i] {
 			c.emit("%s[%d] = %s", k, i, c.Value(e))
 		} else {
 			c.emit("%s[%d] = packet.V(%s)", k, i, c.U64(e))
 		}
 	}
 	c.emit("var %s [%d]packet.Value", v, len(h.Fields))
-	wide := func(j int) bool { return h.Fields[j].Width > 64 }
-	if o.Kind == packet.OpStore {
+	if !r.Load {
 		for j := range h.Fields {
-			if wide(j) {
+			if r.FieldWide[j] {
 				c.emit("%s[%d] = m%d", v, j, h.MetaBase+j)
 			} else {
 				c.emit("%s[%d] = packet.V(m%d)", v, j, h.MetaBase+j)
 			}
 		}
-		c.emit("%s := pl.regs[%d].Store(&%s, %s[:])", ok, o.Register, k, v)
+		c.emit("%s := pl.regs[%d].Store(&%s, %s[:])", ok, r.Reg, k, v)
 		return ok
 	}
-	c.emit("%s := pl.regs[%d].Load(&%s, %s[:])", ok, o.Register, k, v)
+	c.emit("%s := pl.regs[%d].Load(&%s, %s[:])", ok, r.Reg, k, v)
 	for j := range h.Fields {
-		if wide(j) {
+		if r.FieldWide[j] {
 			c.emit("m%d = %s[%d]", h.MetaBase+j, v, j)
 		} else {
 			c.emit("m%d = %s[%d].Lo", h.MetaBase+j, v, j)
@@ -531,7 +528,7 @@ func (c *gen) Register(n *dataflow.Node) string {
 }
 
 // Cut generates `cut` as the packet runtime does it (packet.Packet.Cut).
-func (c *gen) Cut(*dataflow.Node) {
+func (c *gen) Cut() {
 	c.patchPending()
 	c.syncState()
 	c.emit("p.Cut()")

@@ -64,17 +64,6 @@ type Dialect interface {
 	Compute(c *Checksum)
 }
 
-// RoCEDialect is a Dialect that also runs what a RoCEv2 responder needs:
-// the ICRC, registers and cut. A target whose Dialect is not one refuses
-// them.
-type RoCEDialect interface {
-	VerifyICRC(x *ICRC) (cond string)
-	ComputeICRC(x *ICRC)
-	// Register returns the condition of a load's hit or a store's out.
-	Register(n *dataflow.Node) (cond string)
-	Cut(n *dataflow.Node)
-}
-
 // Walker prints a Program's blocks through a Dialect.
 type Walker struct {
 	P      *Program
@@ -194,28 +183,6 @@ func (w *Walker) Node(b *Block) {
 		w.roce(n)
 	default:
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
-	}
-}
-
-// roce prints the ICRC operations, load, store and cut, or refuses them.
-func (w *Walker) roce(n *dataflow.Node) {
-	d, ok := w.D.(RoCEDialect)
-	if !ok {
-		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
-		return
-	}
-	x := &ICRC{H: n.Op.Header, IPs: IPHeaders(w.P.Graph.Schema)}
-	switch n.Op.Kind {
-	case packet.OpICRCVerify:
-		w.Branch(n, d.VerifyICRC(x))
-	case packet.OpLoad, packet.OpStore:
-		w.Branch(n, d.Register(n))
-	case packet.OpICRCCompute:
-		d.ComputeICRC(x)
-		w.Fire(n, 0)
-	default:
-		d.Cut(n)
-		w.Fire(n, 0)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/backends/lower"
-	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -124,6 +123,12 @@ __attribute__((noinline)) int nsc_icrc_bad(struct xdp_md *ctx, __u32 ip, __u32 b
 `
 }
 
+// C verifies the ICRC; it computes none, and keeps no registers: a
+// device that keeps none leaves them, the ICRC's computation and cut, and
+// the replies built after them, to the host (models/rdma/xdp.nsc), so the
+// walker refuses them.
+var _ lower.ICRCVerifier = (*gen)(nil)
+
 // VerifyICRC generates `checksum verify icrc H` as a condition: the
 // offsets packet.icrcRegion checks (an IP header right before UDP and H,
 // H inside the IP payload, the payload inside the frame), then
@@ -156,17 +161,3 @@ func (c *gen) VerifyICRC(x *lower.ICRC) string {
 	c.emit("}")
 	return r
 }
-
-// ComputeICRC, Register and Cut are refused: a device that keeps no
-// registers leaves them, and the replies built after them, to the host
-// (models/rdma/xdp.nsc).
-func (c *gen) ComputeICRC(x *lower.ICRC) {
-	c.fail("checksum compute icrc(%s) is not generated for this target", c.s.Headers[x.H].Name)
-}
-
-func (c *gen) Register(n *dataflow.Node) string {
-	c.fail("operation %s %s: registers are not generated for this target", n.Op.Kind, c.s.Registers[n.Op.Register].Name)
-	return "0"
-}
-
-func (c *gen) Cut(n *dataflow.Node) { c.fail("operation cut is not generated for this target") }
