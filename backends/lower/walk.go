@@ -11,10 +11,13 @@ import (
 
 // Dialect prints a lowered program's parts in one target's language:
 // the instructions lower decides (conditions and values, exits, sets,
-// pops, a lookup's keys and action dispatch) and, whole, the operations
-// not yet lowered further (Extract to Place below; docs/lowering.md). An
-// operation's printer that picks a port itself calls Walker.Fire; a
-// printer that returns a condition leaves the branch to the Walker.
+// pops, parses, a lookup's keys and action dispatch) and the operations
+// lowered into one description each (Extract to Compute below), which
+// the printer prints with its target's structures and runtime
+// (docs/lowering.md). PlaceSyntax and the RoCE operations (roce.go) are
+// printed by a dialect that implements them and refused for one that
+// does not. A printer that picks a port itself calls Walker.Fire; one
+// that returns a condition leaves the branch to the Walker.
 type Dialect interface {
 	// Conditions and values, and the If, EndIf, PushScope and PopScope
 	// blocks use.
@@ -48,13 +51,13 @@ type Dialect interface {
 	// DropUnless drops the frame, malformed, unless cond holds.
 	DropUnless(cond string)
 
-	// The operations printed whole.
+	// The operations lowered into one description each.
 	// Extract prints extract node n, lowered (LowerExtract): it returns
 	// the condition that the header is there, or fired when the printer
 	// branched itself.
 	Extract(n *dataflow.Node, x *Extract) (cond string, fired bool)
-	// Lookup looks a lowered lookup's keys up and calls Walker.Actions
-	// where the picked action runs.
+	// Lookup looks a lowered lookup's keys up in the target's table
+	// structures and calls Walker.Actions where the picked action runs.
 	Lookup(n *dataflow.Node, l *Lookup)
 	// Push prints a lowered push (LowerPush).
 	Push(p *Push)
