@@ -130,3 +130,37 @@ lpg L {
 		t.Errorf("a 128-bit next-header field: narrow")
 	}
 }
+
+// A lowered extraction's fixed bytes and length, evaluated with the
+// fixed part in place, give the header the interpreter extracts: its
+// length where it fits, none where it does not (IPv4 with IHL 0 to 15).
+func TestExtractAgainstInterpreter(t *testing.T) {
+	m := testutil.ModelSource(t, `include "lib/inet.nsc"
+lpg L {
+  node RxQueue { op input  port out -> TxQueue }
+  node TxQueue { op emit }
+}`)
+	g, _ := m.Graph("L")
+	s := g.Schema
+	ip, _ := s.Header("ipv4")
+	x := lower.LowerExtract(s, ip.ID)
+	if x.Meta || x.Length == nil || x.Fixed != 20 {
+		t.Fatalf("ipv4: %+v", x)
+	}
+	want, got := packet.NewPacket(s), packet.NewPacket(s)
+	for ihl := range 16 {
+		for _, size := range []int{20, 40, 60} {
+			f := make([]byte, size)
+			f[0] = 0x40 | byte(ihl)
+			want.Reset(f)
+			ok := want.Extract(ip.ID)
+			got.Reset(f)
+			got.Hdr[ip.ID] = packet.HeaderState{Off: 0, Len: x.Fixed, Valid: true}
+			ext, _ := x.Length.Eval(got, nil)
+			fits := x.Fixed+int(ext.Lo) <= size && ext.Hi == 0
+			if fits != ok || ok && want.Hdr[ip.ID].Len != x.Fixed+int(ext.Lo) {
+				t.Errorf("ihl %d, %d bytes: lowered %d+%d (fits %v), interpreter %v %+v", ihl, size, x.Fixed, ext.Lo, fits, ok, want.Hdr[ip.ID])
+			}
+		}
+	}
+}
