@@ -59,6 +59,12 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	return c.file(opt)
 }
 
+// The Go fast path holds keyed state and runs RoCE's operations.
+var (
+	_ lower.PlaceSyntax = (*gen)(nil)
+	_ lower.RoCEDialect = (*gen)(nil)
+)
+
 type gen struct {
 	g     *dataflow.Graph
 	w     *lower.Walker // the lowered graph, printed through this dialect
@@ -77,6 +83,8 @@ type gen struct {
 	// parsed are the headers an unrolled parse extracted on the way to
 	// what it prints now (parseFrom).
 	parsed []int
+	// parseVar names an unrolled parse's result.
+	parseVar string
 
 	owner    *dataflow.Node // the F-node being generated
 	counters int            // edge counters placed
@@ -320,51 +328,46 @@ func (c *gen) malformed() string {
 
 // The dialect's operations (lower.Dialect): the Walker fires the ports.
 
-func (c *gen) Input(n *dataflow.Node) {
-	if h := n.Op.Header; h >= 0 {
-		c.emit("if !%s { %s }", c.parseFrame(h), c.malformed())
-	}
-}
+func (c *gen) DropUnless(cond string) { c.emit("if !%s { %s }", cond, c.malformed()) }
 
-func (c *gen) Parse(n *dataflow.Node) string {
-	return c.call(fmt.Sprintf("p.ParseFrame(%d)", n.Op.Header))
-}
-
-func (c *gen) Extract(n *dataflow.Node) (string, bool) {
-	if c.extractAbsent(n) {
+func (c *gen) Extract(n *dataflow.Node, x *lower.Extract) (string, bool) {
+	if c.extractAbsent(n, x) {
 		return "", true
 	}
-	return c.extract(n.Op.Header), false
+	return c.extract(x), false
 }
 
 func (c *gen) Assign(a *lower.SetAssign, update []int) { c.assign(a.Assign, update) }
 
-func (c *gen) Push(n *dataflow.Node) {
-	o := n.Op
+// Push pushes through the packet runtime, which moves the offsets.
+func (c *gen) Push(p *lower.Push) {
 	off := "0"
-	if o.After >= 0 {
-		c.emit("if !%s { %s }", c.hValid(o.After), c.malformed())
-		off = c.hOff(o.After) + "+" + c.hLen(o.After)
+	if p.After >= 0 {
+		c.DropUnless(c.hValid(p.After))
+		off = c.hOff(p.After) + "+" + c.hLen(p.After)
 	}
-	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.Push(%d, %s, %d)", o.Header, off, o.Extra)), c.malformed())
+	c.DropUnless(c.call(fmt.Sprintf("p.Push(%d, %s, %d)", p.H, off, p.Extra)))
 }
 
-func (c *gen) Verify(n *dataflow.Node) string {
-	if v, ok := c.verifyHeader(n); ok {
+// Verify generates `checksum verify H` as packet.Packet.VerifyChecksum
+// runs it, and where it can without a runtime call (verifyHeader,
+// noChecksum).
+func (c *gen) Verify(x *lower.Checksum) string {
+	if v, ok := c.verifyHeader(x); ok {
 		return v
 	}
 	v := c.newTmp("ok")
-	none := c.noChecksum(n.Op.Header)
+	none := c.noChecksum(x)
 	if none == "" {
 		c.syncState()
-		c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, n.Op.Header)
+		c.emit("%s, wellFormed := p.VerifyChecksum(%d)", v, x.H)
 		c.reloadState()
 		return v + " && wellFormed"
 	}
 	c.emit("%s, wellFormed := true, true", v)
 	c.emit("if !%s {", none)
 	c.syncState()
-	c.emit("%s, wellFormed = p.VerifyChecksum(%d)", v, n.Op.Header)
+	c.emit("%s, wellFormed = p.VerifyChecksum(%d)", v, x.H)
 	c.reloadState()
 	c.emit("}")
 	return v + " && wellFormed"
@@ -376,23 +379,22 @@ func (c *gen) Verify(n *dataflow.Node) string {
 // packet.Packet.VerifyChecksum accepts without summing. A socket's
 // datagrams come so (the kernel checked them) and skip the runtime call.
 // It returns "" for other checksums.
-func (c *gen) noChecksum(h int) string {
-	spec := c.s.Headers[h]
-	ip, ok := c.s.Header("ipv4")
-	if !ok || spec.ChecksumKind != packet.ChecksumL4 || !spec.ChecksumOptional || ip.ID == h {
+func (c *gen) noChecksum(x *lower.Checksum) string {
+	h, ip := x.H, x.IPv4()
+	if ip == nil || ip.H == h || !x.Pseudo || !x.Spec.ChecksumOptional {
 		return ""
 	}
-	total, ok := ip.Field("total_len")
-	if !ok || !c.s.ChecksumCovers(h, packet.FieldRef{Header: ip.ID, Field: total}) {
+	total := packet.FieldRef{Header: ip.H, Field: ip.Length}
+	if !c.s.ChecksumCovers(h, total) {
 		return ""
 	}
 	none := c.newTmp("none")
 	c.emit("%s := false", none)
-	c.emit("if %s && %s && %s < %s {", c.hValid(h), c.hValid(ip.ID), c.hOff(ip.ID), c.hOff(h))
+	c.emit("if %s && %s && %s < %s {", c.hValid(h), c.hValid(ip.H), c.hOff(ip.H), c.hOff(h))
 	c.PushScope()
-	c.parsed = []int{h, ip.ID}
-	end, sum := c.newTmp("end"), c.readField(packet.FieldRef{Header: h, Field: spec.Checksum}, false)
-	c.emit("%s := %s + int(%s)", end, c.hOff(ip.ID), c.readField(packet.FieldRef{Header: ip.ID, Field: total}, false))
+	c.parsed = []int{h, ip.H}
+	end, sum := c.newTmp("end"), c.readField(packet.FieldRef{Header: h, Field: x.Spec.Checksum}, false)
+	c.emit("%s := %s + int(%s)", end, c.hOff(ip.H), c.readField(total, false))
 	c.parsed = nil
 	c.emit("%s = %s <= len(data) && %s >= %s+%s && %s == 0", none, end, end, c.hOff(h), c.hLen(h), sum)
 	c.PopScope()
@@ -400,22 +402,21 @@ func (c *gen) noChecksum(h int) string {
 	return none
 }
 
-// Place generates `place S at OFFSET [size N]` as the interpreter runs
-// it: the key, the event length and the offset evaluated (a 128-bit value
-// saturated to 64 bits), the payload at the cursor, the state's runtime
-// (fastpath.State) picking the port; on complete the packet is the event:
-// no header valid, the cursor at 0, the metadata kept.
-func (c *gen) Place(n *dataflow.Node) {
-	o := n.Op
-	def := c.s.States[o.State]
+// Place generates a lowered place (lower.Place): the key, the event
+// length and the offset evaluated (a 128-bit value saturated to 64 bits),
+// the payload at the cursor, the state's runtime (fastpath.State) picking
+// the port; on complete the packet is the event: no header valid, the
+// cursor at 0, the metadata kept.
+func (c *gen) Place(pl *lower.Place) (string, bool) {
+	def := pl.Def
 	if len(def.Keys) > fastpath.MaxStateKeys {
-		c.w.Refuse(n, "place %s: a key of %d expressions; the Go runtime takes at most %d", def.Name, len(def.Keys), fastpath.MaxStateKeys)
-		return
+		c.w.Refuse(c.owner, "place %s: a key of %d expressions; the Go runtime takes at most %d", def.Name, len(def.Keys), fastpath.MaxStateKeys)
+		return "", false
 	}
 	k := c.newTmp("key")
 	c.emit("var %s fastpath.StateKey", k)
 	for i, e := range def.Keys {
-		if flow.IsWide(e) {
+		if pl.Wide[i] {
 			v := c.newTmp("kv")
 			c.emit("%s := %s", v, c.Value(e))
 			c.emit("%s[%d], %s[%d] = %s.Hi, %s.Lo", k, 2*i, k, 2*i+1, v, v)
@@ -423,18 +424,18 @@ func (c *gen) Place(n *dataflow.Node) {
 			c.emit("%s[%d] = %s", k, 2*i+1, c.U64(e))
 		}
 	}
-	length, offset := c.saturated(def.Length), c.saturated(o.Offset)
+	length, offset := c.saturated(pl.Length), c.saturated(pl.Offset)
 	rest, size := c.newTmp("rest"), c.newTmp("size")
 	c.emit("%s := uint64(max(len(data)-cur, 0))", rest)
-	if o.Size != nil {
-		c.emit("%s := %s", size, c.saturated(o.Size))
+	if pl.Size != nil {
+		c.emit("%s := %s", size, c.saturated(pl.Size))
 		c.emit("if %s > %s { %s }", size, rest, c.malformed())
 	} else {
 		c.emit("%s := %s", size, rest)
 	}
 	c.patchPending() // the payload is read as it is
 	port, ev := c.newTmp("port"), c.newTmp("ev")
-	c.emit("%s, %s := pl.states[%d].Place(&%s, %s, %s, data[cur:cur+int(%s)])", port, ev, o.State, k, length, offset, size)
+	c.emit("%s, %s := pl.states[%d].Place(&%s, %s, %s, data[cur:cur+int(%s)])", port, ev, pl.State, k, length, offset, size)
 	c.emit("if %s == %d { // the packet is the event now", port, packet.PlaceComplete)
 	c.emit("data, cur = %s, 0", ev)
 	for h, hs := range c.s.Headers {
@@ -443,17 +444,20 @@ func (c *gen) Place(n *dataflow.Node) {
 		}
 	}
 	c.emit("}")
-	c.emit("switch %s {", port)
-	for i := range packet.PlacePorts {
-		if i == len(packet.PlacePorts)-1 {
-			c.emit("default:")
-		} else {
-			c.emit("case %d:", i)
-		}
-		c.w.Fire(n, i)
-	}
-	c.emit("}")
+	return port, true
 }
+
+func (c *gen) PortSwitch(port string) { c.emit("switch %s {", port) }
+
+func (c *gen) PortCase(i int, last bool) {
+	if last {
+		c.emit("default:")
+	} else {
+		c.emit("case %d:", i)
+	}
+}
+
+func (c *gen) EndPortSwitch() { c.emit("}") }
 
 // saturated evaluates e as a uint64, a 128-bit value above 64 bits as the
 // largest one (the interpreter's rule for lengths and offsets).
@@ -466,58 +470,55 @@ func (c *gen) saturated(e *packet.Expr) string {
 	return fmt.Sprintf("fastpath.Saturated(%s)", v)
 }
 
-func (c *gen) Compute(n *dataflow.Node) {
-	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeChecksum(%d)", n.Op.Header)), c.malformed())
+func (c *gen) Compute(x *lower.Checksum) {
+	c.DropUnless(c.call(fmt.Sprintf("p.ComputeChecksum(%d)", x.H)))
 }
 
 // VerifyICRC generates `checksum verify icrc H` as a call of the packet
 // runtime (packet.Packet.VerifyICRC) on the packet as it is.
-func (c *gen) VerifyICRC(n *dataflow.Node) string {
+func (c *gen) VerifyICRC(x *lower.ICRC) string {
 	v, wf := c.newTmp("ok"), c.newTmp("wellFormed")
 	c.patchPending()
 	c.syncState()
-	c.emit("%s, %s := p.VerifyICRC(%d)", v, wf, n.Op.Header)
+	c.emit("%s, %s := p.VerifyICRC(%d)", v, wf, x.H)
 	c.reloadState()
 	return v + " && " + wf
 }
 
 // ComputeICRC generates `checksum compute icrc H` (packet.Packet.ComputeICRC).
-func (c *gen) ComputeICRC(n *dataflow.Node) {
-	c.emit("if !%s { %s }", c.call(fmt.Sprintf("p.ComputeICRC(%d)", n.Op.Header)), c.malformed())
+func (c *gen) ComputeICRC(x *lower.ICRC) {
+	c.DropUnless(c.call(fmt.Sprintf("p.ComputeICRC(%d)", x.H)))
 }
 
-// Register generates `load R` and `store R` as calls of the register's
-// runtime (packet.Register) with the key evaluated and the value header's
-// fields, the metadata locals, copied out or in.
-func (c *gen) Register(n *dataflow.Node) string {
-	o := n.Op
-	def := c.s.Registers[o.Register]
-	h := c.s.Headers[def.Value]
+// Register generates a lowered load or store as a call of the
+// register's runtime (packet.Register) with the key evaluated and the
+// value header's fields, the metadata locals, copied out or in.
+func (c *gen) Register(r *lower.Register) string {
+	h := r.Value
 	k, v, ok := c.newTmp("rk"), c.newTmp("rv"), c.newTmp("ok")
 	c.emit("var %s packet.RegisterKey", k)
-	for i, e := range def.Keys {
-		if flow.IsWide(e) {
+	for i, e := range r.Def.Keys {
+		if r.KeyWide[i] {
 			c.emit("%s[%d] = %s", k, i, c.Value(e))
 		} else {
 			c.emit("%s[%d] = packet.V(%s)", k, i, c.U64(e))
 		}
 	}
 	c.emit("var %s [%d]packet.Value", v, len(h.Fields))
-	wide := func(j int) bool { return h.Fields[j].Width > 64 }
-	if o.Kind == packet.OpStore {
+	if !r.Load {
 		for j := range h.Fields {
-			if wide(j) {
+			if r.FieldWide[j] {
 				c.emit("%s[%d] = m%d", v, j, h.MetaBase+j)
 			} else {
 				c.emit("%s[%d] = packet.V(m%d)", v, j, h.MetaBase+j)
 			}
 		}
-		c.emit("%s := pl.regs[%d].Store(&%s, %s[:])", ok, o.Register, k, v)
+		c.emit("%s := pl.regs[%d].Store(&%s, %s[:])", ok, r.Reg, k, v)
 		return ok
 	}
-	c.emit("%s := pl.regs[%d].Load(&%s, %s[:])", ok, o.Register, k, v)
+	c.emit("%s := pl.regs[%d].Load(&%s, %s[:])", ok, r.Reg, k, v)
 	for j := range h.Fields {
-		if wide(j) {
+		if r.FieldWide[j] {
 			c.emit("m%d = %s[%d]", h.MetaBase+j, v, j)
 		} else {
 			c.emit("m%d = %s[%d].Lo", h.MetaBase+j, v, j)
@@ -527,7 +528,7 @@ func (c *gen) Register(n *dataflow.Node) string {
 }
 
 // Cut generates `cut` as the packet runtime does it (packet.Packet.Cut).
-func (c *gen) Cut(*dataflow.Node) {
+func (c *gen) Cut() {
 	c.patchPending()
 	c.syncState()
 	c.emit("p.Cut()")
@@ -539,10 +540,9 @@ func (c *gen) Cut(*dataflow.Node) {
 // it, with a call of packet.Sum rather than of the runtime, which would
 // write the packet's whole state back and read it again; false for other
 // checksums.
-func (c *gen) verifyHeader(n *dataflow.Node) (string, bool) {
-	h := n.Op.Header
-	spec := c.s.Headers[h]
-	if spec.Metadata || spec.Checksum < 0 || spec.ChecksumKind != packet.ChecksumHeader || spec.ChecksumOptional {
+func (c *gen) verifyHeader(x *lower.Checksum) (string, bool) {
+	h := x.H
+	if !x.Own || x.Spec.ChecksumOptional {
 		return "", false
 	}
 	v := c.newTmp("ok")

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
-	"slices"
 	"strings"
 
-	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
@@ -20,15 +18,14 @@ import (
 // says H is not there yet, and reports whether it did. The header's state
 // changes only on the way that extracts it, so no flag is carried to the
 // branch.
-func (c *gen) extractAbsent(n *dataflow.Node) bool {
-	h := n.Op.Header
+func (c *gen) extractAbsent(n *dataflow.Node, x *lower.Extract) bool {
+	h := x.H
 	spec := c.s.Headers[h]
-	if spec.Metadata || c.mayValid(h) {
+	if x.Meta || c.mayValid(h) {
 		return false
 	}
-	fixed := spec.FixedBytes()
-	last := spec.Fields[len(spec.Fields)-1]
-	if !last.Variable() {
+	fixed := x.Fixed
+	if x.Length == nil {
 		c.emit("if cur >= 0 && cur+%d <= len(data) {", fixed)
 		c.emit("%s; cur += %d // %s", c.hSet(h, "cur", fmt.Sprint(fixed)), fixed, spec.Name)
 		c.w.Fire(n, 0)
@@ -37,7 +34,7 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 		return true
 	}
 	c.emit("if off := cur; off >= 0 && off+%d <= len(data) {", fixed)
-	ext, fits, empty := c.extLength(h)
+	ext, fits, empty := c.extLength(x)
 	// The jump along port 0, emitted twice: one flow edge, two ways.
 	jump := c.capture(func() { c.w.Fire(n, 0) })
 	// On the hot path the header is taken without its variable part (an
@@ -64,20 +61,20 @@ func (c *gen) extractAbsent(n *dataflow.Node) bool {
 // the entry parses through the packet runtime.
 const maxParseSites = 64
 
-// parseFrame generates `input parse H` at the graph's entry, as
-// packet.Packet.ParseFrame(H) runs it: the wire headers forgotten, the
-// cursor at 0, the parse graph unrolled from H, each header extracted
-// inline (a runtime call here cost more than the rest of a segment's
-// checks in the reassembler). A parse graph that unrolls too far, or
-// picks the next header by a field wider than 64 bits, goes through the
-// runtime. It returns the condition that the parse succeeded.
-func (c *gen) parseFrame(start int) string {
-	if n, ok := c.parseSites(start, nil); !ok || n > maxParseSites {
-		return c.call(fmt.Sprintf("p.ParseFrame(%d)", start))
+// An unrolled parse (lower.ParseSyntax): a loop that break ends.
+
+// ParseBegin unrolls the entry's parse, each header extracted inline (a
+// runtime call here cost more than the rest of a segment's checks in the
+// reassembler). A parse elsewhere, or a parse graph that unrolls too far
+// or picks the next header by a field wider than 64 bits, goes through
+// the runtime.
+func (c *gen) ParseBegin(pg *lower.ParseGraph) (string, bool) {
+	if !pg.Input || !pg.Narrow || pg.Sites > maxParseSites {
+		return c.call(fmt.Sprintf("p.ParseFrame(%d)", pg.Start)), false
 	}
-	r := c.newTmp("parsed")
-	c.emit("%s := false", r)
-	c.emit("for { // the parse graph from %s; break ends it", c.s.Headers[start].Name)
+	c.parseVar = c.newTmp("parsed")
+	c.emit("%s := false", c.parseVar)
+	c.emit("for { // the parse graph from %s; break ends it", c.s.Headers[pg.Start].Name)
 	for h, hs := range c.s.Headers {
 		if !hs.Metadata {
 			c.emit("%s", c.hSet(h, "-1", "0"))
@@ -85,80 +82,50 @@ func (c *gen) parseFrame(start int) string {
 	}
 	c.emit("cur = 0")
 	c.PushScope()
-	c.parseFrom(start, nil, r)
-	c.PopScope()
+	return c.parseVar, true
+}
+
+func (c *gen) ParseHeader(x *lower.Extract) { c.emit("if !%s { break }", c.extract(x)) }
+
+func (c *gen) ParseNext(h int, e *packet.ParseEdge, seen []int) {
+	c.PushScope()
+	c.parsed = seen // valid here: no check before reading the field
+	c.emit("if %s&%#x == %#x {", c.readField(packet.FieldRef{Header: h, Field: e.Field}, false), e.Mask.Lo, e.Value.Lo&e.Mask.Lo)
+	c.parsed = nil
+}
+
+func (c *gen) EndParseNext() {
 	c.emit("}")
-	return r
+	c.PopScope()
 }
 
-// parseSites counts the extractions the parse from h unrolls into, and
-// reports whether every next-header test reads at most 64 bits.
-func (c *gen) parseSites(h int, seen []int) (int, bool) {
-	n := 1
-	seen = append(seen[:len(seen):len(seen)], h)
-	for _, e := range c.s.Next {
-		if e.From != h {
-			continue
-		}
-		if c.s.Headers[h].Fields[e.Field].Width > 64 || e.Mask.Hi != 0 {
-			return n, false
-		}
-		if c.s.Headers[e.To].Metadata || slices.Contains(seen, e.To) {
-			continue
-		}
-		k, ok := c.parseSites(e.To, seen)
-		if n += k; !ok || n > maxParseSites {
-			return n, ok
-		}
-	}
-	return n, true
-}
-
-// parseFrom generates the parse from header h (not metadata), the headers
-// on the way being seen: packet.Packet.Parse's loop, the first next-header
-// edge that matches taken, a header met again (or metadata, always valid)
-// ending the parse.
-func (c *gen) parseFrom(h int, seen []int, r string) {
-	c.emit("if !%s { break }", c.extract(h))
-	seen = append(seen[:len(seen):len(seen)], h)
-	for _, e := range c.s.Next {
-		if e.From != h {
-			continue
-		}
-		c.PushScope()
-		c.parsed = seen // valid here: no check before reading the field
-		c.emit("if %s&%#x == %#x {", c.readField(packet.FieldRef{Header: h, Field: e.Field}, false), e.Mask.Lo, e.Value.Lo&e.Mask.Lo)
-		c.parsed = nil
-		if !c.s.Headers[e.To].Metadata && !slices.Contains(seen, e.To) {
-			c.parseFrom(e.To, seen, r)
-		} else {
-			c.emit("%s = true", r)
-			c.emit("break")
-		}
-		c.emit("}")
-		c.PopScope()
-	}
-	c.emit("%s = true", r)
+func (c *gen) ParseDone() {
+	c.emit("%s = true", c.parseVar)
 	c.emit("break")
 }
 
-// extLength places variable-size header h provisionally at off (its fixed
-// part; the length is read with the header there, as packet.Packet.Extract
-// does) and evaluates the length of its variable part: the length as an
-// int expression, whether the whole header fits, and whether the variable
-// part is empty.
-func (c *gen) extLength(h int) (ext, fits, empty string) {
-	spec := c.s.Headers[h]
-	n, length := spec.FixedBytes(), spec.Fields[len(spec.Fields)-1].Length
-	c.emit("%s", c.hSet(h, "off", fmt.Sprint(n)))
+func (c *gen) EndParseHeader(int) {}
+
+func (c *gen) ParseEnd(*lower.ParseGraph) {
+	c.PopScope()
+	c.emit("}")
+}
+
+// extLength places variable-size header x.H provisionally at off (its
+// fixed part; the length is read with the header there) and evaluates the
+// length of its variable part: the length as an int expression, whether
+// the whole header fits, and whether the variable part is empty.
+func (c *gen) extLength(x *lower.Extract) (ext, fits, empty string) {
+	n, length := x.Fixed, x.Length
+	c.emit("%s", c.hSet(x.H, "off", fmt.Sprint(n)))
 	c.hdrs = append(c.hdrs, map[int]string{})
 	defer func() { c.hdrs = c.hdrs[:len(c.hdrs)-1] }()
 	ext = c.newTmp("ext")
-	if _, _, small := flow.SmallRange(c.s, length); small {
+	switch {
+	case x.Small:
 		c.emit("%s := %s", ext, c.i64(length))
 		return ext, fmt.Sprintf("%s >= 0 && %s <= int64(len(data)) && off+%d+int(%s) <= len(data)", ext, ext, n, ext), ext + " == 0"
-	}
-	if flow.IsWide(length) {
+	case x.Wide:
 		c.emit("%s := %s", ext, c.Value(length))
 		return ext + ".Lo", fmt.Sprintf("%s.Hi == 0 && %s.Lo <= uint64(len(data)) && off+%d+int(%s.Lo) <= len(data)", ext, ext, n, ext), ext + ".IsZero()"
 	}
@@ -168,28 +135,28 @@ func (c *gen) extLength(h int) (ext, fits, empty string) {
 
 // extract generates `extract H` as a condition; a fixed-size header is
 // extracted inline.
-func (c *gen) extract(h int) string {
-	spec := c.s.Headers[h]
-	if spec.Metadata || c.mustValid(h) {
+func (c *gen) extract(x *lower.Extract) string {
+	h := x.H
+	if x.Meta || c.mustValid(h) {
 		return "true" // already there: nothing to do
 	}
-	last := spec.Fields[len(spec.Fields)-1]
-	n := spec.FixedBytes()
+	n := x.Fixed
+	name := c.s.Headers[h].Name
 	ok := c.newTmp("x")
 	c.emit("%s := %s // already there: nothing to do", ok, c.hValid(h))
 	c.emit("if !%s {", ok)
 	defer c.emit("}")
-	if last.Variable() {
+	if x.Length != nil {
 		c.emit("if off := cur; off >= 0 && off+%d <= len(data) {", n)
-		ext, fits, _ := c.extLength(h)
+		ext, fits, _ := c.extLength(x)
 		c.emit("%s = %s", ok, fits)
 		c.emit("if %s { %s += int(%s); cur = off + %s }", ok, c.hLen(h), ext, c.hLen(h))
 		c.emit("}")
-		c.emit("if !%s { %s } // %s", ok, c.hClear(h), spec.Name)
+		c.emit("if !%s { %s } // %s", ok, c.hClear(h), name)
 		return ok
 	}
 	c.emit("%s = cur >= 0 && cur+%d <= len(data)", ok, n)
-	c.emit("if %s { %s; cur += %d } else { %s } // %s", ok, c.hSet(h, "cur", fmt.Sprint(n)), n, c.hClear(h), spec.Name)
+	c.emit("if %s { %s; cur += %d } else { %s } // %s", ok, c.hSet(h, "cur", fmt.Sprint(n)), n, c.hClear(h), name)
 	return ok
 }
 

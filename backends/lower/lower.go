@@ -13,14 +13,15 @@
 // short-circuits resolved, wide or word arithmetic chosen), sets with
 // their checksum windows and deltas (LowerSet, SetSyntax), pops with the
 // bytes a pop holds for the next and the patches it leaves pending
-// (LowerPop, PopSyntax), lookups' keys and action dispatch (LowerLookup,
-// Actions), expression values (Word, Low, Wide over a ValueSyntax; the
-// binary operators' table, WordOp and WideOp), and the ends: drop sites,
-// sinks and count labels numbered, flow edges recorded for the counters
-// (ends.go). The operations left (parse, extract, push, checksum verify
-// and compute, place, the RoCE ones) each printer still prints whole
-// (docs/lowering.md). The analyses — header validity, pop chains, counter
-// placement — are in backends/flow.
+// (LowerPop, PopSyntax), the parse graph unrolled (UnrollParse, Parse),
+// extractions (LowerExtract), pushes (LowerPush), checksum regions
+// (LowerChecksum, IPHeaders), places and their ports (LowerPlace,
+// PlaceSyntax), registers and the ICRC (roce.go), lookups' keys and
+// action dispatch (LowerLookup, Actions), expression values (Word, Low,
+// Wide over a ValueSyntax; the binary operators' table, WordOp and
+// WideOp), and the ends: drop sites, sinks and count labels numbered,
+// flow edges recorded for the counters (ends.go). The analyses — header
+// validity, pop chains, counter placement — are in backends/flow.
 package lower
 
 import (

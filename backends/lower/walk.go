@@ -11,10 +11,13 @@ import (
 
 // Dialect prints a lowered program's parts in one target's language:
 // the instructions lower decides (conditions and values, exits, sets,
-// pops, a lookup's keys and action dispatch) and, whole, the operations
-// not yet lowered further (Input to Place below; docs/lowering.md). An
-// operation's printer that picks a port itself calls Walker.Fire; a
-// printer that returns a condition leaves the branch to the Walker.
+// pops, parses, a lookup's keys and action dispatch) and the operations
+// lowered into one description each (Extract to Compute below), which
+// the printer prints with its target's structures and runtime
+// (docs/lowering.md). PlaceSyntax and the RoCE operations (roce.go) are
+// printed by a dialect that implements them and refused for one that
+// does not. A printer that picks a port itself calls Walker.Fire; one
+// that returns a condition leaves the branch to the Walker.
 type Dialect interface {
 	// Conditions and values, and the If, EndIf, PushScope and PopScope
 	// blocks use.
@@ -43,32 +46,25 @@ type Dialect interface {
 	SetSyntax
 	PopSyntax
 
-	// The operations printed whole.
-	Input(n *dataflow.Node) // parse the frame if the input says so
-	Parse(n *dataflow.Node) (cond string)
-	// Extract returns the condition that the header is there, or fired
-	// when the printer branched itself.
-	Extract(n *dataflow.Node) (cond string, fired bool)
-	// Lookup looks a lowered lookup's keys up and calls Walker.Actions
-	// where the picked action runs.
-	Lookup(n *dataflow.Node, l *Lookup)
-	Push(n *dataflow.Node)
-	Verify(n *dataflow.Node) (cond string)
-	Compute(n *dataflow.Node)
-	// Place places a segment in keyed state and fires the port the state
-	// picks (or refuses, where the target holds no such state).
-	Place(n *dataflow.Node)
-}
+	// A parse, unrolled (Parse).
+	ParseSyntax
+	// DropUnless drops the frame, malformed, unless cond holds.
+	DropUnless(cond string)
 
-// RoCEDialect is a Dialect that also runs what a RoCEv2 responder needs:
-// the ICRC, registers and cut. A target whose Dialect is not one refuses
-// them.
-type RoCEDialect interface {
-	VerifyICRC(n *dataflow.Node) (cond string)
-	ComputeICRC(n *dataflow.Node)
-	// Register returns the condition of a load's hit or a store's out.
-	Register(n *dataflow.Node) (cond string)
-	Cut(n *dataflow.Node)
+	// The operations lowered into one description each.
+	// Extract prints extract node n, lowered (LowerExtract): it returns
+	// the condition that the header is there, or fired when the printer
+	// branched itself.
+	Extract(n *dataflow.Node, x *Extract) (cond string, fired bool)
+	// Lookup looks a lowered lookup's keys up in the target's table
+	// structures and calls Walker.Actions where the picked action runs.
+	Lookup(n *dataflow.Node, l *Lookup)
+	// Push prints a lowered push (LowerPush).
+	Push(p *Push)
+	// A checksum verify (the condition that it holds) and compute,
+	// lowered (LowerChecksum).
+	Verify(c *Checksum) (cond string)
+	Compute(c *Checksum)
 }
 
 // Walker prints a Program's blocks through a Dialect.
@@ -145,7 +141,9 @@ func (w *Walker) Node(b *Block) {
 	n, d := b.Node, w.D
 	switch n.Op.Kind {
 	case packet.OpInput:
-		d.Input(n)
+		if n.Op.Header >= 0 {
+			w.parse(n)
+		}
 		w.Fire(n, 0)
 	case packet.OpNop, packet.OpContext:
 		w.Fire(n, 0)
@@ -153,9 +151,9 @@ func (w *Walker) Node(b *Block) {
 		w.Counts.Add(n.Op.Label) // counted as the node's runs
 		w.Fire(n, 0)
 	case packet.OpParse:
-		w.Branch(n, d.Parse(n))
+		w.parse(n)
 	case packet.OpExtract:
-		if cond, fired := d.Extract(n); !fired {
+		if cond, fired := d.Extract(n, LowerExtract(w.P.Graph.Schema, n.Op.Header)); !fired {
 			w.Branch(n, cond)
 		}
 	case packet.OpTest:
@@ -168,47 +166,26 @@ func (w *Walker) Node(b *Block) {
 		w.set(n)
 		w.Fire(n, 0)
 	case packet.OpPush:
-		d.Push(n)
+		w.push(n)
 		w.Fire(n, 0)
 	case packet.OpPop:
 		w.pop(n)
 		w.Fire(n, 0)
 	case packet.OpChecksumVerify:
-		w.Branch(n, d.Verify(n))
+		w.Branch(n, d.Verify(w.LowerChecksum(n)))
 	case packet.OpChecksumCompute:
-		d.Compute(n)
+		d.Compute(w.LowerChecksum(n))
 		w.Fire(n, 0)
 	case packet.OpEmit, packet.OpSteer:
 		w.Exit(&Exit{Kind: Sink, From: n.ID, To: n, Own: true})
 	case packet.OpDrop:
 		w.Exit(&Exit{Kind: Drop, From: n.ID, Site: n.Name, Reason: n.Op.Label, Own: true})
 	case packet.OpPlace:
-		d.Place(n)
+		w.place(n)
 	case packet.OpICRCVerify, packet.OpICRCCompute, packet.OpLoad, packet.OpStore, packet.OpCut:
 		w.roce(n)
 	default:
 		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
-	}
-}
-
-// roce prints the ICRC operations, load, store and cut, or refuses them.
-func (w *Walker) roce(n *dataflow.Node) {
-	d, ok := w.D.(RoCEDialect)
-	if !ok {
-		w.Refuse(n, "operation %s is not supported", n.Op.Kind)
-		return
-	}
-	switch n.Op.Kind {
-	case packet.OpICRCVerify:
-		w.Branch(n, d.VerifyICRC(n))
-	case packet.OpLoad, packet.OpStore:
-		w.Branch(n, d.Register(n))
-	case packet.OpICRCCompute:
-		d.ComputeICRC(n)
-		w.Fire(n, 0)
-	default:
-		d.Cut(n)
-		w.Fire(n, 0)
 	}
 }
 

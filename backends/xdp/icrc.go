@@ -5,7 +5,7 @@ import (
 	"hash/crc32"
 	"strings"
 
-	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/packet"
 )
 
@@ -123,33 +123,35 @@ __attribute__((noinline)) int nsc_icrc_bad(struct xdp_md *ctx, __u32 ip, __u32 b
 `
 }
 
+// C verifies the ICRC; it computes none, and keeps no registers: a
+// device that keeps none leaves them, the ICRC's computation and cut, and
+// the replies built after them, to the host (models/rdma/xdp.nsc), so the
+// walker refuses them.
+var _ lower.ICRCVerifier = (*gen)(nil)
+
 // VerifyICRC generates `checksum verify icrc H` as a condition: the
 // offsets packet.icrcRegion checks (an IP header right before UDP and H,
 // H inside the IP payload, the payload inside the frame), then
 // nsc_icrc_bad. A frame whose offsets do not hold fails the check, as in
 // the Go runtime.
-func (c *gen) VerifyICRC(n *dataflow.Node) string {
-	h := n.Op.Header
+func (c *gen) VerifyICRC(x *lower.ICRC) string {
+	h := x.H
 	c.usesICRC = true
 	r := c.newTmp("icrc")
 	c.emit("int %s = 0;", r)
 	c.emit("if (%s && st->len[%d] >= 5) {", c.isValid(h), h)
 	c.emit("__u32 bth = st->off[%d], ip = 0, e = 0; int ok = 0, v6 = 0;", h)
-	v4, v6 := c.ipHeaders()
-	for _, x := range []*ipInfo{v4, v6} {
-		if x == nil {
-			continue
-		}
-		c.emit("if (%s && st->off[%d] < bth) {", c.isValid(x.h), x.h)
-		c.emit("ip = st->off[%d] & NSC_OM;", x.h)
+	for _, ip := range x.IPs {
+		c.emit("if (%s && st->off[%d] < bth) {", c.isValid(ip.H), ip.H)
+		c.emit("ip = st->off[%d] & NSC_OM;", ip.H)
 		c.emit("unsigned char *ib = (unsigned char *)data + ip; NSC_HIDE(ib);")
-		c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[x.h].FixedBytes(), c.beyondHead())
-		if x == v4 {
-			c.emit("e = ip + %s;", getField(c.s, "ib", x.h, x.length))
-			c.emit("ok = st->len[%d] >= 20 && ip + st->len[%d] + 8 == bth;", x.h, x.h)
+		c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[ip.H].FixedBytes(), c.beyondHead())
+		if ip.V6 {
+			c.emit("e = ip + 40 + %s; v6 = 1;", getField(c.s, "ib", ip.H, ip.Length))
+			c.emit("ok = st->len[%d] == 40 && ip + 48 == bth;", ip.H)
 		} else {
-			c.emit("e = ip + 40 + %s; v6 = 1;", getField(c.s, "ib", x.h, x.length))
-			c.emit("ok = st->len[%d] == 40 && ip + 48 == bth;", x.h)
+			c.emit("e = ip + %s;", getField(c.s, "ib", ip.H, ip.Length))
+			c.emit("ok = st->len[%d] >= 20 && ip + st->len[%d] + 8 == bth;", ip.H, ip.H)
 		}
 		c.emit("} else")
 	}
@@ -159,17 +161,3 @@ func (c *gen) VerifyICRC(n *dataflow.Node) string {
 	c.emit("}")
 	return r
 }
-
-// ComputeICRC, Register and Cut are refused: a device that keeps no
-// registers leaves them, and the replies built after them, to the host
-// (models/rdma/xdp.nsc).
-func (c *gen) ComputeICRC(n *dataflow.Node) {
-	c.fail("checksum compute icrc(%s) is not generated for this target", c.s.Headers[n.Op.Header].Name)
-}
-
-func (c *gen) Register(n *dataflow.Node) string {
-	c.fail("operation %s %s: registers are not generated for this target", n.Op.Kind, c.s.Registers[n.Op.Register].Name)
-	return "0"
-}
-
-func (c *gen) Cut(n *dataflow.Node) { c.fail("operation cut is not generated for this target") }

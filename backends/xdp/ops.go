@@ -4,42 +4,36 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/backends/lower"
 	"github.com/dragonet-go/nsc/packet"
 )
 
 // This file generates the operations that move bytes or keep checksums:
-// extract and parse, set … update (lowered by lower.LowerSet, the
+// extract and an unrolled parse (lower.Parse), set … update (lowered by lower.LowerSet, the
 // arithmetic packet.ApplyChecksumDelta's), push and pop (lower.LowerPop;
 // bpf_xdp_adjust_head, the bytes in front moved by a bounded copy),
 // checksum verify and compute (a bounded loop over the covered bytes).
 
 // extract generates `extract H` as a condition; the header's state is set
 // as packet.Packet.Extract does.
-func (c *gen) extract(h int) string {
-	spec := c.s.Headers[h]
-	if spec.Metadata {
+func (c *gen) extract(x *lower.Extract) string {
+	if x.Meta {
 		return "1"
 	}
 	ok := c.newTmp("x")
-	c.emit("int %s = %s; /* already there: nothing to do */", ok, c.isValid(h))
+	c.emit("int %s = %s; /* already there: nothing to do */", ok, c.isValid(x.H))
 	c.emit("if (!%s) {", ok)
-	c.extractAt(h, ok)
+	c.extractAt(x, ok)
 	c.emit("}")
 	return ok
 }
 
-// extractAt extracts header h at the cursor into variable ok (true when it
-// fits), advancing the cursor; h is left invalid when it does not fit.
-func (c *gen) extractAt(h int, ok string) {
-	spec := c.s.Headers[h]
-	if len(spec.Fields) == 0 {
-		c.fail("header %s has no fields", spec.Name)
-		return
-	}
-	last := spec.Fields[len(spec.Fields)-1]
-	n := spec.FixedBytes()
+// extractAt extracts header x.H at the cursor into variable ok (true when
+// it fits), advancing the cursor; the header is left invalid when it does
+// not fit.
+func (c *gen) extractAt(x *lower.Extract, ok string) {
+	h, n := x.H, x.Fixed
+	name := c.s.Headers[h].Name
 	// The header's validity changes here: what the analysis knows of the
 	// node's start no longer holds for the rest of it.
 	c.noFacts = true
@@ -51,28 +45,26 @@ func (c *gen) extractAt(h int, ok string) {
 		c.emit("NSC_HIDE(hp%d);", h)
 		c.emit("if ((void *)(hp%d + %d) > data_end) %s /* within NSC_LEN: checked */", h, n, c.beyondHead())
 	}
-	if !last.Variable() {
+	if x.Length == nil {
 		c.emit("%s = %s + %d <= NSC_LEN;", ok, cur, n)
 		c.emit("if (%s) {", ok)
 		c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d); st->cursor = %s + %d;", h, cur, h, n, h, cur, n)
 		setPtr()
-		c.emit("} else NSC_CLRV(%d); /* %s */", h, spec.Name)
+		c.emit("} else NSC_CLRV(%d); /* %s */", h, name)
 		return
 	}
-	// The length is read with the header provisionally in place, as
-	// packet.Packet.Extract does.
 	c.emit("%s = 0;", ok)
 	c.emit("if (%s + %d <= NSC_LEN) {", cur, n)
 	c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d);", h, cur, h, n, h)
 	c.PushScope()
 	ext := c.newTmp("ext")
-	if flow.IsWide(last.Length) {
+	if x.Wide {
 		v := c.newTmp("xv")
-		c.emit("nsc_v128 %s = %s;", v, c.Value(last.Length))
+		c.emit("nsc_v128 %s = %s;", v, c.Value(x.Length))
 		c.emit("__u64 %s = %s.lo;", ext, v)
 		c.emit("%s = %s.hi == 0 && %s <= NSC_LEN && %s + %d + %s <= NSC_LEN;", ok, v, ext, cur, n, ext)
 	} else {
-		c.emit("__u64 %s = %s;", ext, c.U64(last.Length))
+		c.emit("__u64 %s = %s;", ext, c.U64(x.Length))
 		c.emit("%s = %s <= NSC_LEN && %s + %d + %s <= NSC_LEN;", ok, ext, cur, n, ext)
 	}
 	c.PopScope()
@@ -81,78 +73,64 @@ func (c *gen) extractAt(h int, ok string) {
 	setPtr()
 	c.emit("}")
 	c.emit("}")
-	c.emit("if (!%s) NSC_CLRV(%d); /* %s */", ok, h, spec.Name)
+	c.emit("if (!%s) NSC_CLRV(%d); /* %s */", ok, h, name)
 }
 
-// parseFrame generates packet.Packet.ParseFrame(start): the wire headers
-// forgotten, the parse graph unrolled from start. It returns the variable
-// holding the result.
-func (c *gen) parseFrame(start int) string {
-	r := c.newTmp("parsed")
-	done := c.newTmp("parse_done_")
-	c.emit("int %s = 0;", r)
+// An unrolled parse (lower.ParseSyntax): a block per header, a goto to
+// the parse's end where it ends.
+
+// ParseBegin forgets the wire headers; the parses of a program unroll
+// into at most lower.MaxParseSites extractions together.
+func (c *gen) ParseBegin(pg *lower.ParseGraph) (string, bool) {
+	if c.parseSites += pg.Sites; c.parseSites > lower.MaxParseSites {
+		c.fail("the parse graph from here unrolls into more than %d extractions (limit parse graph size)", lower.MaxParseSites)
+		return "0", false
+	}
+	c.parsed, c.parseDone = c.newTmp("parsed"), c.newTmp("parse_done_")
+	c.emit("int %s = 0;", c.parsed)
 	c.emit("{")
 	for w := 0; w < c.validWords; w++ {
 		c.emit("st->valid[%d] = 0;", w)
 	}
 	c.emit("st->cursor = 0;")
-	c.parseFrom(start, nil, r, done, 0)
-	c.emit("}")
-	c.emit("%s:;", done)
-	// Every header pointer and fact of this node is stale now.
-	c.forget()
-	c.noFacts = true
-	return r
+	return c.parsed, true
 }
 
-// parseFrom generates the parse from header h, the headers on the way so
-// far being seen (statically known: the parse started from nothing).
-func (c *gen) parseFrom(h int, seen []int, r, done string, depth int) {
-	c.parseSites++
-	if c.parseSites > maxParseSites || depth > len(c.s.Headers) {
-		c.fail("the parse graph from here unrolls into more than %d extractions (limit parse graph size)", maxParseSites)
-		return
-	}
-	spec := c.s.Headers[h]
-	if spec.Metadata {
-		c.emit("%s = 1; goto %s;", r, done)
+func (c *gen) ParseHeader(x *lower.Extract) {
+	c.emit("{")
+	if x.Meta {
 		return
 	}
 	ok := c.newTmp("x")
-	c.emit("{")
 	c.emit("int %s;", ok)
-	c.extractAt(h, ok)
-	c.emit("if (!%s) { %s = 0; goto %s; }", ok, r, done)
-	seen = append(append([]int(nil), seen...), h)
-	for _, e := range c.s.Next {
-		if e.From != h {
-			continue
-		}
-		c.PushScope()
-		fs := spec.Fields[e.Field]
-		var test string
-		if fs.Width > 64 || e.Mask.Hi != 0 {
-			test = fmt.Sprintf("nsc_veq(nsc_vand(%s, %s), %s)", c.readField(packet.FieldRef{Header: h, Field: e.Field}, true), vlit(e.Mask), vlit(e.Value.And(e.Mask)))
-		} else {
-			test = fmt.Sprintf("((%s & %s) == %s)", c.readField(packet.FieldRef{Header: h, Field: e.Field}, false), ulit(e.Mask.Lo), ulit(e.Value.Lo&e.Mask.Lo))
-		}
-		c.emit("if (%s) {", test)
-		already := false
-		for _, x := range seen {
-			if x == e.To {
-				already = true
-			}
-		}
-		if already {
-			c.emit("%s = 1; goto %s;", r, done)
-		} else {
-			c.parseFrom(e.To, seen, r, done, depth+1)
-		}
-		c.emit("}")
-		c.PopScope()
+	c.extractAt(x, ok)
+	c.emit("if (!%s) { %s = 0; goto %s; }", ok, c.parsed, c.parseDone)
+}
+
+func (c *gen) ParseNext(h int, e *packet.ParseEdge, _ []int) {
+	c.PushScope()
+	f := packet.FieldRef{Header: h, Field: e.Field}
+	if c.s.Headers[h].Fields[e.Field].Width > 64 || e.Mask.Hi != 0 {
+		c.emit("if (nsc_veq(nsc_vand(%s, %s), %s)) {", c.readField(f, true), vlit(e.Mask), vlit(e.Value.And(e.Mask)))
+	} else {
+		c.emit("if (((%s & %s) == %s)) {", c.readField(f, false), ulit(e.Mask.Lo), ulit(e.Value.Lo&e.Mask.Lo))
 	}
-	c.emit("%s = 1; goto %s;", r, done)
+}
+
+func (c *gen) EndParseNext() {
 	c.emit("}")
+	c.PopScope()
+}
+
+func (c *gen) ParseDone()         { c.emit("%s = 1; goto %s;", c.parsed, c.parseDone) }
+func (c *gen) EndParseHeader(int) { c.emit("}") }
+
+// ParseEnd: every header pointer and fact of this node is stale now.
+func (c *gen) ParseEnd(*lower.ParseGraph) {
+	c.emit("}")
+	c.emit("%s:;", c.parseDone)
+	c.forget()
+	c.noFacts = true
 }
 
 // A window is the 16-bit aligned byte range around a field that a
@@ -490,23 +468,19 @@ func (c *gen) move(off, n, short string) {
 	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen -= %s;", n)
 }
 
-// push generates `push H [after G]`: the frame's head moves back and the
+// Push generates `push H [after G]`: the frame's head moves back and the
 // bytes in front of the insertion point with it, the header zeroed.
-func (c *gen) push(o *packet.Op) {
-	h := o.Header
-	spec := c.s.Headers[h]
-	if spec.Metadata {
-		return
-	}
+func (c *gen) Push(p *lower.Push) {
+	h := p.H
 	c.usesMove = true
 	off := c.newTmp("pu")
-	if o.After >= 0 {
-		c.emit("if (!%s) %s", c.isValid(o.After), c.malformed())
-		c.emit("__u32 %s = (__u32)st->off[%d] + st->len[%d];", off, o.After, o.After)
+	if p.After >= 0 {
+		c.DropUnless(c.isValid(p.After))
+		c.emit("__u32 %s = (__u32)st->off[%d] + st->len[%d];", off, p.After, p.After)
 	} else {
 		c.emit("__u32 %s = 0;", off)
 	}
-	n := spec.FixedBytes() + o.Extra
+	n := p.N
 	c.emit("if (%s || %s > NSC_LEN) %s", c.isValid(h), off, c.malformed())
 	c.emit("if (%s <= 64) {", off)
 	c.emit("if (bpf_xdp_adjust_head(ctx, -%d)) %s", n, c.malformed())
@@ -520,92 +494,70 @@ func (c *gen) push(o *packet.Op) {
 	c.emit("} else if (nsc_push_move(ctx, %s, %d)) %s", off, n, c.malformed())
 	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += %d;", n)
 	c.forget()
-	for i, hs := range c.s.Headers {
-		if hs.Metadata || i == h || !c.mayValid(i) {
-			continue
-		}
+	for _, i := range p.Moved {
 		c.emit("if (%s && st->off[%d] >= %s) st->off[%d] += %d;", c.isValid(i), i, off, i, n)
 	}
 	c.emit("if (st->cursor >= %s) st->cursor += %d;", off, n)
 	c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d);", h, off, h, n, h)
 }
 
-// region generates packet.Packet.region(h): ok, the covered bytes
-// [start, end) and the pseudo-header's sum (variables named from base).
-func (c *gen) region(h int, ok, start, end, pseudo string) {
-	spec := c.s.Headers[h]
+// region generates packet.Packet.region as lowered (lower.Checksum): ok,
+// the covered bytes [start, end) and the pseudo-header's sum.
+func (c *gen) region(x *lower.Checksum, ok, start, end, pseudo string) {
+	h := x.H
 	c.emit("int %s = 0; __u32 %s = 0, %s = 0; __u64 %s = 0;", ok, start, end, pseudo)
 	c.emit("if (%s) {", c.isValid(h))
 	c.emit("%s = st->off[%d];", start, h)
-	if spec.ChecksumKind == packet.ChecksumHeader {
+	if x.Own {
 		c.emit("%s = %s + st->len[%d];", end, start, h)
 		c.emit("%s = %s <= NSC_LEN;", ok, end)
 		c.emit("}")
 		return
 	}
-	v4, v6 := c.ipHeaders()
 	c.emit("__u32 proto = 0, e = NSC_LEN; int ip = 0;")
-	if v4 != nil {
-		c.emit("if (%s && st->off[%d] < %s) {", c.isValid(v4.h), v4.h, start)
-		c.emit("ip = 4; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", v4.h)
-		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", v4.h)
-		c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
-		c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[v4.h].FixedBytes(), c.beyondHead())
-		c.emit("l = %s; proto = %s;", getField(c.s, "ib", v4.h, v4.length), getField(c.s, "ib", v4.h, v4.proto))
+	for _, ip := range x.IPs {
+		c.emit("if (%s && st->off[%d] < %s) {", c.isValid(ip.H), ip.H, start)
+		c.emit("ip = %d; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", ipVersion(ip), ip.H)
+		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", ip.H)
+		c.ipBytes(ip)
+		c.emit("l = %s; proto = %s;", getField(c.s, "ib", ip.H, ip.Length), getField(c.s, "ib", ip.H, ip.Proto))
 		c.emit("}")
-		c.emit("e = ho + l;")
-		c.emit("} else")
-	}
-	if v6 != nil {
-		c.emit("if (%s && st->off[%d] < %s) {", c.isValid(v6.h), v6.h, start)
-		c.emit("ip = 6; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", v6.h)
-		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", v6.h)
-		c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
-		c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[v6.h].FixedBytes(), c.beyondHead())
-		c.emit("l = %s; proto = %s;", getField(c.s, "ib", v6.h, v6.length), getField(c.s, "ib", v6.h, v6.proto))
-		c.emit("}")
-		c.emit("e = ho + st->len[%d] + l;", v6.h)
+		if ip.V6 {
+			c.emit("e = ho + st->len[%d] + l;", ip.H)
+		} else {
+			c.emit("e = ho + l;")
+		}
 		c.emit("} else")
 	}
 	c.emit("{}")
 	c.emit("%s = e;", end)
 	c.emit("%s = %s <= NSC_LEN && %s >= %s + st->len[%d];", ok, end, end, start, h)
-	if spec.ChecksumKind == packet.ChecksumL4 {
+	if x.Pseudo {
 		c.emit("if (%s && ip) {", ok)
 		c.emit("__u32 cov = %s - %s;", end, start)
-		for _, ip := range []*ipInfo{v4, v6} {
-			if ip == nil {
-				continue
+		for _, ip := range x.IPs {
+			if ip.Unaligned >= 0 {
+				c.fail("%s.%s is not byte-aligned: the pseudo-header cannot use it", c.s.Headers[ip.H].Name, c.s.Headers[ip.H].Fields[ip.Unaligned].Name)
+				return
 			}
-			n := 4
-			if ip == v6 {
-				n = 6
-			}
-			c.emit("if (ip == %d) {", n)
-			c.emit("__u32 ho = st->off[%d] & NSC_OM;", ip.h)
-			c.emit("if (ho + st->len[%d] > NSC_LEN) %s = 0;", ip.h, ok)
+			c.emit("if (ip == %d) {", ipVersion(ip))
+			c.emit("__u32 ho = st->off[%d] & NSC_OM;", ip.H)
+			c.emit("if (ho + st->len[%d] > NSC_LEN) %s = 0;", ip.H, ok)
 			c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
-			c.emit("if (%s && (void *)(ib + %d) <= data_end) {", ok, c.s.Headers[ip.h].FixedBytes())
+			c.emit("if (%s && (void *)(ib + %d) <= data_end) {", ok, c.s.Headers[ip.H].FixedBytes())
 			var terms []string
-			for _, f := range []int{ip.src, ip.dst} {
-				fs := c.s.Headers[ip.h].Fields[f]
-				if fs.Offset%8 != 0 || fs.Width%8 != 0 {
-					c.fail("%s.%s is not byte-aligned: the pseudo-header cannot use it", c.s.Headers[ip.h].Name, fs.Name)
-					return
-				}
-				for k := fs.Offset / 8; k < (fs.Offset+fs.Width)/8; k += 2 {
-					if k+1 < (fs.Offset+fs.Width)/8 {
-						terms = append(terms, fmt.Sprintf("((__u64)ib[%d] << 8 | ib[%d])", k, k+1))
-					} else {
-						terms = append(terms, fmt.Sprintf("((__u64)ib[%d] << 8)", k))
-					}
+			for i, k := range ip.Words {
+				if ip.Lone[i] {
+					terms = append(terms, fmt.Sprintf("((__u64)ib[%d] << 8)", k))
+				} else {
+					terms = append(terms, fmt.Sprintf("((__u64)ib[%d] << 8 | ib[%d])", k, k+1))
 				}
 			}
-			if ip == v4 {
-				terms = append(terms, "proto", "(cov & 0xffff)")
-			} else {
-				terms = append(terms, "proto", "(cov >> 16)", "(cov & 0xffff)")
+			terms = append(terms, "proto")
+			if ip.V6 {
+				terms = append(terms, "(cov >> 16)")
 			}
+			terms = append(terms, "(cov & 0xffff)")
 			c.emit("%s = %s;", pseudo, strings.Join(terms, " + "))
 			c.emit("} else %s = 0;", ok)
 			c.emit("}")
@@ -615,27 +567,19 @@ func (c *gen) region(h int, ok, start, end, pseudo string) {
 	c.emit("}")
 }
 
-type ipInfo struct{ h, src, dst, proto, length int }
+// ipVersion is IP header ip's version.
+func ipVersion(ip lower.IPHeader) int {
+	if ip.V6 {
+		return 6
+	}
+	return 4
+}
 
-// ipHeaders finds the IP convention's headers (docs/language.md 4.4).
-func (c *gen) ipHeaders() (v4, v6 *ipInfo) {
-	field := func(h *packet.HeaderSpec, name string) int {
-		i, _ := h.Field(name)
-		return i
-	}
-	if h, ok := c.s.Header("ipv4"); ok {
-		x := &ipInfo{h.ID, field(h, "src"), field(h, "dst"), field(h, "proto"), field(h, "total_len")}
-		if x.src >= 0 && x.dst >= 0 && x.proto >= 0 && x.length >= 0 && !h.Metadata {
-			v4 = x
-		}
-	}
-	if h, ok := c.s.Header("ipv6"); ok {
-		x := &ipInfo{h.ID, field(h, "src"), field(h, "dst"), field(h, "next_hdr"), field(h, "payload_len")}
-		if x.src >= 0 && x.dst >= 0 && x.proto >= 0 && x.length >= 0 && !h.Metadata {
-			v6 = x
-		}
-	}
-	return v4, v6
+// ipBytes points ib at IP header ip's bytes at offset ho, checked within
+// the head.
+func (c *gen) ipBytes(ip lower.IPHeader) {
+	c.emit("unsigned char *ib = (unsigned char *)data + ho; NSC_HIDE(ib);")
+	c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[ip.H].FixedBytes(), c.beyondHead())
 }
 
 // getField reads field f of header h at pointer b (bounds checked) as a
@@ -648,49 +592,39 @@ func getField(s *packet.Schema, b string, h, f int) string {
 	return getBits(b, fs.Offset, fs.Width)
 }
 
-// verify generates `checksum verify H` as a condition.
-func (c *gen) verify(h int) string {
-	spec := c.s.Headers[h]
-	if spec.Metadata || spec.Checksum < 0 {
-		c.fail("checksum verify %s: the header has no checksum", spec.Name)
-		return "0"
-	}
+// Verify generates `checksum verify H` as a condition: a zero checksum
+// that may be absent passes behind IPv4 (packet.Packet.VerifyChecksum).
+func (c *gen) Verify(x *lower.Checksum) string {
 	c.usesSum = true
 	ok, start, end, pseudo := c.newTmp("rok"), c.newTmp("rs"), c.newTmp("re"), c.newTmp("rp")
-	c.region(h, ok, start, end, pseudo)
+	c.region(x, ok, start, end, pseudo)
 	r := c.newTmp("valid")
 	c.emit("int %s = 0;", r)
 	c.emit("if (%s) {", ok)
-	v4, _ := c.ipHeaders()
-	if spec.ChecksumOptional && v4 != nil {
-		fs := spec.Fields[spec.Checksum]
-		c.emit("__u32 ho = st->off[%d] & NSC_OM;", h)
-		c.emit("unsigned char *cb = (unsigned char *)data + ho + %d; NSC_HIDE(cb);", fs.Offset/8)
+	if v4 := x.IPv4(); x.Spec.ChecksumOptional && v4 != nil {
+		c.emit("__u32 ho = st->off[%d] & NSC_OM;", x.H)
+		c.emit("unsigned char *cb = (unsigned char *)data + ho + %d; NSC_HIDE(cb);", x.Field.Offset/8)
 		c.emit("if ((void *)(cb + 2) > data_end) %s", c.beyondHead())
-		c.emit("if (%s && cb[0] == 0 && cb[1] == 0) %s = 1; else", c.isValid(v4.h), r)
+		c.emit("if (%s && cb[0] == 0 && cb[1] == 0) %s = 1; else", c.isValid(v4.H), r)
 	}
 	c.emit("%s = nsc_fold(nsc_sum(ctx, %s, %s) + %s) == 0xffff;", r, start, end, pseudo)
 	c.emit("}")
 	return r
 }
 
-// compute generates `checksum compute H`.
-func (c *gen) compute(h int) {
-	spec := c.s.Headers[h]
-	if spec.Metadata || spec.Checksum < 0 {
-		c.fail("checksum compute %s: the header has no checksum", spec.Name)
-		return
-	}
+// Compute generates `checksum compute H`: 0xffff for a zero that would
+// mean none.
+func (c *gen) Compute(x *lower.Checksum) {
 	c.usesSum = true
-	fs := spec.Fields[spec.Checksum]
+	h, fs := x.H, x.Field
 	b := c.hdr(h)
 	c.emit("%s[%d] = 0; %s[%d] = 0;", b, fs.Offset/8, b, fs.Offset/8+1)
 	ok, start, end, pseudo := c.newTmp("rok"), c.newTmp("rs"), c.newTmp("re"), c.newTmp("rp")
-	c.region(h, ok, start, end, pseudo)
+	c.region(x, ok, start, end, pseudo)
 	c.emit("if (!%s) %s", ok, c.malformed())
 	cs := c.newTmp("cs")
 	c.emit("__u16 %s = ~nsc_fold(nsc_sum(ctx, %s, %s) + %s);", cs, start, end, pseudo)
-	if spec.ChecksumOptional {
+	if x.Spec.ChecksumOptional {
 		c.emit("if (%s == 0) %s = 0xffff;", cs, cs)
 	}
 	c.forget()

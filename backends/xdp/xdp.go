@@ -62,8 +62,6 @@ const (
 	// MaxPush bounds the bytes a frame's path pushes: the interpreter has
 	// room for 128 (docs/language.md 10.8), XDP for 256.
 	MaxPush = 128
-	// maxParseSites bounds the unrolled parse graph of a parse operation.
-	maxParseSites = 4096
 )
 
 // FuncName is the XDP function of every generated program.
@@ -133,8 +131,11 @@ type gen struct {
 	usesICRC   bool // nsc_icrc_bad: checksum verify icrc
 	usesPopSum bool // nsc_popdelta
 	usesMove   bool // nsc_pop_move / nsc_push_move
-	parseSites int
-	scanTables []int
+	// parseSites are the extractions the parses unrolled so far;
+	// parsed and parseDone name a parse's result and its end.
+	parseSites        int
+	parsed, parseDone string
+	scanTables        []int
 
 	valid   *flow.Validity // headers valid where (flow/valid.go)
 	noFacts bool           // the node forgot them (parse)
@@ -335,22 +336,9 @@ func cComment(s string) string { return strings.ReplaceAll(s, "*/", "* /") }
 
 // The dialect's operations (lower.Dialect): the Walker fires the ports.
 
-func (c *gen) Input(n *dataflow.Node) {
-	if h := n.Op.Header; h >= 0 {
-		r := c.parseFrame(h)
-		c.emit("if (!%s) %s", r, c.malformed())
-	}
-}
+func (c *gen) DropUnless(cond string) { c.emit("if (!%s) %s", cond, c.malformed()) }
 
-func (c *gen) Parse(n *dataflow.Node) string           { return c.parseFrame(n.Op.Header) }
-func (c *gen) Extract(n *dataflow.Node) (string, bool) { return c.extract(n.Op.Header), false }
-func (c *gen) Push(n *dataflow.Node)                   { c.push(n.Op) }
-func (c *gen) Verify(n *dataflow.Node) string          { return c.verify(n.Op.Header) }
-func (c *gen) Compute(n *dataflow.Node)                { c.compute(n.Op.Header) }
-
-func (c *gen) Place(n *dataflow.Node) {
-	c.fail("place %s: keyed state (event buffers the data path creates) is not generated for this target", c.s.States[n.Op.State].Name)
-}
+func (c *gen) Extract(_ *dataflow.Node, x *lower.Extract) (string, bool) { return c.extract(x), false }
 
 func (c *gen) If(cond string) { c.emit("if %s {", paren(cond)) }
 func (c *gen) EndIf()         { c.emit("}") }
