@@ -113,6 +113,15 @@ func (b *builder) build() error {
 		return err
 	}
 	rxEntry, txExit := l.RxEntry(), l.TxExit()
+	if rxEntry == nil && txExit == nil {
+		// Nothing joins: the LPG would run beside the PRG, not on it.
+		where, enters := "", "no source"
+		if srcs := b.lpg.Sources(); len(srcs) > 0 {
+			where, enters = srcs[0].Pos+": ", "its source "+srcs[0].Name
+		}
+		return fmt.Errorf("%slpg %s: nothing of it meets prg %s: received frames enter an LPG at a source named %s (it has %s) and frames to send leave it at an emit named %s (it has none); see docs/language.md, section 1",
+			where, b.lpg.Name, b.prg.Name, lpg.RxEntry, enters, prg.TxEntry)
+	}
 	// An entry that parses (input parse H) keeps its parse behind each
 	// sink: a PRG's Rx sink hands over the frame, and no PRG parses the
 	// way the LPG's parse graph does (a hardware extract chain stops where

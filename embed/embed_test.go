@@ -224,3 +224,22 @@ prg Dropper {
 		t.Errorf("a dropping Rx sink: %v", err)
 	}
 }
+
+// TestUnjoinedLPGRefused: an LPG with neither an RxQueue source nor a
+// TxQueue emit (a segmenter fed by an application) meets no PRG: Embed
+// refuses at its source's line in the user's file, saying what to name.
+func TestUnjoinedLPGRefused(t *testing.T) {
+	m := testutil.ModelSource(t, `include "lib/inet.nsc"
+include "ejfat/xdp.nsc"
+lpg L {
+  node Payload { op input  port out -> Out }
+  node Out { op emit }
+}`)
+	l, _ := m.Graph("L")
+	p, _ := m.Graph("XDP")
+	_, err := embed.Embed(l, p)
+	if err == nil || !strings.HasPrefix(err.Error(), "m.nsc:4:3: lpg L: nothing of it meets prg XDP") ||
+		!strings.Contains(err.Error(), "its source Payload") || !strings.Contains(err.Error(), "TxQueue") {
+		t.Errorf("an LPG that meets no PRG: %v", err)
+	}
+}
