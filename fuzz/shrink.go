@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ func Check(m Model, frames [][]byte, check, dir string) ([]Diff, error) {
 	switch {
 	case strings.HasPrefix(check, "lpg/embedded"):
 		return p.CheckEmbeddings()
-	case strings.HasPrefix(check, "interp/go"):
+	case strings.HasPrefix(check, "interp/go"), check == "go build":
 		em := p.Embeddings["Host"]
 		if em == nil {
 			return nil, fmt.Errorf("%s: no Host embedding", m.Name)
@@ -71,10 +72,14 @@ func Shrink(m Model, d Diff, dir string, budget time.Duration) (Model, []byte, e
 		if _, err := Load(c); err != nil {
 			return false
 		}
-		ds, err := Check(c, [][]byte{frame}, check, dir)
-		return err == nil && len(ds) > 0
+		var frames [][]byte
+		if frame != nil {
+			frames = append(frames, frame)
+		}
+		ds, err := Check(c, frames, check, dir)
+		return err == nil && slices.ContainsFunc(ds, func(d Diff) bool { return d.Check == check })
 	}
-	if frame != nil && !fails(m) {
+	if !fails(m) {
 		return m, frame, fmt.Errorf("%s: the difference does not show on its frame alone", m.Name)
 	}
 	for _, name := range nodeBlock.FindAllStringSubmatch(m.Source, -1) {
