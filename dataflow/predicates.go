@@ -70,6 +70,12 @@ func computePredicates(g *Graph, s *predicate.Space) *Predicates {
 		default:
 			in := ps.input(n)
 			ps.in[n] = in
+			if n.Op.Kind == packet.OpPlace && ps.placedBefore(n) {
+				// A place after another of the same state decides afresh
+				// (seed 104, model 79: a segment placed, then found a
+				// duplicate by a second place, had that port cut).
+				in = in.ForgetField(PlaceField(g.Schema.States[n.Op.State]))
+			}
 			for _, p := range n.Ports {
 				out := ps.effect(n, p, in.And(ps.Condition(n, p)))
 				if p.Pred != "" {
@@ -220,11 +226,35 @@ func (ps *Predicates) Condition(n *Node, p *Port) predicate.Pred {
 
 // PlaceOutcome is the atom "a place on state st left by port i"
 // (placed(events), complete(events), …): one value of the synthetic field
-// "st.place", so the ports of a place exclude each other, and a place
-// after another on the same state is taken to end as the first did, which
-// is what an Rx offload of placement claims (embed/rxoffload.go).
+// "st.place", so the ports of a place exclude each other, and a claim of
+// it on a PRG sink decides the LPG's place behind it (embed/rxoffload.go);
+// a place after another of the same state forgets the first's outcome.
 func (ps *Predicates) PlaceOutcome(st, i int) predicate.Pred {
 	return ps.Space.Eq(PlaceField(ps.g.Schema.States[st]), packet.V(uint64(i)))
+}
+
+// placedBefore says a place of n's state may run before place n: the
+// outcome the predicates carry is then that place's, not n's. (A sink's
+// claim with no place before n still decides n: it speaks of n.)
+func (ps *Predicates) placedBefore(n *Node) bool {
+	seen := map[*Node]bool{}
+	todo := []*Node{n}
+	for len(todo) > 0 {
+		x := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, e := range x.In {
+			from := e.From.Node
+			if seen[from] {
+				continue
+			}
+			seen[from] = true
+			if from.Kind == FNode && from.Op.Kind == packet.OpPlace && from.Op.State == n.Op.State {
+				return true
+			}
+			todo = append(todo, from)
+		}
+	}
+	return false
 }
 
 // PlaceField is the synthetic field naming how a place on st ended.
