@@ -62,6 +62,7 @@ type gen struct {
 	tables    []table
 	registers []string
 	states    []string
+	buffer    string // the event length of state s0
 	actions   map[string][]field // action -> parameters
 	tab       strings.Builder    // the table_add script
 	ports     []int
@@ -259,12 +260,13 @@ func (g *gen) writable() field {
 }
 
 // keyExprs are n values a register or a state is keyed by: fields (of
-// metadata, which is always there, half the time) or a few of their bits.
-func (g *gen) keyExprs(n int) []string {
+// metadata, which is always there, half the time, or always with meta) or
+// a few of their bits.
+func (g *gen) keyExprs(n int, meta bool) []string {
 	var ks []string
 	for range n {
 		f := g.fields[g.pick(len(g.fields))]
-		if g.chance(0.5) {
+		if meta || g.chance(0.5) {
 			f = g.meta[g.pick(len(g.meta))]
 		}
 		if g.chance(0.3) {
@@ -278,7 +280,8 @@ func (g *gen) keyExprs(n int) []string {
 
 // registersDecl declares, two times in five, one or two registers, each with its own value
 // metadata of 1 to 3 fields (sets and tests then read and write them), a
-// key of 1 to 4 values and a size small enough to fill.
+// key of 1 to 4 values (half the time of metadata alone, so that frames
+// of any kind meet in one entry) and a size small enough to fill.
 func (g *gen) registersDecl() {
 	if g.chance(0.6) { // the XDP and P4 backends refuse load and store
 		return
@@ -292,7 +295,7 @@ func (g *gen) registersDecl() {
 			g.fields = append(g.fields, field{value, fmt.Sprintf("v%d", i), w})
 		}
 		g.line("metadata %s { %s }", value, strings.Join(fs, "  "))
-		g.line("register %s { key { %s } value %s size %d }", name, strings.Join(g.keyExprs(1+g.pick(4)), ", "), value, 1+g.pick(8))
+		g.line("register %s { key { %s } value %s size %d }", name, strings.Join(g.keyExprs(1+g.pick(4), g.chance(0.5)), ", "), value, 1+g.pick(8))
 		g.registers = append(g.registers, name)
 	}
 }
@@ -306,10 +309,10 @@ func (g *gen) statesDecl() {
 	if !g.chance(0.35) {
 		return
 	}
-	buffer := []string{fmt.Sprint(g.pick(40)), fmt.Sprintf("bit<%d>(%s)", 3+g.pick(4), g.fields[g.pick(len(g.fields))].ref()), "udp.length - 8", "len(udp)"}[g.pick(4)]
+	g.buffer = []string{fmt.Sprint(g.pick(40)), fmt.Sprintf("bit<%d>(%s)", 3+g.pick(4), g.fields[g.pick(len(g.fields))].ref()), "udp.length - 8", "len(udp)"}[g.pick(4)]
 	maxBytes := []int{8, 16, 64, 1024}[g.pick(4)]
-	g.line("state s0 { key { %s } buffer %s max %d timeout %dms events %d bytes %d }", strings.Join(g.keyExprs(1+g.pick(3)), ", "), buffer,
-		maxBytes, 1+g.pick(200), 1+g.pick(4), maxBytes*(1+g.pick(4)))
+	g.line("state s0 { key { %s } buffer %s max %d timeout %dms events %d bytes %d }", strings.Join(g.keyExprs(1+g.pick(3), false), ", "), g.buffer,
+		maxBytes, 1+g.pick(50), 1+g.pick(4), maxBytes*(1+g.pick(4)))
 	g.states = append(g.states, "s0")
 }
 

@@ -165,9 +165,13 @@ func (g *gen) operation(name string) *gnode {
 			n.op, n.ports = "test "+g.cond(2), tf
 			break
 		}
-		n.op = "place " + g.states[g.pick(len(g.states))] + " at " + g.placeValue()
-		if g.chance(0.6) {
-			n.op += " size " + g.placeValue()
+		switch g.pick(3) {
+		case 0: // the whole event, so that one segment completes it
+			n.op = "place s0 at 0 size " + g.buffer
+		case 1:
+			n.op = "place s0 at " + g.placeValue() + " size " + g.placeValue()
+		default:
+			n.op = "place s0 at " + g.placeValue()
 		}
 		n.ports = []string{"placed", "complete", "duplicate", "overlap", "late", "length_mismatch", "out_of_bounds", "zero_length", "too_large"}
 	case 19:
@@ -188,7 +192,7 @@ func (g *gen) operation(name string) *gnode {
 func (g *gen) placeValue() string {
 	switch g.pick(3) {
 	case 0:
-		return fmt.Sprint(g.pick(16))
+		return fmt.Sprint(g.pick(8))
 	case 1:
 		return fmt.Sprintf("bit<%d>(%s)", 1+g.pick(4), g.fields[g.pick(len(g.fields))].ref())
 	}
