@@ -62,7 +62,7 @@ type gen struct {
 	tables    []table
 	registers []string
 	states    []string
-	buffer    string // the event length of state s0
+	buffer    string             // the event length of state s0
 	actions   map[string][]field // action -> parameters
 	tab       strings.Builder    // the table_add script
 	ports     []int
@@ -278,8 +278,8 @@ func (g *gen) keyExprs(n int, meta bool) []string {
 	return ks
 }
 
-// registersDecl declares, two times in five, one or two registers, each with its own value
-// metadata of 1 to 3 fields (sets and tests then read and write them), a
+// registersDecl declares, two times in five, one or two registers, each
+// with its own value metadata of 1 to 3 fields (sets and tests then read and write them), a
 // key of 1 to 4 values (half the time of metadata alone, so that frames
 // of any kind meet in one entry) and a size small enough to fill.
 func (g *gen) registersDecl() {
