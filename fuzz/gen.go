@@ -279,9 +279,10 @@ func (g *gen) keyExprs(n int, meta bool) []string {
 }
 
 // registersDecl declares, two times in five, one or two registers, each
-// with its own value metadata of 1 to 3 fields (sets and tests then read and write them), a
-// key of 1 to 4 values (half the time of metadata alone, so that frames
-// of any kind meet in one entry) and a size small enough to fill.
+// with its own value metadata of 1 to 3 fields (sets and tests then read
+// and write them), a key of 1 to 4 values (half the time of metadata
+// alone, so that frames of any kind meet in one entry) and a size small
+// enough to fill.
 func (g *gen) registersDecl() {
 	if g.chance(0.6) { // the XDP and P4 backends refuse load and store
 		return
