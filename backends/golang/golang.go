@@ -427,7 +427,11 @@ func (c *gen) Place(n *dataflow.Node) {
 	rest, size := c.newTmp("rest"), c.newTmp("size")
 	c.emit("%s := uint64(max(len(data)-cur, 0))", rest)
 	if o.Size != nil {
-		c.emit("%s := uint64(%s)", size, c.saturated(o.Size)) // a constant size binds as an int otherwise
+		sz := c.saturated(o.Size)
+		if o.Size.Kind == packet.EConst { // else an untyped constant binds as an int
+			sz = "uint64(" + sz + ")"
+		}
+		c.emit("%s := %s", size, sz)
 		c.emit("if %s > %s { %s }", size, rest, c.malformed())
 	} else {
 		c.emit("%s := %s", size, rest)
