@@ -439,7 +439,8 @@ func prefixMask(plen, width int) (hi, lo uint64) {
 // UDP checksum checks, each there or not, sinks that say what was
 // checked (a claim: pred "csum_ok(…)") only behind the check's true port;
 // and half the time a second NIC, the liar, whose sink claims the UDP
-// checksum good without checking it. It returns the liar's name or "".
+// checksum good without checking it (or, with keyed state, that the LPG's
+// place completes its event). It returns the liar's name or "".
 func (g *gen) nic() string {
 	ip, udp := g.chance(0.7), g.chance(0.7)
 	g.line("prg Nic {")
@@ -470,7 +471,13 @@ func (g *gen) nic() string {
 	g.line("    cluster Rx {")
 	g.line("        node Wire [hardware] { op input  port out -> Parse }")
 	g.line("        node Parse [hardware] { op parse ethernet  port true -> IsUDP  port false -> Other }")
-	g.line("        node IsUDP [hardware] { op test valid(ipv4) && valid(udp)  port true -> Lied pred \"csum_ok(udp)\"  port false -> Other }")
+	// With keyed state, half the time the lie is that the LPG's place
+	// completes every event (a NIC that would reassemble, and does not).
+	claim := "csum_ok(udp)"
+	if len(g.states) > 0 && g.chance(0.5) {
+		claim = "complete(s0)"
+	}
+	g.line("        node IsUDP [hardware] { op test valid(ipv4) && valid(udp)  port true -> Lied pred %q  port false -> Other }", claim)
 	g.line("        node Lied [software, sink] { op nop  port out }")
 	g.line("        node Other [software, sink] { op nop  port out }")
 	g.line("    }")
