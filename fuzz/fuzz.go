@@ -112,12 +112,14 @@ func Run(opt Options) (*Report, error) {
 		}
 	}
 	failed := map[string]Model{}
+	runFrames := map[string][][]byte{} // of the failing models, for the shrinker
 	start := time.Now()
 	for b := 0; b < opt.Models; b += opt.Batch {
 		var goCases []GoCase
 		var xdpCases []XDPCase
 		var p4Cases []P4Case
 		models := map[string]Model{}
+		frames := map[string][][]byte{}
 		for i := opt.Start + b; i < opt.Start+min(b+opt.Batch, opt.Models); i++ {
 			m := Generate(opt.Seed, i)
 			models[m.Name] = m
@@ -132,6 +134,7 @@ func Run(opt Options) (*Report, error) {
 			}
 			rep.Models++
 			rep.Packets += len(p.Frames)
+			frames[m.Name] = p.Frames
 			for prg := range p.Refused {
 				rep.Refused["embed "+prg]++
 			}
@@ -191,7 +194,7 @@ func Run(opt Options) (*Report, error) {
 		}
 		for _, d := range rep.Diffs {
 			if _, ok := failed[d.Model]; !ok {
-				failed[d.Model] = models[d.Model]
+				failed[d.Model], runFrames[d.Model] = models[d.Model], frames[d.Model]
 			}
 		}
 		logf("%d of %d models, %d packets, %d differences, %s", rep.Models, opt.Models, rep.Packets, len(rep.Diffs), time.Since(start).Round(time.Second))
@@ -209,12 +212,12 @@ func Run(opt Options) (*Report, error) {
 			if d.Model != name || d.Frame == nil && !builds(d.Check) {
 				continue
 			}
-			small, frame, err := Shrink(m, d, filepath.Join(dir, "shrink-"+name), opt.Shrink)
+			small, frames, err := Shrink(m, d, runFrames[name], filepath.Join(dir, "shrink-"+name), opt.Shrink)
 			if err != nil {
 				logf("%s: not shrunk: %v", name, err)
 				break
 			}
-			if err := SaveRegression(filepath.Join(opt.Dir, "regress"), small, frame); err != nil {
+			if err := SaveRegression(filepath.Join(opt.Dir, "regress"), small, frames); err != nil {
 				return nil, err
 			}
 			logf("%s: shrunk to %s", name, filepath.Join(opt.Dir, "regress", name+".nsc"))

@@ -272,7 +272,11 @@ func run(i int, s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline, e
 		f := frames[4 : 4+n]
 		frames = frames[4+n:]
 		copy(buf[packet.Headroom:], f)
-		r := pl.Process(buf, packet.Headroom, n)
+		r, msg := process(pl, buf, n)
+		if msg != "" {
+			fmt.Printf("o %d panic: %s\n", i, msg)
+			continue
+		}
 		if r.Sink >= 0 {
 			fmt.Printf("o %d sink %s %s\n", i, pl.SinkName(int(r.Sink)), hex.EncodeToString(r.Data))
 			continue
@@ -281,6 +285,17 @@ func run(i int, s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline, e
 		fmt.Printf("o %d drop %s: %s\n", i, d.Node, d.Reason)
 	}
 	fmt.Printf("c %d %v\n", i, golang.Counters(pl))
+}
+
+// process runs one frame; a panic of the generated code is its outcome,
+// so that the other frames and models still run.
+func process(pl fastpath.Pipeline, buf []byte, n int) (r fastpath.Result, msg string) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg = fmt.Sprint(p)
+		}
+	}()
+	return pl.Process(buf, packet.Headroom, n), ""
 }
 
 func main() {

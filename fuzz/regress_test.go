@@ -28,7 +28,9 @@ func TestRegressions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.Frames = append(p.Frames, frames...)
+		// The case's own frames first, in order: registers and keyed
+		// state see them as the run that found it did.
+		p.Frames = append(frames, p.Frames...)
 		ds, err := p.CheckEmbeddings()
 		if err != nil {
 			t.Fatal(err)
