@@ -237,6 +237,16 @@ func (ps *Predicates) PlaceOutcome(st, i int) predicate.Pred {
 // outcome the predicates carry is then that place's, not n's. (A sink's
 // claim with no place before n still decides n: it speaks of n.)
 func (ps *Predicates) placedBefore(n *Node) bool {
+	return upstream(n, func(e *Edge) (bool, bool) {
+		from := e.From.Node
+		return from.Kind == FNode && from.Op.Kind == packet.OpPlace && from.Op.State == n.Op.State, false
+	})
+}
+
+// upstream walks the edges into n and, for each node it reaches the first
+// time, the edges into that node, asking at of the edge it came by: found
+// ends the walk with true, stop does not go on past that node.
+func upstream(n *Node, at func(e *Edge) (found, stop bool)) bool {
 	seen := map[*Node]bool{}
 	todo := []*Node{n}
 	for len(todo) > 0 {
@@ -248,10 +258,13 @@ func (ps *Predicates) placedBefore(n *Node) bool {
 				continue
 			}
 			seen[from] = true
-			if from.Kind == FNode && from.Op.Kind == packet.OpPlace && from.Op.State == n.Op.State {
+			found, stop := at(e)
+			if found {
 				return true
 			}
-			todo = append(todo, from)
+			if !stop {
+				todo = append(todo, from)
+			}
 		}
 	}
 	return false
@@ -732,38 +745,24 @@ var flipped = map[string]string{"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">
 func (ps *Predicates) ChangedSinceParse(n *Node) bool { return ps.changedSinceParse(n) }
 
 func (ps *Predicates) changedSinceParse(n *Node) bool {
-	seen := map[*Node]bool{}
-	todo := []*Node{n}
-	for len(todo) > 0 {
-		x := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		for _, e := range x.In {
-			from := e.From.Node
-			if seen[from] {
-				continue
-			}
-			seen[from] = true
-			if from.Kind == FNode {
-				switch op := from.Op; op.Kind {
-				case packet.OpExtract, packet.OpPush, packet.OpPop, packet.OpPlace:
-					return true
-				case packet.OpSet:
-					if ps.writesSelector(op.Assign) {
-						return true
-					}
-				case packet.OpLookup:
-					def := ps.g.Schema.Tables[op.Table]
-					if ps.writesSelector(ps.g.Schema.Actions[def.Actions[e.From.Index]].Body) {
-						return true
-					}
-				case packet.OpParse, packet.OpInput:
-					continue
-				}
-			}
-			todo = append(todo, from)
+	return upstream(n, func(e *Edge) (bool, bool) {
+		from := e.From.Node
+		if from.Kind != FNode {
+			return false, false
 		}
-	}
-	return false
+		switch op := from.Op; op.Kind {
+		case packet.OpExtract, packet.OpPush, packet.OpPop, packet.OpPlace:
+			return true, false
+		case packet.OpSet:
+			return ps.writesSelector(op.Assign), false
+		case packet.OpLookup:
+			def := ps.g.Schema.Tables[op.Table]
+			return ps.writesSelector(ps.g.Schema.Actions[def.Actions[e.From.Index]].Body), false
+		case packet.OpParse, packet.OpInput:
+			return false, true
+		}
+		return false, false
+	})
 }
 
 func (ps *Predicates) writesSelector(as []packet.Assign) bool {
