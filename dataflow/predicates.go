@@ -70,6 +70,12 @@ func computePredicates(g *Graph, s *predicate.Space) *Predicates {
 		default:
 			in := ps.input(n)
 			ps.in[n] = in
+			if n.Op.Kind == packet.OpPlace && ps.placedBefore(n) {
+				// A place after another of the same state decides afresh
+				// (seed 104, model 79: a segment placed, then found a
+				// duplicate by a second place, had that port cut).
+				in = in.ForgetField(PlaceField(g.Schema.States[n.Op.State]))
+			}
 			for _, p := range n.Ports {
 				out := ps.effect(n, p, in.And(ps.Condition(n, p)))
 				if p.Pred != "" {
@@ -220,11 +226,48 @@ func (ps *Predicates) Condition(n *Node, p *Port) predicate.Pred {
 
 // PlaceOutcome is the atom "a place on state st left by port i"
 // (placed(events), complete(events), …): one value of the synthetic field
-// "st.place", so the ports of a place exclude each other, and a place
-// after another on the same state is taken to end as the first did, which
-// is what an Rx offload of placement claims (embed/rxoffload.go).
+// "st.place", so the ports of a place exclude each other, and a claim of
+// it on a PRG sink decides the LPG's place behind it (embed/rxoffload.go);
+// a place after another of the same state forgets the first's outcome.
 func (ps *Predicates) PlaceOutcome(st, i int) predicate.Pred {
 	return ps.Space.Eq(PlaceField(ps.g.Schema.States[st]), packet.V(uint64(i)))
+}
+
+// placedBefore says a place of n's state may run before place n: the
+// outcome the predicates carry is then that place's, not n's. (A sink's
+// claim with no place before n still decides n: it speaks of n.)
+func (ps *Predicates) placedBefore(n *Node) bool {
+	return upstream(n, func(e *Edge) (bool, bool) {
+		from := e.From.Node
+		return from.Kind == FNode && from.Op.Kind == packet.OpPlace && from.Op.State == n.Op.State, false
+	})
+}
+
+// upstream walks the edges into n and, for each node it reaches the first
+// time, the edges into that node, asking at of the edge it came by: found
+// ends the walk with true, stop does not go on past that node.
+func upstream(n *Node, at func(e *Edge) (found, stop bool)) bool {
+	seen := map[*Node]bool{}
+	todo := []*Node{n}
+	for len(todo) > 0 {
+		x := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, e := range x.In {
+			from := e.From.Node
+			if seen[from] {
+				continue
+			}
+			seen[from] = true
+			found, stop := at(e)
+			if found {
+				return true
+			}
+			if !stop {
+				todo = append(todo, from)
+			}
+		}
+	}
+	return false
 }
 
 // PlaceField is the synthetic field naming how a place on st ended.
@@ -702,38 +745,24 @@ var flipped = map[string]string{"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">
 func (ps *Predicates) ChangedSinceParse(n *Node) bool { return ps.changedSinceParse(n) }
 
 func (ps *Predicates) changedSinceParse(n *Node) bool {
-	seen := map[*Node]bool{}
-	todo := []*Node{n}
-	for len(todo) > 0 {
-		x := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		for _, e := range x.In {
-			from := e.From.Node
-			if seen[from] {
-				continue
-			}
-			seen[from] = true
-			if from.Kind == FNode {
-				switch op := from.Op; op.Kind {
-				case packet.OpExtract, packet.OpPush, packet.OpPop, packet.OpPlace:
-					return true
-				case packet.OpSet:
-					if ps.writesSelector(op.Assign) {
-						return true
-					}
-				case packet.OpLookup:
-					def := ps.g.Schema.Tables[op.Table]
-					if ps.writesSelector(ps.g.Schema.Actions[def.Actions[e.From.Index]].Body) {
-						return true
-					}
-				case packet.OpParse, packet.OpInput:
-					continue
-				}
-			}
-			todo = append(todo, from)
+	return upstream(n, func(e *Edge) (bool, bool) {
+		from := e.From.Node
+		if from.Kind != FNode {
+			return false, false
 		}
-	}
-	return false
+		switch op := from.Op; op.Kind {
+		case packet.OpExtract, packet.OpPush, packet.OpPop, packet.OpPlace:
+			return true, false
+		case packet.OpSet:
+			return ps.writesSelector(op.Assign), false
+		case packet.OpLookup:
+			def := ps.g.Schema.Tables[op.Table]
+			return ps.writesSelector(ps.g.Schema.Actions[def.Actions[e.From.Index]].Body), false
+		case packet.OpParse, packet.OpInput:
+			return false, true
+		}
+		return false, false
+	})
 }
 
 func (ps *Predicates) writesSelector(as []packet.Assign) bool {

@@ -57,12 +57,15 @@ type Report struct {
 	Reasons map[string]int
 	// Ran counts, per target, the models it compiled and ran.
 	Ran map[string]int
-	// Ops counts the operation kinds the models used, PRGs the
+	// Ops counts the operation kinds the models used, Features the
+	// models that use each declaration or expression the generator
+	// writes only sometimes ("len()", "register", …), PRGs the
 	// embeddings made.
-	Ops    map[string]int
-	PRGs   map[string]int
-	Skips  []string // targets not run, and why
-	Failed []string // the models that differ (names)
+	Ops      map[string]int
+	Features map[string]int
+	PRGs     map[string]int
+	Skips    []string // targets not run, and why
+	Failed   []string // the models that differ (names)
 }
 
 // Summary is the one line `nsc fuzz` prints.
@@ -100,7 +103,7 @@ func Run(opt Options) (*Report, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	rep := &Report{Refused: map[string]int{}, Reasons: map[string]int{}, Ran: map[string]int{}, Ops: map[string]int{}, PRGs: map[string]int{}}
+	rep := &Report{Refused: map[string]int{}, Reasons: map[string]int{}, Ran: map[string]int{}, Ops: map[string]int{}, Features: map[string]int{}, PRGs: map[string]int{}}
 	xdpOn := slices.Contains(opt.Targets, "xdp")
 	if xdpOn {
 		if why := xdpUnavailable(); why != "" {
@@ -109,16 +112,18 @@ func Run(opt Options) (*Report, error) {
 		}
 	}
 	failed := map[string]Model{}
+	runFrames := map[string][][]byte{} // of the failing models, for the shrinker
 	start := time.Now()
 	for b := 0; b < opt.Models; b += opt.Batch {
 		var goCases []GoCase
 		var xdpCases []XDPCase
 		var p4Cases []P4Case
 		models := map[string]Model{}
+		frames := map[string][][]byte{}
 		for i := opt.Start + b; i < opt.Start+min(b+opt.Batch, opt.Models); i++ {
 			m := Generate(opt.Seed, i)
 			models[m.Name] = m
-			countOps(m, rep.Ops)
+			countOps(m, rep.Ops, rep.Features)
 			p, err := Prepare(m, opt.Packets, opt.Seed^uint64(i))
 			if err != nil {
 				// A generated model that does not load is the generator's
@@ -129,6 +134,7 @@ func Run(opt Options) (*Report, error) {
 			}
 			rep.Models++
 			rep.Packets += len(p.Frames)
+			frames[m.Name] = p.Frames
 			for prg := range p.Refused {
 				rep.Refused["embed "+prg]++
 			}
@@ -188,7 +194,7 @@ func Run(opt Options) (*Report, error) {
 		}
 		for _, d := range rep.Diffs {
 			if _, ok := failed[d.Model]; !ok {
-				failed[d.Model] = models[d.Model]
+				failed[d.Model], runFrames[d.Model] = models[d.Model], frames[d.Model]
 			}
 		}
 		logf("%d of %d models, %d packets, %d differences, %s", rep.Models, opt.Models, rep.Packets, len(rep.Diffs), time.Since(start).Round(time.Second))
@@ -203,15 +209,15 @@ func Run(opt Options) (*Report, error) {
 		}
 		// The first difference, shrunk, as a regression case.
 		for _, d := range rep.Diffs {
-			if d.Model != name || d.Frame == nil {
+			if d.Model != name || d.Frame == nil && !builds(d.Check) {
 				continue
 			}
-			small, frame, err := Shrink(m, d, filepath.Join(dir, "shrink-"+name), opt.Shrink)
+			small, frames, err := Shrink(m, d, runFrames[name], filepath.Join(dir, "shrink-"+name), opt.Shrink)
 			if err != nil {
 				logf("%s: not shrunk: %v", name, err)
 				break
 			}
-			if err := SaveRegression(filepath.Join(opt.Dir, "regress"), small, frame); err != nil {
+			if err := SaveRegression(filepath.Join(opt.Dir, "regress"), small, frames); err != nil {
 				return nil, err
 			}
 			logf("%s: shrunk to %s", name, filepath.Join(opt.Dir, "regress", name+".nsc"))
@@ -219,6 +225,9 @@ func Run(opt Options) (*Report, error) {
 		}
 	}
 	slices.Sort(rep.Failed)
+	logf("operations: %s", tally(rep.Ops))
+	logf("features (models): %s", tally(rep.Features))
+	logf("embeddings: %s", tally(rep.PRGs))
 	for _, t := range slices.Sorted(maps.Keys(rep.Ran)) {
 		logf("%s: %d models compiled and run, %d refused", t, rep.Ran[t], rep.Refused[t])
 	}
@@ -226,6 +235,12 @@ func Run(opt Options) (*Report, error) {
 		logf("refused: %d × %s", rep.Reasons[r], r)
 	}
 	return rep, nil
+}
+
+// builds says a check is of a whole program (it compiles, it loads): it
+// fails without a frame, and shrinks so.
+func builds(check string) bool {
+	return check == "go build" || check == "xdp clang" || check == "xdp load" || check == "p4 parse"
 }
 
 // refuse counts the models target refused, by reason.
@@ -245,8 +260,30 @@ func save(dir string, m Model) error {
 	return os.WriteFile(filepath.Join(dir, m.Name+".tables"), []byte(m.Tables), 0o644)
 }
 
-// countOps adds the operation kinds a model's LPG uses.
-func countOps(m Model, ops map[string]int) {
+// tally is counts as "key n, …", in key order.
+func tally(counts map[string]int) string {
+	var s []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		s = append(s, fmt.Sprintf("%s %d", k, counts[k]))
+	}
+	return strings.Join(s, ", ")
+}
+
+// features are what countOps looks for in a model's source, beyond its
+// operations.
+var features = map[string]string{
+	"register": "\nregister ", "state": "\nstate ", "bytes()": ": bytes(", "len()": "len(", "popcount()": "popcount(",
+	"push extra": " extra ", "user header": "\nheader u0 ", "table": "\ntable ", "liar": "\nprg Liar ",
+}
+
+// countOps adds the operation kinds a model's LPG uses, and the features
+// it has.
+func countOps(m Model, ops, feats map[string]int) {
+	for name, s := range features {
+		if strings.Contains(m.Source, s) {
+			feats[name]++
+		}
+	}
 	for _, line := range strings.Split(m.Source, "\n") {
 		line = strings.TrimSpace(line)
 		if rest, ok := strings.CutPrefix(line, "op "); ok {

@@ -144,9 +144,10 @@ func TestP4DifferencesAreCaught(t *testing.T) {
 // the model's names, so that one reason is one line of the tally.
 func TestRefusalClass(t *testing.T) {
 	for msg, want := range map[string]string{
-		"m.nsc:3:4: p4 (v1model): node N3: extract u0 after the parser: it follows N0, which the parser cannot run (lookup t0)": "extract X after the parser: it follows X, which the parser cannot run",
-		"p4 (v1model): headers ethernet, vlan, ipv4 leave in different orders; a P4 deparser emits headers in one order":        "headers X, X, X leave in different orders",
-		"m.nsc:9:5: p4 (v1model): node N1: push ipv4: a header with a variable-length field cannot be made in P4":               "push X: a header with a variable-length field cannot be made in P4",
+		"m.nsc:3:4: p4 (v1model): node N3: extract u0 after the parser: it follows N0, which the parser cannot run (lookup t0)":                                      "extract X after the parser: it follows X, which the parser cannot run",
+		"p4 (v1model): headers ethernet, vlan, ipv4 leave in different orders; a P4 deparser emits headers in one order":                                             "headers X, X, X leave in different orders",
+		"m.nsc:9:5: p4 (v1model): node N1: push ipv4: a header with a variable-length field cannot be made in P4":                                                    "push X: a header with a variable-length field cannot be made in P4",
+		"m.nsc:5:5: p4 (v1model): node N2: popcount(m.a0): P4_16 has no operator that counts bits, and a table of 2^N entries would stand for one on an N-bit value": "X: P4_16 has no operator that counts bits, and a table of X entries would stand for one on an N-bit value",
 	} {
 		if got := refusalClass(msg); got != want {
 			t.Errorf("%q: got %q, want %q", msg, got, want)

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/golang/gorun"
@@ -106,12 +107,16 @@ func RunGo(dir string, cases []GoCase) (diffs []Diff, refused map[string]string,
 		if err != nil {
 			return nil, nil, err
 		}
+		// The driver's clock: keyed state times out at the same frame.
+		now := time.Unix(0, 0)
+		m.SetClock(func() time.Time { return now })
 		res := got[i]
 		if res.err != "" {
 			diffs = append(diffs, Diff{Model: c.Name, Check: "interp/go", Want: "tables load", Got: res.err})
 			continue
 		}
 		for j, f := range c.Frames {
+			now = now.Add(time.Millisecond)
 			want := Interp(m, f).String()
 			if j >= len(res.outs) {
 				diffs = append(diffs, Diff{Model: c.Name, Check: "interp/go", Frame: f, Want: want, Got: "(no result)"})
@@ -220,7 +225,8 @@ func writeFile(name string, data []byte) error {
 
 // driver is the batch program: for each case, its tables and frames from
 // the case's directory, each frame's outcome as Interp prints it, then the
-// counters as golang.Counters gives them.
+// counters as golang.Counters gives them. Keyed state runs on a logical
+// clock, a millisecond a frame, as RunGo's interpreter does.
 const driver = `package main
 
 import (
@@ -229,6 +235,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
@@ -253,14 +260,23 @@ func run(i int, s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline, e
 		fmt.Printf("e %d %v\n", i, err)
 		return
 	}
+	now := time.Unix(0, 0)
+	if c, ok := pl.(interface{ SetClock(func() time.Time) }); ok {
+		c.SetClock(func() time.Time { return now })
+	}
 	frames, _ := os.ReadFile(dir + "frames.bin")
 	buf := make([]byte, 2*packet.Headroom+1<<16)
 	for len(frames) >= 4 {
+		now = now.Add(time.Millisecond)
 		n := int(binary.BigEndian.Uint32(frames))
 		f := frames[4 : 4+n]
 		frames = frames[4+n:]
 		copy(buf[packet.Headroom:], f)
-		r := pl.Process(buf, packet.Headroom, n)
+		r, msg := process(pl, buf, n)
+		if msg != "" {
+			fmt.Printf("o %d panic: %s\n", i, msg)
+			continue
+		}
 		if r.Sink >= 0 {
 			fmt.Printf("o %d sink %s %s\n", i, pl.SinkName(int(r.Sink)), hex.EncodeToString(r.Data))
 			continue
@@ -269,6 +285,17 @@ func run(i int, s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline, e
 		fmt.Printf("o %d drop %s: %s\n", i, d.Node, d.Reason)
 	}
 	fmt.Printf("c %d %v\n", i, golang.Counters(pl))
+}
+
+// process runs one frame; a panic of the generated code is its outcome,
+// so that the other frames and models still run.
+func process(pl fastpath.Pipeline, buf []byte, n int) (r fastpath.Result, msg string) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg = fmt.Sprint(p)
+		}
+	}()
+	return pl.Process(buf, packet.Headroom, n), ""
 }
 
 func main() {

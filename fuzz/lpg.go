@@ -94,7 +94,7 @@ func (g *gen) header() string {
 func (g *gen) operation(name string) *gnode {
 	n := &gnode{name: name, ports: []string{"out"}}
 	tf := []string{"true", "false"}
-	switch g.pick(16) {
+	switch g.pick(22) {
 	case 0, 1, 2:
 		n.op, n.ports = "test "+g.cond(2), tf
 	case 3:
@@ -126,11 +126,13 @@ func (g *gen) operation(name string) *gnode {
 		h := g.header()
 		n.op = "pop " + h + g.update()
 	case 11:
-		switch g.pick(3) {
+		switch g.pick(4) {
 		case 0:
 			n.op = "push vlan after ethernet"
 		case 1:
 			n.op = "push " + g.header()
+		case 2: // a variable-length field of a few zero bytes
+			n.op = fmt.Sprintf("push %s extra %d", g.varlen[g.pick(len(g.varlen))], g.pick(9))
 		default:
 			h, after := g.header(), g.header()
 			for after == h {
@@ -147,10 +149,54 @@ func (g *gen) operation(name string) *gnode {
 		n.op, n.ports = "lookup "+t.name, slices.Clone(t.actions)
 	case 14:
 		n.op = fmt.Sprintf("count %q", "c"+name)
+	case 15, 16:
+		if len(g.registers) == 0 {
+			n.op = "set { " + g.assigns() + " }"
+			break
+		}
+		r := g.registers[g.pick(len(g.registers))]
+		if g.chance(0.5) {
+			n.op, n.ports = "load "+r, []string{"hit", "miss"}
+		} else {
+			n.op, n.ports = "store "+r, []string{"out", "full"}
+		}
+	case 17, 18:
+		if len(g.states) == 0 {
+			n.op, n.ports = "test "+g.cond(2), tf
+			break
+		}
+		switch g.pick(3) {
+		case 0: // the whole event, so that one segment completes it
+			n.op = "place s0 at 0 size " + g.buffer
+		case 1:
+			n.op = "place s0 at " + g.placeValue() + " size " + g.placeValue()
+		default:
+			n.op = "place s0 at " + g.placeValue()
+		}
+		n.ports = []string{"placed", "complete", "duplicate", "overlap", "late", "length_mismatch", "out_of_bounds", "zero_length", "too_large"}
+	case 19:
+		// Rare: the XDP and P4 backends refuse a cut.
+		if g.chance(0.5) {
+			n.op = "cut"
+		} else {
+			n.op = fmt.Sprintf("count %q", "c"+name)
+		}
 	default:
 		n.op, n.ports = "parse ethernet", tf
 	}
 	return n
+}
+
+// placeValue is an offset or a size for place: small, so that segments
+// of one event meet.
+func (g *gen) placeValue() string {
+	switch g.pick(3) {
+	case 0:
+		return fmt.Sprint(g.pick(8))
+	case 1:
+		return fmt.Sprintf("bit<%d>(%s)", 1+g.pick(4), g.fields[g.pick(len(g.fields))].ref())
+	}
+	return fmt.Sprintf("bit<%d>(udp.length - 8)", 3+g.pick(4))
 }
 
 // update is an optional `update H, …` over checksummed headers.
@@ -184,7 +230,7 @@ func (g *gen) assigns() string {
 // arithmetic on a field).
 func (g *gen) expr(width int) string {
 	f := g.fields[g.pick(len(g.fields))]
-	switch g.pick(5) {
+	switch g.pick(7) {
 	case 0:
 		return g.value(width)
 	case 1:
@@ -196,8 +242,12 @@ func (g *gen) expr(width int) string {
 		return fmt.Sprintf("bit<%d>(%s + %s)", width, f.ref(), g.value(min(width, 8)))
 	case 3:
 		return fmt.Sprintf("bit<%d>(%s & %s)", width, f.ref(), g.value(width))
+	case 4:
+		return fmt.Sprintf("bit<%d>(%s - 1)", width, f.ref())
+	case 5:
+		return fmt.Sprintf("bit<%d>(len(%s))", width, g.header())
 	}
-	return fmt.Sprintf("bit<%d>(%s - 1)", width, f.ref())
+	return fmt.Sprintf("bit<%d>(popcount(%s))", width, f.ref())
 }
 
 // cond is a random condition, nested at most depth deep; comparisons of a
@@ -216,7 +266,22 @@ func (g *gen) cond(depth int) string {
 	if g.chance(0.2) {
 		return "valid(" + g.header() + ")"
 	}
+	if g.chance(0.1) { // a length, mostly guarded as fields are
+		h := g.header()
+		c := fmt.Sprintf("len(%s) %s %d", h, []string{"<", ">=", "=="}[g.pick(3)], g.pick(80))
+		if g.chance(0.7) {
+			return "(valid(" + h + ") && " + c + ")"
+		}
+		return c
+	}
 	f := g.fields[g.pick(len(g.fields))]
+	if g.chance(0.05) {
+		c := fmt.Sprintf("popcount(%s) > %d", f.ref(), g.pick(f.width+1))
+		if f.header != "m" && g.chance(0.7) {
+			return "(valid(" + f.header + ") && " + c + ")"
+		}
+		return c
+	}
 	var c string
 	switch g.pick(4) {
 	case 0:

@@ -296,8 +296,8 @@ func parseChain(s *packet.Schema, done, fail string) (string, string) {
 
 // refusalClass is a refusal's reason without where it is and the names
 // in it, for the tally of refusals by reason: its first clause, each
-// name of the model (a word other than P4 with a digit, a dot or an
-// underscore, or one of the Internet library's headers) as X.
+// name of the model (a word other than P4 and P4_16 with a digit, a dot
+// or an underscore, or one of the Internet library's headers) as X.
 func refusalClass(msg string) string {
 	msg, _, _ = strings.Cut(msg, "\n")
 	msg = refusalWhere.ReplaceAllString(msg, "")
@@ -306,7 +306,7 @@ func refusalClass(msg string) string {
 	words := strings.Fields(msg)
 	for i, w := range words {
 		bare := strings.TrimRight(w, ",:")
-		if bare != "P4" && strings.ContainsAny(bare, "0123456789._") || slices.Contains(inetHeaders, bare) {
+		if bare != "P4" && bare != "P4_16" && strings.ContainsAny(bare, "0123456789._") || slices.Contains(inetHeaders, bare) {
 			words[i] = "X" + w[len(bare):]
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ func Check(m Model, frames [][]byte, check, dir string) ([]Diff, error) {
 	switch {
 	case strings.HasPrefix(check, "lpg/embedded"):
 		return p.CheckEmbeddings()
-	case strings.HasPrefix(check, "interp/go"):
+	case strings.HasPrefix(check, "interp/go"), check == "go build":
 		em := p.Embeddings["Host"]
 		if em == nil {
 			return nil, fmt.Errorf("%s: no Host embedding", m.Name)
@@ -57,13 +58,18 @@ var prgDecl = regexp.MustCompile(`(?m)^prg (\w+) \{`)
 var nodeBlock = regexp.MustCompile(`(?m)^    node (N\d+) \{\n        op [^\n]*\n((?:        port [^\n]*\n)+)    \}\n`)
 
 // Shrink makes a failing model smaller while it still fails the same
-// check: one frame that shows the difference, then each generated node
-// replaced by a nop that goes where its first port went, then the table
-// entries one by one. It gives up after budget.
-func Shrink(m Model, d Diff, dir string, budget time.Duration) (Model, []byte, error) {
+// check: one frame that shows the difference (or, where the model's
+// registers or keyed state need the frames before it, the run's frames
+// up to it: run, the model's frames in the run's order), then each
+// generated node replaced by a nop that goes where its first port went,
+// then the table entries one by one. It gives up after budget.
+func Shrink(m Model, d Diff, run [][]byte, dir string, budget time.Duration) (Model, [][]byte, error) {
 	deadline := time.Now().Add(budget)
 	check := d.Check
-	frame := d.Frame
+	var frames [][]byte
+	if d.Frame != nil {
+		frames = [][]byte{d.Frame}
+	}
 	fails := func(c Model) bool {
 		if time.Now().After(deadline) {
 			return false
@@ -71,11 +77,17 @@ func Shrink(m Model, d Diff, dir string, budget time.Duration) (Model, []byte, e
 		if _, err := Load(c); err != nil {
 			return false
 		}
-		ds, err := Check(c, [][]byte{frame}, check, dir)
-		return err == nil && len(ds) > 0
+		ds, err := Check(c, frames, check, dir)
+		return err == nil && slices.ContainsFunc(ds, func(d Diff) bool { return d.Check == check })
 	}
-	if frame != nil && !fails(m) {
-		return m, frame, fmt.Errorf("%s: the difference does not show on its frame alone", m.Name)
+	if !fails(m) {
+		i := slices.IndexFunc(run, func(f []byte) bool { return d.Frame != nil && string(f) == string(d.Frame) })
+		if i < 0 {
+			return m, frames, fmt.Errorf("%s: the difference does not show on its frame alone", m.Name)
+		}
+		if frames = run[:i+1]; !fails(m) {
+			return m, frames, fmt.Errorf("%s: the difference does not show on the frames up to it", m.Name)
+		}
 	}
 	for _, name := range nodeBlock.FindAllStringSubmatch(m.Source, -1) {
 		c := m
@@ -100,12 +112,13 @@ func Shrink(m Model, d Diff, dir string, budget time.Duration) (Model, []byte, e
 			m, lines = c, append(lines[:i], lines[i+1:]...)
 		}
 	}
-	return m, frame, nil
+	return m, frames, nil
 }
 
 // SaveRegression writes a shrunk failing case as NAME.nsc, NAME.tables and
-// NAME.pcap in dir, where TestRegressions runs it through every check.
-func SaveRegression(dir string, m Model, frame []byte) error {
+// NAME.pcap (its frames, in order) in dir, where TestRegressions runs it
+// through every check.
+func SaveRegression(dir string, m Model, frames [][]byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -117,8 +130,8 @@ func SaveRegression(dir string, m Model, frame []byte) error {
 		return err
 	}
 	defer w.Abort()
-	if frame != nil {
-		w.WritePacket(gopacket.CaptureInfo{Timestamp: time.Unix(0, 0)}, frame)
+	for _, f := range frames {
+		w.WritePacket(gopacket.CaptureInfo{Timestamp: time.Unix(0, 0)}, f)
 	}
 	return w.Commit()
 }

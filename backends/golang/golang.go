@@ -428,7 +428,11 @@ func (c *gen) Place(pl *lower.Place) (string, bool) {
 	rest, size := c.newTmp("rest"), c.newTmp("size")
 	c.emit("%s := uint64(max(len(data)-cur, 0))", rest)
 	if pl.Size != nil {
-		c.emit("%s := %s", size, c.saturated(pl.Size))
+		sz := c.saturated(pl.Size)
+		if pl.Size.Kind == packet.EConst { // else an untyped constant binds as an int
+			sz = "uint64(" + sz + ")"
+		}
+		c.emit("%s := %s", size, sz)
 		c.emit("if %s > %s { %s }", size, rest, c.malformed())
 	} else {
 		c.emit("%s := %s", size, rest)

@@ -20,6 +20,7 @@ func runFuzz(e *env, args []string) error {
 	targets := fs.String("targets", "go,xdp,p4", "targets held to the interpreter: go, xdp, p4 (xdp needs root and clang; p4 runs v1model programs in the P4 interpreter)")
 	out := fs.String("o", "", "write each failing model (.nsc and .tables) into this directory")
 	batch := fs.Int("batch", 50, "models per build of the generated Go")
+	shrink := fs.Duration("shrink", time.Minute, "how long to shrink each failing model (with -o)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -46,7 +47,7 @@ func runFuzz(e *env, args []string) error {
 		}
 	}
 	fmt.Fprintf(e.stderr, "nsc fuzz: seed %d, models %d from %d, targets %s\n", *seed, *models, *start, strings.Join(ts, ","))
-	rep, err := fuzz.Run(fuzz.Options{Models: *models, Seed: *seed, Start: *start, Packets: *packets, Targets: ts, Dir: *out, Batch: *batch,
+	rep, err := fuzz.Run(fuzz.Options{Models: *models, Seed: *seed, Start: *start, Packets: *packets, Targets: ts, Dir: *out, Batch: *batch, Shrink: *shrink,
 		Log: func(format string, args ...any) { fmt.Fprintf(e.stderr, "nsc fuzz: "+format+"\n", args...) }})
 	if err != nil {
 		return err
