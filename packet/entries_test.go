@@ -440,7 +440,7 @@ table_add f allow 10.0.0.0->10.0.0.255 10.1.0.0&&&255.255.0.0 => 1
 		t.Errorf("ParseEntries (-want +got):\n%s", diff)
 	}
 	for _, bad := range []string{
-		"table_add r fwd 192.168.0.256/16 => 1 2",    // not an address
+		"table_add r fwd 192.168.0.256/16 => 1 2",      // not an address
 		"table_add r fwd 192.168.0.0/16 => 10.0.0.1 2", // an IPv4 address for 48 bits
 		"table_add r fwd fd00::/16 => 1 2",             // an IPv6 address for 32 bits
 		"table_add r fwd 1/16 => 02:00:00:00:00 2",     // five bytes
