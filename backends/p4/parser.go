@@ -205,9 +205,13 @@ const noMatch = "noMatch"
 // what the parser took for x and goes where y leads (c.rereads). It
 // returns where x's fixed part failing leads.
 func (c *gen) reread(x, y *dataflow.Node) (dest, error) {
-	hx, hy := c.s.Headers[x.Op.Header], c.s.Headers[y.Op.Header]
+	hx := c.s.Headers[x.Op.Header]
 	stops := c.refuse(x, "when extract %s fails the frame goes on to %s in the parser; a P4 parser stops at the first header that does not fit", hx.Name, display(y))
-	if y.Op.Kind != packet.OpExtract || hy.Fields[len(hy.Fields)-1].Variable() || hy.FixedBytes() < hx.FixedBytes() {
+	if y.Op.Kind != packet.OpExtract {
+		return dest{}, stops
+	}
+	hy := c.s.Headers[y.Op.Header]
+	if hy.Fields[len(hy.Fields)-1].Variable() || hy.FixedBytes() < hx.FixedBytes() {
 		return dest{}, stops
 	}
 	fail, ok := c.succ(y, 1), c.succ(y, 0)

@@ -148,6 +148,17 @@ func TestParseFailureRefusals(t *testing.T) {
   node Runt { op drop "runt" }
   node TxQueue { op emit }
 }`, "node Again: parse ethernet parses the frame again from its start, after headers were extracted or the frame changed; a P4 parser reads the frame once"},
+		// A failed extract going on to a test in the parser (it panicked:
+		// fuzz seed 21 once the entry parse was no longer rewritten).
+		{`lpg L {
+  node RxQueue { op input  port out -> Eth }
+  node Eth { op extract ethernet  port true -> IPv4  port false -> Runt }
+  node IPv4 { op extract ipv4  port true -> TxQueue  port false -> IsV6 }
+  node IsV6 { op test ethernet.type == 0x86dd  port true -> V6  port false -> Runt }
+  node V6 { op extract ipv6  port true -> TxQueue  port false -> Runt }
+  node Runt { op drop "runt" }
+  node TxQueue { op emit }
+}`, "node IPv4: when extract ipv4 fails the frame goes on to IsV6"},
 	} {
 		m := testutil.ModelSource(t, "include \"lib/inet.nsc\"\ninclude \"ejfat/p4.nsc\"\n"+c.lpg)
 		_, _, _, err := buildModel(t, m, "L", "BMv2", p4.V1Model, "")
