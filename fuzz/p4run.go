@@ -24,8 +24,13 @@ const P4PRG = "BMv2"
 // run in the P4 interpreter (backends/p4/p4sim), with an XDPCase's
 // fields: Graph is what the program is generated from (the embedded
 // graph, or a split's device part), Ref what the interpreter runs (the
-// whole embedding; nil: Graph), Limits the PRG's.
-type P4Case = XDPCase
+// whole embedding; nil: Graph), Limits the PRG's. Else, if not nil, is
+// the model's variant with its entry's parse written out as extract and
+// switch nodes, run where the backend refuses the model as written.
+type P4Case struct {
+	XDPCase
+	Else *XDPCase
+}
 
 // RunP4 generates each case's P4 program and its table entries, runs the
 // frames through it in the P4 interpreter and through nsc's interpreter
@@ -37,8 +42,17 @@ type P4Case = XDPCase
 // label. A case the generator refuses is reported in refused.
 func RunP4(cases []P4Case) (diffs []Diff, refused map[string]string, err error) {
 	refused = map[string]string{}
-	for _, c := range cases {
-		prog, err := p4.Generate(c.Graph, p4.Options{Arch: p4.V1Model, Name: "g", PRG: P4PRG, Limits: c.Limits})
+	generate := func(c *XDPCase) (*p4.Program, error) {
+		return p4.Generate(c.Graph, p4.Options{Arch: p4.V1Model, Name: "g", PRG: P4PRG, Limits: c.Limits})
+	}
+	for _, pc := range cases {
+		c := pc.XDPCase
+		prog, err := generate(&c)
+		if err != nil && pc.Else != nil {
+			if alt, err2 := generate(pc.Else); err2 == nil {
+				prog, err, c = alt, nil, *pc.Else
+			}
+		}
 		if err != nil {
 			refused[c.Name] = err.Error()
 			continue
@@ -52,7 +66,7 @@ func RunP4(cases []P4Case) (diffs []Diff, refused map[string]string, err error) 
 	return diffs, refused, nil
 }
 
-func runP4(prog *p4.Program, c P4Case) ([]Diff, error) {
+func runP4(prog *p4.Program, c XDPCase) ([]Diff, error) {
 	ref := c.Graph
 	if c.Ref != nil {
 		ref = c.Ref
@@ -160,18 +174,31 @@ func hostRuns(m *sim.Machine, names []string) uint64 {
 }
 
 // P4CaseOf is model m's case for the p4 target, on frames: m made
-// expressible in P4 and embedded into P4PRG (the entry's parse written out
-// as extract and switch nodes over the model's parse graph, since the
-// backend does not translate `parse`; every steer an emit, since a
-// pipeline has no queues; ejfat/p4.nsc included). The interpreter runs
-// the same variant, so what is compared is the P4 program against the
-// graph it was generated from. Without a case, it says why (a refusal,
-// like the backend's).
+// expressible in P4 and embedded into P4PRG (every steer an emit, since a
+// pipeline has no queues; ejfat/p4.nsc included), and, when its entry is
+// the generator's, the variant with the entry's parse written out as
+// extract and switch nodes over the model's parse graph (Else). The
+// interpreter runs the same variant as the program, so what is compared
+// is the P4 program against the graph it was generated from. Without a
+// case, it says why (a refusal, like the backend's).
 func P4CaseOf(m Model, frames [][]byte) (P4Case, string) {
-	src, why := p4Source(m)
+	if _, err := Load(m); err != nil {
+		return P4Case{}, err.Error()
+	}
+	c, why := p4Case(m, asP4(m.Source), frames)
 	if why != "" {
 		return P4Case{}, why
 	}
+	if src, why := p4Source(m); why == "" {
+		if alt, why := p4Case(m, src, frames); why == "" {
+			c.Else = &alt.XDPCase
+		}
+	}
+	return c, ""
+}
+
+// p4Case embeds the model text src (m's, made for P4) into P4PRG.
+func p4Case(m Model, src string, frames [][]byte) (P4Case, string) {
 	lm, err := Load(Model{Name: m.Name, Source: src})
 	if err != nil {
 		return P4Case{}, "variant: " + err.Error()
@@ -182,11 +209,17 @@ func P4CaseOf(m Model, frames [][]byte) (P4Case, string) {
 	if err != nil {
 		return P4Case{}, "embed: " + err.Error()
 	}
-	c := P4Case{Name: m.Name, Graph: em.Graph, Limits: pg.Limits, Tables: m.Tables, Frames: frames}
+	c := XDPCase{Name: m.Name, Graph: em.Graph, Limits: pg.Limits, Tables: m.Tables, Frames: frames}
 	if em.Device != nil {
 		c.Graph, c.Ref = em.Device, em.Graph
 	}
-	return c, ""
+	return P4Case{XDPCase: c}, ""
+}
+
+// asP4 is model text with every steer an emit and the P4 PRGs included.
+func asP4(src string) string {
+	src = steer.ReplaceAllString(src, "op emit")
+	return strings.Replace(src, `include "ejfat/xdp.nsc"`, `include "ejfat/xdp.nsc"`+"\ninclude \"ejfat/p4.nsc\"", 1)
 }
 
 var (
@@ -195,7 +228,8 @@ var (
 	steer      = regexp.MustCompile(`op steer queue \d+`)
 )
 
-// p4Source is P4CaseOf's model text, or why it cannot be made.
+// p4Source is the model text of P4CaseOf's Else, or why it cannot be
+// made.
 func p4Source(m Model) (string, string) {
 	lm, err := Load(m)
 	if err != nil {
@@ -222,9 +256,7 @@ func p4Source(m Model) (string, string) {
 	if why != "" {
 		return "", why
 	}
-	src := m.Source[:loc[0]] + "    node RxQueue { op input  port out -> PX_ethernet }\n" + chain + m.Source[loc[1]:]
-	src = steer.ReplaceAllString(src, "op emit")
-	return strings.Replace(src, `include "ejfat/xdp.nsc"`, `include "ejfat/xdp.nsc"`+"\ninclude \"ejfat/p4.nsc\"", 1), ""
+	return asP4(m.Source[:loc[0]] + "    node RxQueue { op input  port out -> PX_ethernet }\n" + chain + m.Source[loc[1]:]), ""
 }
 
 // parseChain writes the parse graph from ethernet as LPG nodes: PX_h
