@@ -129,16 +129,16 @@ func frameIn(s *packet.Schema, start int, h *hints, c predicate.Class, rnd *rand
 		h = &hints{}
 	}
 	for try := 1; ; try++ {
-		y := &synth{s: s, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(s), extracted: h.extracted, selects: h.selects, entries: h.entries}
+		y := &synth{s: s, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(s), h: h}
 		for _, fc := range c.Fields() {
 			y.pins[fc.Field.Name] = fc
 		}
 		frame, meta = y.frame(start)
-		if !y.cut && y.equalWritten(h) {
+		if !y.cut && y.equalWritten() {
 			y.checksums() // the fields it set may be covered
 			frame = y.buf
 		}
-		if try == symbolTries || y.meets(h) {
+		if try == symbolTries || y.meets() {
 			return frame, meta
 		}
 	}
@@ -154,7 +154,7 @@ func (fs *frames) patcher(src string, c predicate.Class, rnd *rand.Rand) (mk fun
 	if !found || start < 0 {
 		return nil, nil, false
 	}
-	y := &synth{s: fs.schema, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(fs.schema), extracted: fs.hints.extracted, selects: fs.hints.selects, entries: fs.hints.entries}
+	y := &synth{s: fs.schema, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(fs.schema), h: &fs.hints}
 	for _, fc := range c.Fields() {
 		y.pins[fc.Field.Name] = fc
 	}
@@ -171,7 +171,7 @@ func (fs *frames) patcher(src string, c predicate.Class, rnd *rand.Rand) (mk fun
 	// Headers the graph extracts past the parse graph's end, as the class
 	// wants them, then at least a byte of payload.
 	var extra []int
-	for _, h := range y.extracted {
+	for _, h := range y.h.extracted {
 		if v, ok := y.valid(h); ok && v && !y.isPlaced(h) && !y.s.Headers[h].Metadata {
 			placedAt[h] = end
 			extra = append(extra, h)
@@ -225,11 +225,13 @@ func (y *synth) frame(start int) ([]byte, []packet.Value) {
 	return y.buf, y.meta
 }
 
-// meets reports whether the frame gives every condition in h.conds that
+// meets reports whether the frame gives every condition of the hints that
 // the class constrains the value the class asks for, but those that read
-// metadata the graph writes (their value is not the frame's). A condition that cannot
-// be evaluated (a field of a header not in the frame) counts as false.
-func (y *synth) meets(h *hints) bool {
+// metadata the graph writes (their value is not the frame's). A condition
+// that cannot be evaluated (a field of a header not in the frame) counts
+// as false.
+func (y *synth) meets() bool {
+	h := y.h
 	if len(h.conds) == 0 {
 		return true
 	}
@@ -263,11 +265,7 @@ type synth struct {
 	// cut: the frame is to be truncated inside a header (parsed(start)
 	// false, or now and then when the class does not care).
 	cut, mustCut bool
-	// extracted and selects are what a graph without a parse graph says
-	// of its headers (see hints).
-	extracted []int
-	selects   []packet.ParseEdge
-	entries   [][]packet.Entry // see hints
+	h            *hints // what the graph says beyond the schema
 }
 
 // placed is a header instance the walk put in the frame.
@@ -409,7 +407,7 @@ func (y *synth) walk() {
 // route or a firewall rule). Keys that are not a field of a header in the
 // frame are left alone; so are pinned bits.
 func (y *synth) lookups() {
-	for t, es := range y.entries {
+	for t, es := range y.h.entries {
 		if t >= len(y.s.Tables) || len(es) == 0 {
 			continue
 		}
@@ -429,16 +427,9 @@ func (y *synth) lookups() {
 		}
 		e := hits[y.rnd.IntN(len(hits))]
 		for k, key := range def.Keys {
-			if key.Kind != packet.EField || k >= len(e.Keys) {
-				continue
+			if key.Kind == packet.EField && k < len(e.Keys) {
+				y.setPlaced(key.Field, y.matching(&e.Keys[k], def.Spec.Keys[k], y.s.FieldSpec(key.Field).Width))
 			}
-			ref := key.Field
-			at := slices.IndexFunc(y.placed, func(p placed) bool { return p.h == ref.Header })
-			if at < 0 || y.s.Headers[ref.Header].Fields[ref.Field].Variable() {
-				continue
-			}
-			w := y.s.Headers[ref.Header].Fields[ref.Field].Width
-			y.setField(ref.Header, y.placed[at].off, ref.Field, y.overlay(ref.Header, ref.Field, y.matching(&e.Keys[k], def.Spec.Keys[k], w)))
 		}
 	}
 }
@@ -472,8 +463,22 @@ func (y *synth) setField(h, off, f int, v packet.Value) {
 	packet.SetBits(y.buf[off:], fs.Offset, fs.Width, v)
 }
 
-func (y *synth) isPlaced(h int) bool {
-	return slices.ContainsFunc(y.placed, func(p placed) bool { return p.h == h })
+func (y *synth) isPlaced(h int) bool { return y.placedAt(h) >= 0 }
+
+// placedAt is header h's index in y.placed, -1 when it is not there.
+func (y *synth) placedAt(h int) int {
+	return slices.IndexFunc(y.placed, func(p placed) bool { return p.h == h })
+}
+
+// setPlaced sets fixed-width field f of a header in the frame to v (its
+// pinned bits kept) and reports whether it could.
+func (y *synth) setPlaced(f packet.FieldRef, v packet.Value) bool {
+	at := y.placedAt(f.Header)
+	if at < 0 || y.s.FieldSpec(f).Variable() {
+		return false
+	}
+	y.setField(f.Header, y.placed[at].off, f.Field, y.overlay(f.Header, f.Field, v))
+	return true
 }
 
 // wantedPlaced reports whether every header the class wants valid is in
@@ -596,7 +601,6 @@ func (y *synth) sizeVariable(h, off int) int {
 	return best.size
 }
 
-// walkExpr calls f on every node of e.
 // readsWritten reports whether e reads a metadata field the graph
 // writes.
 func (h *hints) readsWritten(e *packet.Expr) bool {
@@ -609,8 +613,8 @@ func (h *hints) readsWritten(e *packet.Expr) bool {
 // metadata field that the class wants true, the wire field to a constant
 // of its width the graph writes, at random, and reports whether it set
 // one.
-func (y *synth) equalWritten(h *hints) bool {
-	set := false
+func (y *synth) equalWritten() bool {
+	h, set := y.h, false
 	for text, e := range h.conds {
 		if want, ok := y.c.Symbol(text); !ok || !want || e.Kind != packet.EEq {
 			continue
@@ -620,20 +624,15 @@ func (y *synth) equalWritten(h *hints) bool {
 			if f.Kind != packet.EField || y.s.Headers[f.Field.Header].Metadata || !h.readsWritten(other) {
 				continue
 			}
-			ref := f.Field
-			at := slices.IndexFunc(y.placed, func(p placed) bool { return p.h == ref.Header })
-			spec := y.s.FieldSpec(ref)
-			cs := h.constants[spec.Width]
-			if at < 0 || spec.Variable() || len(cs) == 0 {
-				continue
+			if cs := h.constants[y.s.FieldSpec(f.Field).Width]; len(cs) > 0 {
+				set = y.setPlaced(f.Field, cs[y.rnd.IntN(len(cs))]) || set
 			}
-			y.setField(ref.Header, y.placed[at].off, ref.Field, y.overlay(ref.Header, ref.Field, cs[y.rnd.IntN(len(cs))]))
-			set = true
 		}
 	}
 	return set
 }
 
+// walkExpr calls f on every node of e.
 func walkExpr(e *packet.Expr, f func(*packet.Expr)) {
 	if e == nil {
 		return
@@ -654,7 +653,7 @@ func (y *synth) nextHeader(h, off int) int {
 		// The parse graph ends at h; the graph's extracts read on from
 		// there (a GRE or VXLAN header no parse edge leads to).
 	}
-	for _, id := range y.extracted {
+	for _, id := range y.h.extracted {
 		if y.wantedNext(id) && y.selectable(id) {
 			return id
 		}
@@ -674,7 +673,7 @@ func (y *synth) nextHeader(h, off int) int {
 // no select leads to it from a placed header, or one whose field matches.
 func (y *synth) selectable(h int) bool {
 	led := false
-	for _, e := range y.selects {
+	for _, e := range y.h.selects {
 		for _, pl := range y.placed {
 			if e.To != h || e.From != pl.h {
 				continue

@@ -423,8 +423,9 @@ func GenerateTables(em *embed.Embedding, n int, seed uint64, tables []*packet.Ta
 	}
 	fs := newFrames(em)
 	for _, t := range tables {
-		fs.hints.entries = append(fs.hints.entries, t.Entries())
-		for _, e := range t.Entries() {
+		es := t.Entries()
+		fs.hints.entries = append(fs.hints.entries, es)
+		for _, e := range es {
 			for k, v := range e.Params {
 				fs.hints.constant(t.Spec().Actions[e.Action].Params[k].Width, v)
 			}
