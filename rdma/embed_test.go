@@ -38,7 +38,7 @@ func TestDevices(t *testing.T) {
 		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNNIC", sc: irnScenarios,
 			device: []string{"RxLoad", "RxAdvance", "RxStore", "RxRegion"}},
 		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNNICSmall", sc: irnScenarios,
-			host:   map[string]string{"RxLoad": "490-bit entries and IRNNICSmall holds at most 256 bits an entry (limit register_bits)", "RxAdvance": ""},
+			host:   map[string]string{"RxLoad": "514-bit entries and IRNNICSmall holds at most 256 bits an entry (limit register_bits)", "RxAdvance": ""},
 			device: []string{"RxRC", "RxKind"}},
 		{file: "rdma/naa.nsc rdma/xdp.nsc", lpg: "NAAResponder", prg: "RDMAXDP", sc: scenarios,
 			host:   map[string]string{"RxLoad": "(limit register_entries)", "RxStore": "(limit register_entries)", "RxConnection": ""},
