@@ -168,21 +168,9 @@ func (q *Requester) send(m *message, i int) error {
 	if q.IRN {
 		p.VA += uint64(lo)
 	}
-	switch {
-	case m.send:
+	p.Opcode = WriteOpcode(i, n, m.withImm)
+	if m.send {
 		p.Opcode = SendOnly
-	case n == 1 && m.withImm:
-		p.Opcode = WriteOnlyImm
-	case n == 1:
-		p.Opcode = WriteOnly
-	case i == 0:
-		p.Opcode = WriteFirst
-	case i < n-1:
-		p.Opcode = WriteMiddle
-	case m.withImm:
-		p.Opcode = WriteLastImm
-	default:
-		p.Opcode = WriteLast
 	}
 	if q.sent++; q.Loss > 0 && q.sent%q.Loss == 0 {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,18 +52,27 @@ func TestTsharkDecodesNsc(t *testing.T) {
 	fields := []string{"infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.p_key", "infiniband.bth.destqp",
 		"infiniband.bth.a", "infiniband.bth.psn", "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
 		"infiniband.immdt", "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.invariant.crc"}
-	rows := tshark(t, writePcap(t, frames), fields)
+	asWritten(t, frames, fields)
+}
+
+// asWritten runs tshark over frames and checks that it reads each of
+// fields as nsc wrote it (expected); it returns the rows of fields and
+// then of extra.
+func asWritten(t *testing.T, frames [][]byte, fields []string, extra ...string) [][]string {
+	t.Helper()
+	rows := tshark(t, writePcap(t, frames), append(slices.Clip(fields), extra...))
 	if len(rows) != len(frames) {
 		t.Fatalf("tshark shows %d frames, want %d", len(rows), len(frames))
 	}
 	for i, row := range rows {
 		want := expected(frames[i])
-		for j, v := range row {
-			if v != want[fields[j]] {
-				t.Errorf("frame %d: %s = %q, nsc wrote %q", i, fields[j], v, want[fields[j]])
+		for j, f := range fields {
+			if row[j] != want[f] {
+				t.Errorf("frame %d: %s = %q, nsc wrote %q", i, f, row[j], want[f])
 			}
 		}
 	}
+	return rows
 }
 
 // TestDissectorAgreesWithTshark: the Lua dissector nsc generates for
@@ -150,19 +160,9 @@ func TestTsharkDecodesIRNETH(t *testing.T) {
 		frames, sns = append(frames, frame(p)), append(sns, p.WQESN&0xffffff)
 	}
 	fields := []string{"infiniband.bth.opcode", "infiniband.bth.psn", "infiniband.reth.va", "infiniband.reth.r_key",
-		"infiniband.reth.dmalen", "infiniband.immdt", "infiniband.invariant.crc", "data.data"}
-	rows := tshark(t, writePcap(t, frames), fields)
-	if len(rows) != len(frames) {
-		t.Fatalf("tshark shows %d frames, want %d", len(rows), len(frames))
-	}
-	for i, row := range rows {
-		want := expected(frames[i])
-		for j, v := range row[:len(fields)-1] {
-			if v != want[fields[j]] {
-				t.Errorf("frame %d: %s = %q, nsc wrote %q", i, fields[j], v, want[fields[j]])
-			}
-		}
-		if payload := strings.ReplaceAll(row[len(fields)-1], ":", ""); !strings.HasPrefix(payload, fmt.Sprintf("00%06x", sns[i])) {
+		"infiniband.reth.dmalen", "infiniband.immdt", "infiniband.invariant.crc"}
+	for i, row := range asWritten(t, frames, fields, "data.data") {
+		if payload := strings.ReplaceAll(row[len(fields)], ":", ""); !strings.HasPrefix(payload, fmt.Sprintf("00%06x", sns[i])) {
 			t.Errorf("frame %d (opcode %s): the payload tshark shows, %.16s…, does not start with the irneth 00%06x", i, row[0], payload, sns[i])
 		}
 	}

@@ -56,6 +56,24 @@ const (
 // HasRETH reports whether opcode op carries a RETH (WRITE First and Only).
 func HasRETH(op uint8) bool { return op == WriteFirst || op == WriteOnly || op == WriteOnlyImm }
 
+// WriteOpcode is the opcode of packet i of an n-packet WRITE, its last
+// packet with immediate data if withImm.
+func WriteOpcode(i, n int, withImm bool) uint8 {
+	switch {
+	case n == 1 && withImm:
+		return WriteOnlyImm
+	case n == 1:
+		return WriteOnly
+	case i == 0:
+		return WriteFirst
+	case i < n-1:
+		return WriteMiddle
+	case withImm:
+		return WriteLastImm
+	}
+	return WriteLast
+}
+
 // HasWQESN reports whether opcode op carries IRN's recv_WQE_SN: every
 // SEND, and the WRITEs with Immediate (whose last packet consumes a
 // receive WQE, as a SEND does).

@@ -43,9 +43,6 @@ import (
 // not.
 func TestXDPAttachHost(t *testing.T) {
 	xdptest.Require(t)
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("the ip command (iproute2) is missing")
-	}
 	dir := t.TempDir()
 	if code, _, stderr := nsc(t, "compile", "models/ejfat/lb-2026.nsc", "--lpg", "LB2026", "--prg", "XDPSmall", "--target", "xdp", "-o", dir); code != exitOK {
 		t.Fatalf("compile: exit %d: %s", code, stderr)
@@ -93,27 +90,7 @@ func TestXDPAttachHost(t *testing.T) {
 		})
 	}
 
-	lbNS, txNS := vethNamespaces(t, "lb", "vlb", "vtx")
-
-	p := startNSCIn(t, lbNS, "xdp", "attach", "--dev", "vlb", "--mode", "generic", "--obj", filepath.Join(dir, "lb2026.o"), "--tables", tables, "--host", "lb-2026")
-	p.expect(t, p.stdout, "host part of lb-2026 on vlb")
-
-	var conn *xdprun.PacketConn
-	xdptest.InNetns(t, txNS, func() (err error) {
-		conn, err = xdprun.ListenPacket("vtx", 4<<20)
-		return err
-	})
-	defer conn.Close()
-	got := receive(t, conn, len(want))
-	sendInOrder(t, conn, frames)
-	back := <-got
-	sameFrames(t, back, want)
-
-	p.cmd.Process.Signal(syscall.SIGINT)
-	code, out := p.waitExit(t)
-	if code != exitOK {
-		t.Fatalf("nsc xdp attach: exit %d: %q", code, out)
-	}
+	out, back := attachHost(t, "lb-2026", filepath.Join(dir, "lb2026.o"), tables, frames, want, syscall.SIGINT)
 	t.Logf("nsc xdp attach:\n%s", strings.Join(out, "\n"))
 	device, host, ok := strings.Cut(strings.Join(out, "\n"), "host part of lb-2026:\n")
 	if !ok {
@@ -161,9 +138,12 @@ func multisetDiff(a, b []string) (onlyA, onlyB []string) {
 // by a veth pair of MTU 9000: dev (MAC 00:aa:bb:cc:dd:ee) in the first,
 // peer (00:11:22:33:44:55) in the second, both up. IPv6 is off in both, so
 // that their kernels send nothing of their own. They are removed at the
-// end of the test, failed or not.
+// end of the test, failed or not. Without the ip command the test skips.
 func vethNamespaces(t *testing.T, role, dev, peer string) (devNS, peerNS string) {
 	t.Helper()
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("the ip command (iproute2) is missing")
+	}
 	tag := strconv.Itoa(os.Getpid())
 	devNS, peerNS = "nschost-"+role+"-"+tag, "nschost-"+role+"tx-"+tag
 	ip := func(args ...string) {
@@ -262,4 +242,32 @@ func sameFrames(t *testing.T, back, want []string) {
 		extra, missing := multisetDiff(back, want)
 		t.Errorf("%d frames came back, the interpreter sends %d: %d not sent %q, %d missing %q", len(back), len(want), len(extra), extra[:min(len(extra), 3)], len(missing), missing[:min(len(missing), 3)])
 	}
+}
+
+// attachHost runs nsc xdp attach --host model with program obj and the
+// table script tables on vlb, one end of a veth pair (vethNamespaces); the
+// other end, vtx, sends frames in order and receives what comes back,
+// which must be the frames want (hex) as a multiset. Then nsc gets sig and
+// must exit cleanly: its output, and what came back.
+func attachHost(t *testing.T, model, obj, tables string, frames [][]byte, want []string, sig syscall.Signal) (out, back []string) {
+	t.Helper()
+	devNS, peerNS := vethNamespaces(t, model, "vlb", "vtx")
+	p := startNSCIn(t, devNS, "xdp", "attach", "--dev", "vlb", "--mode", "generic", "--obj", obj, "--tables", tables, "--host", model)
+	p.expect(t, p.stdout, "host part of "+model+" on vlb")
+	var conn *xdprun.PacketConn
+	xdptest.InNetns(t, peerNS, func() (err error) {
+		conn, err = xdprun.ListenPacket("vtx", 4<<20)
+		return err
+	})
+	defer conn.Close()
+	got := receive(t, conn, len(want))
+	sendInOrder(t, conn, frames)
+	back = <-got
+	sameFrames(t, back, want)
+	p.cmd.Process.Signal(sig)
+	code, out := p.waitExit(t)
+	if code != exitOK {
+		t.Fatalf("nsc xdp attach: exit %d:\n%s", code, strings.Join(out, "\n"))
+	}
+	return out, back
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/pcapio"
@@ -46,9 +44,6 @@ import (
 // passed.
 func TestXDPAttachResponders(t *testing.T) {
 	xdptest.Require(t)
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("the ip command (iproute2) is missing")
-	}
 	// rdma/testdata's QPs and region, and QP 0x13 for the clean message.
 	base, err := os.ReadFile("../../rdma/testdata/rdma.tables")
 	if err != nil {
@@ -78,26 +73,8 @@ func TestXDPAttachResponders(t *testing.T) {
 			frames := append(cleanWrite(c.host == "irn"), difftest.ICRCTraffic(seeds, 2000, 26, func(f []byte) bool { return len(f) >= 14 && len(f) <= 9014 })...)
 			want, region := interpretResponder(t, c.file, c.lpg, tables, frames)
 
-			devNS, txNS := vethNamespaces(t, c.host, "vnaa", "vhost")
-			p := startNSCIn(t, devNS, "xdp", "attach", "--dev", "vnaa", "--mode", "generic", "--obj", filepath.Join(dir, strings.ToLower(c.lpg)+".o"), "--tables", tables, "--host", c.host)
-			p.expect(t, p.stdout, "host part of "+c.host+" on vnaa")
-			var conn *xdprun.PacketConn
-			xdptest.InNetns(t, txNS, func() (err error) {
-				conn, err = xdprun.ListenPacket("vhost", 4<<20)
-				return err
-			})
-			defer conn.Close()
-			got := receive(t, conn, len(want))
-			sendInOrder(t, conn, frames)
-			back := <-got
-			sameFrames(t, back, want)
-
-			p.cmd.Process.Signal(syscall.SIGTERM)
-			code, out := p.waitExit(t)
+			out, back := attachHost(t, c.host, filepath.Join(dir, strings.ToLower(c.lpg)+".o"), tables, frames, want, syscall.SIGTERM)
 			all := strings.Join(out, "\n")
-			if code != exitOK {
-				t.Fatalf("nsc xdp attach: exit %d:\n%s", code, all)
-			}
 			device, host, ok := strings.Cut(all, "host part of "+c.host+":\n")
 			if !ok {
 				t.Fatalf("no host part counters:\n%s", all)
@@ -178,18 +155,11 @@ func cleanWrite(irn bool) [][]byte {
 	dst := rdma.Endpoint{MAC: net.HardwareAddr{0, 0xaa, 0xbb, 0xcc, 0xdd, 0xee}, IP: net.IPv4(10, 0, 0, 2), Port: 49152}
 	var frames [][]byte
 	for i := range n {
-		op := uint8(rdma.WriteMiddle)
-		switch i {
-		case 0:
-			op = rdma.WriteFirst
-		case n - 1:
-			op = rdma.WriteLastImm
-		}
 		payload := make([]byte, mtu)
 		for k := range payload {
 			payload[k] = byte(i*31 + k*7)
 		}
-		p := &rdma.Packet{Opcode: op, PKey: rdma.DefaultPKey, DQPN: 0x13, PSN: uint32(i), AckReq: i%16 == 15,
+		p := &rdma.Packet{Opcode: rdma.WriteOpcode(i, n, true), PKey: rdma.DefaultPKey, DQPN: 0x13, PSN: uint32(i), AckReq: i%16 == 15,
 			VA: 0x20000, RKey: 0xabcd, DMALen: n * mtu, Imm: 7, IRN: irn, Payload: payload}
 		if irn {
 			p.VA += uint64(i * mtu)
