@@ -139,7 +139,7 @@ func multisetDiff(a, b []string) (onlyA, onlyB []string) {
 // peer (00:11:22:33:44:55) in the second, both up. IPv6 is off in both, so
 // that their kernels send nothing of their own. They are removed at the
 // end of the test, failed or not. Without the ip command the test skips.
-func vethNamespaces(t *testing.T, role, dev, peer string) (devNS, peerNS string) {
+func vethNamespaces(t testing.TB, role, dev, peer string) (devNS, peerNS string) {
 	t.Helper()
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("the ip command (iproute2) is missing")
