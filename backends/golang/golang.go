@@ -1047,20 +1047,14 @@ func (c *gen) Len(e *packet.Expr) string {
 	return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
 }
 
-func (c *gen) Bool(cond string) string { return "fastpath.B2U(" + cond + ")" }
-
-func (c *gen) PopCount(x string, wide bool) string {
-	if wide {
-		return "uint64(" + x + ".OnesCount())"
-	}
-	return "fastpath.OnesCount(" + x + ")"
+// goSpelling is Go's: a word is a uint64, a wide value a packet.Value.
+var goSpelling = lower.Spelling{
+	Bool: "fastpath.B2U(%s)", Widen: "packet.Value{Lo: %s}",
+	Not: "(^%s%s)", NotWide: "%s.Not().And(%s)",
+	PopCount: "fastpath.OnesCount(%s)", PopCountWide: "uint64(%s.OnesCount())",
 }
-func (c *gen) Widen(word string) string   { return "packet.Value{Lo: " + word + "}" }
-func (c *gen) Not(x string, w int) string { return fmt.Sprintf("(^%s%s)", x, maskSuffix(w)) }
 
-func (c *gen) NotWide(x string, w int) string {
-	return fmt.Sprintf("%s.Not().And(%s)", x, valueLit(packet.Mask(w)))
-}
+func (c *gen) Spelling() *lower.Spelling { return &goSpelling }
 
 func (c *gen) Binary(e *packet.Expr, a lower.Arith) string {
 	switch a {
