@@ -608,9 +608,8 @@ func (c *gen) EndSwitch(*lower.Switch) { c.emit("}") }
 
 // Lookup looks a table's keys up (lower.Lookup).
 func (c *gen) Lookup(n *dataflow.Node, l *lower.Lookup) {
-	def := l.Def
-	c.emit("act, params := %d, []packet.Value(%s)", def.Default, c.defaultParams(l.Table))
-	if l.Narrow && (def.Spec.KeyWord() || def.Spec.KeyWords() <= packet.MaxKeyWords) {
+	c.emit("act, params := %d, []packet.Value(%s)", l.Def.Default, c.defaultParams(l.Table))
+	if l.InWords {
 		c.lookupWords(n, l)
 		return
 	}
@@ -627,20 +626,17 @@ func (c *gen) Lookup(n *dataflow.Node, l *lower.Lookup) {
 // Go to inline even here) and calling the table's word lookup where it has
 // not.
 func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
-	t, def := l.Table, l.Def
+	t := l.Table
 	var ws []string
-	scannable := def.Spec.NeedsPriority() && len(def.Keys) <= packet.MaxKeyWords
 	for _, k := range l.Keys {
-		w := k.Width
 		v := c.newTmp("kw")
-		if w <= 64 {
-			c.emit("%s := (%s)%s", v, c.low(k.Expr), maskTo(k.Expr, w))
+		if k.Words == 1 {
+			c.emit("%s := (%s)%s", v, c.low(k.Expr), maskTo(k.Expr, k.Width))
 			ws = append(ws, v)
 			continue
 		}
-		scannable = false
 		c.emit("%s := %s", v, c.Value(k.Expr))
-		ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(w-64)), v+".Lo")
+		ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(k.Width-64)), v+".Lo")
 	}
 	// On the hot path, an index's hit runs the action's code where it
 	// hits: no join of every probe's results before the switch.
@@ -657,7 +653,7 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 	pr := c.newTmp("pr")
 	c.emit("%s := pl.tables[%d].Probes()", pr, t)
 	var fallback string
-	if def.Spec.KeyWord() {
+	if l.Packed {
 		// All keys packed in one word: one probe for exact tables and for
 		// priority tables whose entries share their masks.
 		var parts []string
@@ -712,11 +708,10 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 		}
 		fallback = fmt.Sprintf("pl.tables[%d].LookupWordsAction(%s)", t, strings.Join(ws, ", "))
 	}
-	if scannable {
+	if l.Scan {
 		// A priority table of narrow keys with too many tuples of masks
 		// for an index: its entries in priority order, a word each key.
 		sc := c.newTmp("sc")
-		nk := len(def.Keys)
 		c.emit("} else if %s := &%s.Scan; len(%s.Rows) > 0 {", sc, pr, sc)
 		c.emit("for i := range %s.Rows {", sc)
 		c.emit("r := &%s.Rows[i]", sc)
@@ -724,8 +719,8 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 		// passes every value of a range key, its range every value of
 		// the others, and an exact key's mask keeps its whole width.
 		var tests []string
-		for j, w := range ws[:nk] {
-			switch def.Spec.Keys[j].Kind {
+		for j, w := range ws[:len(l.Keys)] {
+			switch l.Keys[j].Kind {
 			case packet.Range:
 				tests = append(tests, fmt.Sprintf("%s-r.Match[%d].Lo <= r.Match[%d].Span", w, j, j))
 			case packet.Exact:
@@ -740,14 +735,14 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 		c.emit("}")
 		c.emit("}")
 	}
-	if at := def.Spec.IntervalKey(); at >= 0 {
+	if at := l.Interval; at >= 0 {
 		// Exact keys and one lpm or range key: the exact keys' group, and
 		// in it a binary search for the other key's segment.
 		iv, h := c.newTmp("iv"), c.newTmp("h")
 		exact, same := make([]string, packet.MaxKeyWords), []string(nil)
 		for i := range exact {
 			exact[i] = "0"
-			if i < len(def.Keys) && i != at {
+			if i < len(l.Keys) && i != at {
 				exact[i] = ws[i]
 				same = append(same, fmt.Sprintf("g.Keys[%d] == %s", i, ws[i]))
 			}
