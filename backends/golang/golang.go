@@ -380,8 +380,8 @@ func (c *gen) Verify(x *lower.Checksum) string {
 // datagrams come so (the kernel checked them) and skip the runtime call.
 // It returns "" for other checksums.
 func (c *gen) noChecksum(x *lower.Checksum) string {
-	h, ip := x.H, x.IPv4()
-	if ip == nil || ip.H == h || !x.Pseudo || !x.Spec.ChecksumOptional {
+	h, ip := x.H, x.Absent
+	if ip == nil || ip.H == h || !x.Pseudo {
 		return ""
 	}
 	total := packet.FieldRef{Header: ip.H, Field: ip.Length}
@@ -543,10 +543,10 @@ func (c *gen) Cut() {
 // header's bytes (the IPv4 header's) as packet.Packet.VerifyChecksum does
 // it, with a call of packet.Sum rather than of the runtime, which would
 // write the packet's whole state back and read it again; false for other
-// checksums.
+// checksums and for one a zero may leave absent (lower.Checksum.Absent).
 func (c *gen) verifyHeader(x *lower.Checksum) (string, bool) {
 	h := x.H
-	if !x.Own || x.Spec.ChecksumOptional {
+	if !x.Own || x.Absent != nil {
 		return "", false
 	}
 	v := c.newTmp("ok")
