@@ -482,7 +482,7 @@ func (c *gen) Push(p *lower.Push) {
 	}
 	n := p.N
 	c.emit("if (%s || %s > NSC_LEN) %s", c.isValid(h), off, c.malformed())
-	c.emit("if (%s <= 64) {", off)
+	c.emit("if (%s < 64) { /* the zeroing below masks with 63 */", off)
 	c.emit("if (bpf_xdp_adjust_head(ctx, -%d)) %s", n, c.malformed())
 	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;")
 	c.emit("if (nsc_back64(data, data_end, %s, %d)) return XDP_ABORTED;", off, n)

@@ -1999,7 +1999,7 @@ n71:
 if (!NSC_VALID(7)) NSC_DROP(43);
 __u32 pu126 = (__u32)st->off[7] + st->len[7];
 if (0 || pu126 > NSC_LEN) NSC_DROP(43);
-if (pu126 <= 64) {
+if (pu126 < 64) { /* the zeroing below masks with 63 */
 if (bpf_xdp_adjust_head(ctx, -20)) NSC_DROP(43);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu126, 20)) return XDP_ABORTED;
@@ -2028,7 +2028,7 @@ n72:
 if (!1) NSC_DROP(44);
 __u32 pu128 = (__u32)st->off[15] + st->len[15];
 if (0 || pu128 > NSC_LEN) NSC_DROP(44);
-if (pu128 <= 64) {
+if (pu128 < 64) { /* the zeroing below masks with 63 */
 if (bpf_xdp_adjust_head(ctx, -2)) NSC_DROP(44);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu128, 2)) return XDP_ABORTED;
@@ -2058,7 +2058,7 @@ n73:
 if (!1) NSC_DROP(45);
 __u32 pu130 = (__u32)st->off[16] + st->len[16];
 if (0 || pu130 > NSC_LEN) NSC_DROP(45);
-if (pu130 <= 64) {
+if (pu130 < 64) { /* the zeroing below masks with 63 */
 if (bpf_xdp_adjust_head(ctx, -6)) NSC_DROP(45);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu130, 6)) return XDP_ABORTED;

@@ -2763,7 +2763,7 @@ n134:
 if (!1) NSC_DROP(100);
 __u32 pu185 = (__u32)st->off[7] + st->len[7];
 if (0 || pu185 > NSC_LEN) NSC_DROP(100);
-if (pu185 <= 64) {
+if (pu185 < 64) { /* the zeroing below masks with 63 */
 if (bpf_xdp_adjust_head(ctx, -20)) NSC_DROP(100);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu185, 20)) return XDP_ABORTED;
@@ -2798,7 +2798,7 @@ n135:
 if (!1) NSC_DROP(101);
 __u32 pu187 = (__u32)st->off[15] + st->len[15];
 if (0 || pu187 > NSC_LEN) NSC_DROP(101);
-if (pu187 <= 64) {
+if (pu187 < 64) { /* the zeroing below masks with 63 */
 if (bpf_xdp_adjust_head(ctx, -2)) NSC_DROP(101);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu187, 2)) return XDP_ABORTED;
@@ -2834,7 +2834,7 @@ n136:
 if (!1) NSC_DROP(102);
 __u32 pu189 = (__u32)st->off[16] + st->len[16];
 if (0 || pu189 > NSC_LEN) NSC_DROP(102);
-if (pu189 <= 64) {
+if (pu189 < 64) { /* the zeroing below masks with 63 */
 if (bpf_xdp_adjust_head(ctx, -6)) NSC_DROP(102);
 data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;
 if (nsc_back64(data, data_end, pu189, 6)) return XDP_ABORTED;
