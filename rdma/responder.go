@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma/irnfast"
 	"github.com/dragonet-go/nsc/rdma/naaackfast"
 	"github.com/dragonet-go/nsc/rdma/naafast"
@@ -61,16 +62,16 @@ type imm struct{ qpn, psn, imm uint32 }
 // NewResponder makes a go-back-N responder for the queue pairs and regions
 // (at most 256 and 32, the model's table sizes).
 func NewResponder(qps []QP, regions []*Region) (*Responder, error) {
-	return newResponder(naafast.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return naafast.New(ts) }, qps, regions)
+	return newResponder(naafast.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return naafast.New(ts) }, qps, regions)
 }
 
 // NewIRNResponder makes an IRN responder (selective repeat, a RETH in
 // every WRITE packet, Packet.IRN) for the queue pairs and regions.
 func NewIRNResponder(qps []QP, regions []*Region) (*Responder, error) {
-	return newResponder(irnfast.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return irnfast.New(ts) }, qps, regions)
+	return newResponder(irnfast.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnfast.New(ts) }, qps, regions)
 }
 
-func newResponder(s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline, error), qps []QP, regions []*Region) (*Responder, error) {
+func newResponder(s *packet.Schema, mk func([]*table.Table) (fastpath.Pipeline, error), qps []QP, regions []*Region) (*Responder, error) {
 	var script strings.Builder
 	for _, q := range qps {
 		fmt.Fprintf(&script, "table_add connections connected %#x => %#x %#x\n", q.QPN, q.IPSN, q.Peer)
@@ -80,7 +81,7 @@ func newResponder(s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline,
 		fmt.Fprintf(&script, "table_add regions region %#x => %#x %#x\n", g.RKey, g.Base, len(g.Mem))
 		r.regions[g.RKey] = g
 	}
-	ts, err := packet.LoadTables(s, "responder", strings.NewReader(script.String()))
+	ts, err := table.Load(s, "responder", strings.NewReader(script.String()))
 	if err != nil {
 		return nil, err
 	}

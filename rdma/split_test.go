@@ -20,6 +20,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma"
 	"github.com/dragonet-go/nsc/rdma/irnxdphost"
 	"github.com/dragonet-go/nsc/rdma/naaxdphost"
@@ -48,11 +49,11 @@ func TestXDPSplit(t *testing.T) {
 	for _, c := range []struct {
 		lpg  string
 		sc   func() map[string][]step
-		host func([]*packet.Table) (fastpath.Pipeline, error)
+		host func([]*table.Table) (fastpath.Pipeline, error)
 		s    *packet.Schema
 	}{
-		{"NAAResponder", scenarios, func(ts []*packet.Table) (fastpath.Pipeline, error) { return naaxdphost.New(ts) }, naaxdphost.Schema},
-		{"IRNResponder", irnScenarios, func(ts []*packet.Table) (fastpath.Pipeline, error) { return irnxdphost.New(ts) }, irnxdphost.Schema},
+		{"NAAResponder", scenarios, func(ts []*table.Table) (fastpath.Pipeline, error) { return naaxdphost.New(ts) }, naaxdphost.Schema},
+		{"IRNResponder", irnScenarios, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnxdphost.New(ts) }, irnxdphost.Schema},
 	} {
 		t.Run(c.lpg, func(t *testing.T) {
 			m := testutil.Model(t, "rdma/xdp.nsc")
@@ -165,9 +166,9 @@ func icrcTraffic(seeds [][]byte, n int, seed uint64, keep func([]byte) bool) [][
 }
 
 // splitTables are the tests' QP and region tables for schema s.
-func splitTables(t *testing.T, s *packet.Schema) []*packet.Table {
+func splitTables(t *testing.T, s *packet.Schema) []*table.Table {
 	t.Helper()
-	ts, err := packet.LoadTables(s, "tables", strings.NewReader(tablesText))
+	ts, err := table.Load(s, "tables", strings.NewReader(tablesText))
 	if err != nil {
 		t.Fatal(err)
 	}

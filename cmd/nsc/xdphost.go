@@ -10,6 +10,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // xdpHost is the host's part of an LB split between an XDP program and
@@ -41,12 +42,12 @@ func openXDPHost(lb, dev, tables string, meta *xdprun.Meta) (*xdpHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ts []*packet.Table
+	var ts []*table.Table
 	if err := openTables(tables, func(f *os.File) (err error) {
 		if f == nil {
-			ts, err = packet.LoadTables(part.Schema, "", nil)
+			ts, err = table.Load(part.Schema, "", nil)
 		} else {
-			ts, err = packet.LoadTables(part.Schema, tables, f)
+			ts, err = table.Load(part.Schema, tables, f)
 		}
 		return err
 	}); err != nil {

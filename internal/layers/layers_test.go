@@ -22,7 +22,7 @@ const module = "github.com/dragonet-go/nsc/"
 var layers = [][]string{
 	{"internal/errlist", "internal/fileout", "internal/udpbatch", "internal/layers"},
 	{"packet"},
-	{"packet/frame"},
+	{"packet/frame", "packet/table"},
 	{"internal/pcapio"},
 	{"predicate"},
 	{"dataflow"},
@@ -82,6 +82,7 @@ func TestLayers(t *testing.T) {
 func TestBackEdgesFound(t *testing.T) {
 	plants := []struct{ from, to, want string }{
 		{"packet", "sim", "packet imports sim"},
+		{"packet", "packet/table", "packet imports packet/table"},
 		{"lpg", "prg", "lpg imports prg"},
 		{"backends/golang", "backends/xdp", "backends/golang imports backends/xdp"},
 		{"embed", "backends/lower", "embed imports backends/lower"},

@@ -8,6 +8,7 @@ package irnxdphost
 import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Schema is the model's packet schema.
@@ -255,7 +256,7 @@ var countOf = [63]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [2]*packet.Table // an array: one load less to a table
+	tables [2]*table.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -272,12 +273,12 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
 
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
@@ -289,7 +290,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -1933,7 +1934,7 @@ n26:
 		k130 := kw127 << 0
 		if pi131 := &pr129.Packed; len(pi131.Slots) > 0 {
 			k130 &= pi131.Mask
-			m, j := uint64(len(pi131.Slots)-1), packet.PackedHash(k130)>>(pi131.Shift&63)
+			m, j := uint64(len(pi131.Slots)-1), table.PackedHash(k130)>>(pi131.Shift&63)
 			sl := &pi131.Slots[j]
 			for sl.Entry != 0 && sl.Key != k130 {
 				j = (j + 1) & m
@@ -2024,7 +2025,7 @@ n36:
 		k136 := kw133 << 0
 		if pi137 := &pr135.Packed; len(pi137.Slots) > 0 {
 			k136 &= pi137.Mask
-			m, j := uint64(len(pi137.Slots)-1), packet.PackedHash(k136)>>(pi137.Shift&63)
+			m, j := uint64(len(pi137.Slots)-1), table.PackedHash(k136)>>(pi137.Shift&63)
 			sl := &pi137.Slots[j]
 			for sl.Entry != 0 && sl.Key != k136 {
 				j = (j + 1) & m
