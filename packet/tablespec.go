@@ -55,7 +55,8 @@ type ActionSpec struct {
 	Params []Param
 }
 
-// TableSpec is a table's schema. It must not change once a Table uses it.
+// TableSpec is a table's schema. It must not change once a table.Table
+// (packet/table) uses it.
 type TableSpec struct {
 	Name    string
 	Keys    []KeySpec
@@ -307,11 +308,11 @@ func (s *TableSpec) ActionBits() int {
 }
 
 // KeyWord reports whether a table's keys fit one 64-bit word together, so
-// that LookupWord can take them packed (PackKeys).
+// that table.Table.LookupWord can take them packed (PackKeys).
 func (s *TableSpec) KeyWord() bool { return s.KeyBits() <= 64 }
 
 // Packable reports whether a table's keys are all exact and fit in 64 bits
-// together, so that LookupWord finds them with one probe.
+// together, so that table.Table.LookupWord finds them with one probe.
 func (s *TableSpec) Packable() bool {
 	w := 0
 	for _, k := range s.Keys {
@@ -324,7 +325,7 @@ func (s *TableSpec) Packable() bool {
 }
 
 // PackKeys packs key values (each cut to its width) into one word, the
-// first key in the highest bits: the key LookupWord takes.
+// first key in the highest bits: the key table.Table.LookupWord takes.
 func (s *TableSpec) PackKeys(keys []Value) uint64 {
 	var k uint64
 	for i, ks := range s.Keys {
@@ -333,12 +334,12 @@ func (s *TableSpec) PackKeys(keys []Value) uint64 {
 	return k
 }
 
-// MaxKeyWords is the most key words LookupWords takes.
+// MaxKeyWords is the most key words table.Table.LookupWords takes.
 const MaxKeyWords = 4
 
 // KeyWords is the number of 64-bit words a table's keys take as
-// LookupWords wants them: one per key of at most 64 bits, two per wider
-// key (high word first), in key order.
+// table.Table.LookupWords wants them: one per key of at most 64 bits, two
+// per wider key (high word first), in key order.
 func (s *TableSpec) KeyWords() int {
 	n := 0
 	for _, k := range s.Keys {
