@@ -149,9 +149,10 @@ func (ss *scriptSets) insert(te *TableEntry, i int) error {
 // CheckEntries validates es as the whole content of their tables, as
 // ParseEntries validates a script's and packet/table's Table.Replace a
 // table's: each entry valid for its table's spec, no two of a table with
-// the same match, no table over its size. A writer of entries for another target (the P4
-// program's table_add lines) calls it to refuse what the tables would. The
-// error names the first entry wrong, by its line, else its index in es.
+// the same match, no table over its size. A writer of entries for another
+// target (the P4 program's table_add lines) calls it to refuse what the
+// tables would. The error names the first entry wrong, by its line, else
+// its index in es.
 func CheckEntries(es []TableEntry, tables func(string) (*TableSpec, bool)) error {
 	ss := newScriptSets(tables)
 	for i := range es {
