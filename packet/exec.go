@@ -9,13 +9,13 @@ const (
 	Malformed = -2
 )
 
-// Env is what operations need besides the packet: the runtime tables, the
-// keyed state (nil: place is malformed), and scratch space so lookups do
-// not allocate.
+// Env is what operations need besides the packet: the runtime tables and
+// registers, the keyed state (nil: place is malformed), and scratch space
+// so lookups do not allocate.
 type Env struct {
 	Tables    Tables
 	States    States
-	Registers []*Register // in Schema.Registers order
+	Registers Registers
 	keys      []Value
 }
 

@@ -93,7 +93,7 @@ func New(g *dataflow.Graph, tables []*table.Table) (*Machine, error) {
 		pos:      make([]int, len(g.Nodes)),
 		ops:      make([][]operand, len(g.Nodes)),
 		ports:    make([][]int, len(g.Nodes)),
-		env:      packet.Env{Tables: table.Set(tables), Registers: packet.NewRegisters(g.Schema)},
+		env:      packet.Env{Tables: table.Set(tables), Registers: table.RegisterSet(table.NewRegisters(g.Schema))},
 		fired:    make([]int, len(g.Nodes)),
 		pkt:      packet.NewPacket(g.Schema),
 		nodeRuns: make([]uint64, len(g.Nodes)),

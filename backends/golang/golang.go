@@ -495,7 +495,7 @@ func (c *gen) ComputeICRC(x *lower.ICRC) {
 }
 
 // Register generates a lowered load or store as a call of the
-// register's runtime (packet.Register) with the key evaluated and the
+// register's runtime (table.Register) with the key evaluated and the
 // value header's fields, the metadata locals, copied out or in.
 func (c *gen) Register(r *lower.Register) string {
 	h := r.Value

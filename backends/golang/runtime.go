@@ -108,20 +108,20 @@ func (c *gen) statesField() string {
 }
 
 // The registers of a graph with load and store operations: the
-// interpreter's runtime (packet.Register), one per register.
+// interpreter's runtime (table.Register), one per register.
 
 func (c *gen) registersField() string {
 	if len(c.s.Registers) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("\tregs [%d]*packet.Register // in Schema.Registers order\n", len(c.s.Registers))
+	return fmt.Sprintf("\tregs [%d]*table.Register // in Schema.Registers order\n", len(c.s.Registers))
 }
 
 func (c *gen) registersInit() string {
 	if len(c.s.Registers) == 0 {
 		return ""
 	}
-	return "\tcopy(pl.regs[:], packet.NewRegisters(Schema))\n"
+	return "\tcopy(pl.regs[:], table.NewRegisters(Schema))\n"
 }
 
 func (c *gen) statesInit() string {

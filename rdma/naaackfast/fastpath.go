@@ -262,7 +262,7 @@ type Pipeline struct {
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
 	edges [2]uint64
-	regs  [1]*packet.Register // in Schema.Registers order
+	regs  [1]*table.Register // in Schema.Registers order
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -283,7 +283,7 @@ func New(tables []*table.Table) (*Pipeline, error) {
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
 	copy(pl.tables[:], tables)
-	copy(pl.regs[:], packet.NewRegisters(Schema))
+	copy(pl.regs[:], table.NewRegisters(Schema))
 	return pl, nil
 }
 
