@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dragonet-go/nsc/packet"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // seedSpecs are the EJFAT load balancer's tables as seed 000 describes them.

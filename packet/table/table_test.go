@@ -10,8 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dragonet-go/nsc/packet"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dragonet-go/nsc/packet"
 )
 
 func TestMatchKindNames(t *testing.T) {

@@ -6,9 +6,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dragonet-go/nsc/packet"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // refSameMatch is the oracle of an entry's identity, from the definitions:
