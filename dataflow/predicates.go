@@ -758,8 +758,13 @@ func (ps *Predicates) changedSinceParse(n *Node) bool {
 		case packet.OpLookup:
 			def := ps.g.Schema.Tables[op.Table]
 			return ps.writesSelector(ps.g.Schema.Actions[def.Actions[e.From.Index]].Body), false
-		case packet.OpParse, packet.OpInput:
+		case packet.OpParse:
 			return false, true
+		case packet.OpInput:
+			// An input that parses nothing leaves a frame whose headers
+			// the parse finds afresh (what is known of them before, that
+			// none is there yet, no longer holds after).
+			return op.Header < 0, true
 		}
 		return false, false
 	})

@@ -67,6 +67,8 @@ type builder struct {
 	// the Rx sinks (build) but those in parsedBy, where the PRG parsed.
 	keptEntry bool
 	parsedBy  []string
+	// txTaken: the PRG's Tx hardware nodes that do a moved stage's work.
+	txTaken map[*enode]bool
 }
 
 // Embed embeds the LPG l into the PRG p.
@@ -93,6 +95,9 @@ func Embed(l, p *dataflow.Graph) (*Embedding, error) {
 	}
 	b.merge()
 	if err := b.offloadTx(); err != nil {
+		return nil, err
+	}
+	if err := b.checkTxWrites(); err != nil {
 		return nil, err
 	}
 	em, err := b.finish()

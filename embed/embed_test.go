@@ -228,6 +228,37 @@ prg Dropper {
 // TestUnjoinedLPGRefused: an LPG with neither an RxQueue source nor a
 // TxQueue emit (a segmenter fed by an application) meets no PRG: Embed
 // refuses at its source's line in the user's file, saying what to name.
+// A NIC whose Tx computes the IPv4 checksum of every frame (a plain
+// [hardware] node, no rule) would change what a forwarding LPG sends as
+// it came: refused, at the NIC's node (found by nsc fuzz, seed 99, model
+// 2, with the 82599 among the embeddings).
+func TestTxWriteOfEveryFrameRefused(t *testing.T) {
+	m := testutil.ModelSource(t, `include "inet/i82599.nsc"
+lpg F {
+  node RxQueue { op input parse ethernet  port out -> TxQueue }
+  node TxQueue { op emit }
+}
+lpg C {
+  node RxQueue { op input parse ethernet  port out -> V4 }
+  node V4 { op test valid(ipv4) && valid(udp)  port true -> UDPCsum  port false -> Drop }
+  node UDPCsum { op checksum compute udp  port out -> Csum }
+  node Csum { op checksum compute ipv4  port out -> TxQueue }
+  node Drop { op drop "not UDP over IPv4" }
+  node TxQueue { op emit }
+}`)
+	p, _ := m.Graph("I82599")
+	f, _ := m.Graph("F")
+	_, err := embed.Embed(f, p)
+	if err == nil || !strings.Contains(err.Error(), "i82599.nsc:") || !strings.Contains(err.Error(), "Tx node TxIPCsum computes the ipv4 checksum of every frame it sees") {
+		t.Errorf("a forwarder into a NIC that recomputes every checksum: %v", err)
+	}
+	// One that computes both on every frame it sends embeds.
+	c, _ := m.Graph("C")
+	if _, err := embed.Embed(c, p); err != nil {
+		t.Errorf("an LPG computing the checksum it sends: %v", err)
+	}
+}
+
 func TestUnjoinedLPGRefused(t *testing.T) {
 	m := testutil.ModelSource(t, `include "lib/inet.nsc"
 include "ejfat/xdp.nsc"

@@ -127,6 +127,54 @@ func (b *builder) offloadTx() error {
 			break
 		}
 	}
+	b.txTaken = taken
+	return nil
+}
+
+// checkTxWrites refuses a PRG whose Tx hardware changes what the LPG
+// sends where no LPG stage moved to it: a node that computes a checksum,
+// rewrites, pushes or pops for every frame, not for the frames whose
+// stage it took over, would make the embedded graph send other bytes than
+// the LPG (a forwarded frame's checksum recomputed). A checksum
+// computation is believed where the predicates say the checksum is good
+// already, or the header absent: it changes nothing there. Hardware the
+// driver enables frame by frame is a [hardware, rule] node, which works
+// only where the embedder installs it. A node whose port claims what it
+// did (pred "csum_ok(udp)") is believed, as every claim is: nsc verify
+// tests it.
+func (b *builder) checkTxWrites() error {
+	taken := b.txTaken
+	if b.txEntry == nil {
+		return nil
+	}
+	var cur *current
+	tx := b.reach(b.txEntry)
+	for _, e := range b.nodes {
+		if e.lpg || !e.hardware || !tx[e] || !e.live() || e.op == nil || taken[e] || !isWork(e.op) || e.op.Kind == packet.OpLookup ||
+			slices.ContainsFunc(e.ports, func(p *eport) bool { return p.pred != "" }) {
+			continue
+		}
+		if cur == nil {
+			var err error
+			if cur, err = b.current(); err != nil {
+				return err
+			}
+		}
+		what := "rewrites"
+		if h := e.op.Header; e.op.Kind == packet.OpChecksumCompute {
+			name := b.lpg.Schema.Headers[h].Name
+			same := b.space.Valid(name).Not().Or(cur.ps.CsumOK(h))
+			if cur.ps.Reaching(cur.of[e]).And(same.Not()).IsFalse() {
+				continue
+			}
+			what = "computes the " + name + " checksum of"
+		} else if e.op.Kind == packet.OpPush {
+			what = "pushes " + b.lpg.Schema.Headers[h].Name + " into"
+		} else if e.op.Kind == packet.OpPop {
+			what = "pops " + b.lpg.Schema.Headers[h].Name + " from"
+		}
+		return fmt.Errorf("%s: prg %s: Tx node %s %s every frame it sees, and lpg %s sends frames it has not done that to: the embedded graph would send other bytes (mark the node [hardware, rule] if the driver asks for it frame by frame)", e.tmpl.Pos, b.prg.Name, e.name, what, b.lpg.Name)
+	}
 	return nil
 }
 
@@ -136,7 +184,10 @@ func (b *builder) offloadTx() error {
 // phantom classes (an IPv4 LB frame that also has an ICMPv6 header) take
 // the LPG's and the hardware's branches differently. It puts a test of
 // that behind each such source, its false port to a drop no packet takes,
-// and returns what takes them out again.
+// and returns what takes them out again. (A parse behind such an input
+// finds its headers afresh, dataflow's changedSinceParse: before it did,
+// "no header yet" made every path through a PRG's Rx parse false, and
+// any Tx stage equivalent there; seed 99, model 17.)
 func (b *builder) freshFrames() func() {
 	var fresh *packet.Expr
 	for _, h := range b.lpg.Schema.Headers {

@@ -18,8 +18,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -120,17 +122,19 @@ func Run(opt Options) (*Report, error) {
 		var p4Cases []P4Case
 		models := map[string]Model{}
 		frames := map[string][][]byte{}
-		for i := opt.Start + b; i < opt.Start+min(b+opt.Batch, opt.Models); i++ {
-			m := Generate(opt.Seed, i)
+		for _, r := range prepareAll(opt, b) {
+			m, p := r.model, r.prepared
 			models[m.Name] = m
 			countOps(m, rep.Ops, rep.Features)
-			p, err := Prepare(m, opt.Packets, opt.Seed^uint64(i))
-			if err != nil {
+			if r.err != nil {
 				// A generated model that does not load is the generator's
 				// bug or the loader's: a difference either way.
-				rep.Diffs = append(rep.Diffs, Diff{Model: m.Name, Check: "load", Want: "loads", Got: err.Error()})
+				rep.Diffs = append(rep.Diffs, Diff{Model: m.Name, Check: "load", Want: "loads", Got: r.err.Error()})
 				failed[m.Name] = m
 				continue
+			}
+			if r.checkErr != nil {
+				return nil, r.checkErr
 			}
 			rep.Models++
 			rep.Packets += len(p.Frames)
@@ -141,11 +145,7 @@ func Run(opt Options) (*Report, error) {
 			for prg := range p.Embeddings {
 				rep.PRGs[prg]++
 			}
-			ds, err := p.CheckEmbeddings()
-			if err != nil {
-				return nil, err
-			}
-			rep.Diffs = append(rep.Diffs, ds...)
+			rep.Diffs = append(rep.Diffs, r.diffs...)
 			if em := p.Embeddings["Host"]; em != nil && slices.Contains(opt.Targets, "go") {
 				goCases = append(goCases, GoCase{Name: m.Name, Graph: em.Graph, Tables: m.Tables, Frames: p.Frames})
 			}
@@ -153,11 +153,10 @@ func Run(opt Options) (*Report, error) {
 				xdpCases = append(xdpCases, XDPCase{Name: m.Name, Graph: em.Graph, Limits: em.PRG.Limits, Tables: m.Tables, Frames: p.Frames})
 			}
 			if slices.Contains(opt.Targets, "p4") {
-				c, why := P4CaseOf(m, p.Frames)
-				if why != "" {
-					rep.refuse("p4", map[string]string{m.Name: why})
+				if r.p4Why != "" {
+					rep.refuse("p4", map[string]string{m.Name: r.p4Why})
 				} else {
-					p4Cases = append(p4Cases, c)
+					p4Cases = append(p4Cases, r.p4)
 				}
 			}
 		}
@@ -235,6 +234,55 @@ func Run(opt Options) (*Report, error) {
 		logf("refused: %d × %s", rep.Reasons[r], r)
 	}
 	return rep, nil
+}
+
+// prepared is one model of a batch, generated, prepared and checked
+// against its embeddings (prepareAll).
+type prepared struct {
+	model    Model
+	prepared *Prepared
+	err      error // the model does not load
+	checkErr error // the embeddings could not be checked
+	diffs    []Diff
+	p4       P4Case
+	p4Why    string
+}
+
+// prepareAll generates, prepares and checks the embeddings of the batch
+// of models that begins at b, on as many cores as Go runs on: the models
+// are independent, and the results come back in the models' order, so a
+// run is the same whatever the number of cores.
+func prepareAll(opt Options, b int) []prepared {
+	first, n := opt.Start+b, min(opt.Batch, opt.Models-b)
+	out := make([]prepared, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for k := range next {
+				out[k] = prepareOne(opt, first+k)
+			}
+		})
+	}
+	for k := range n {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func prepareOne(opt Options, i int) prepared {
+	r := prepared{model: Generate(opt.Seed, i)}
+	r.prepared, r.err = Prepare(r.model, opt.Packets, opt.Seed^uint64(i))
+	if r.err != nil {
+		return r
+	}
+	r.diffs, r.checkErr = r.prepared.CheckEmbeddings()
+	if slices.Contains(opt.Targets, "p4") {
+		r.p4, r.p4Why = P4CaseOf(r.model, r.prepared.Frames)
+	}
+	return r
 }
 
 // builds says a check is of a whole program (it compiles, it loads): it

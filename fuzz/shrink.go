@@ -158,6 +158,11 @@ func LoadRegression(nsc string) (Model, [][]byte, error) {
 			m.PRGs = append(m.PRGs, p[1])
 		}
 	}
+	for _, nic := range shippedNICs { // and the shipped NIC it includes
+		if strings.Contains(m.Source, fmt.Sprintf("include %q", nic.file)) {
+			m.PRGs = append(m.PRGs, nic.prg)
+		}
+	}
 	var frames [][]byte
 	if pk, err := pcapio.ReadFile(base + ".pcap"); err == nil {
 		for _, f := range pk {

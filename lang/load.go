@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -108,6 +109,41 @@ func parseFile(name string, src []byte) (*syntax.File, error) {
 	return f, nil
 }
 
+// parsed keeps the syntax of the library files parsed, by name and
+// content: nothing changes a parsed file after, and a program that loads
+// many models (nsc fuzz, the tests) would parse the same library files for
+// each. Only the library's: other files are as many as the models.
+var parsed struct {
+	sync.Mutex
+	files map[parsedKey]*syntax.File
+}
+
+type parsedKey struct {
+	name string
+	sum  [sha256.Size]byte
+}
+
+func parseLibrary(name string, src []byte) (*syntax.File, error) {
+	k := parsedKey{name, sha256.Sum256(src)}
+	parsed.Lock()
+	f := parsed.files[k]
+	parsed.Unlock()
+	if f != nil {
+		return f, nil
+	}
+	f, err := parseFile(name, src)
+	if err != nil {
+		return nil, err
+	}
+	parsed.Lock()
+	if parsed.files == nil {
+		parsed.files = map[parsedKey]*syntax.File{}
+	}
+	parsed.files[k] = f
+	parsed.Unlock()
+	return f, nil
+}
+
 func syntaxError(err error) error {
 	var pe participle.Error
 	if !errors.As(err, &pe) {
@@ -162,7 +198,8 @@ func (l *loader) read(name string, from lexer.Position) {
 	l.seen[name] = true
 	var src []byte
 	var err error
-	if lib, ok := strings.CutPrefix(name, libPrefix); ok {
+	lib, fromLib := strings.CutPrefix(name, libPrefix)
+	if fromLib {
 		src, err = fs.ReadFile(l.Library, lib)
 	} else {
 		src, err = l.ReadFile(name)
@@ -180,7 +217,11 @@ func (l *loader) read(name string, from lexer.Position) {
 		return
 	}
 	l.same[sum] = true
-	f, err := parseFile(name, src)
+	parse := parseFile
+	if fromLib {
+		parse = parseLibrary
+	}
+	f, err := parse(name, src)
 	if err != nil {
 		var el ErrorList
 		if errors.As(err, &el) {

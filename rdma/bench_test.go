@@ -21,14 +21,7 @@ func message(irn bool) [][]byte {
 	const n, mtu = 1024, 1024
 	var frames [][]byte
 	for i := range n {
-		op := uint8(rdma.WriteMiddle)
-		switch i {
-		case 0:
-			op = rdma.WriteFirst
-		case n - 1:
-			op = rdma.WriteLastImm
-		}
-		p := write(qpn, op, ipsn+uint32(i), fill(mtu, byte(i)))
+		p := write(qpn, rdma.WriteOpcode(i, n, true), ipsn+uint32(i), fill(mtu, byte(i)))
 		p.VA, p.RKey, p.DMALen, p.Imm, p.IRN = regionBase, rkey, n*mtu, 1, irn
 		if irn {
 			p.VA += uint64(i * mtu)

@@ -39,19 +39,19 @@ func TestDevices(t *testing.T) {
 		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNNIC", sc: irnScenarios,
 			device: []string{"RxLoad", "RxAdvance", "RxStore", "RxRegion"}},
 		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNNICSmall", sc: irnScenarios,
-			host:   map[string]string{"RxLoad": "490-bit entries and IRNNICSmall holds at most 256 bits an entry (limit register_bits)", "RxAdvance": ""},
+			host:   map[string]string{"RxLoad": "514-bit entries and IRNNICSmall holds at most 256 bits an entry (limit register_bits)", "RxAdvance": ""},
 			device: []string{"RxRC", "RxKind"}},
-		{file: "rdma/xdp.nsc", lpg: "NAAResponder", prg: "RDMAXDP", sc: scenarios,
+		{file: "rdma/naa.nsc rdma/xdp.nsc", lpg: "NAAResponder", prg: "RDMAXDP", sc: scenarios,
 			host:   map[string]string{"RxLoad": "(limit register_entries)", "RxStore": "(limit register_entries)", "RxConnection": ""},
 			device: []string{"RxICRC", "RxExtractImm", "RxSizeOK"}},
-		{file: "rdma/xdp.nsc", lpg: "IRNResponder", prg: "RDMAXDP", sc: irnScenarios,
+		{file: "rdma/irn.nsc rdma/xdp.nsc", lpg: "IRNResponder", prg: "RDMAXDP", sc: irnScenarios,
 			host:   map[string]string{"RxLoad": "(limit register_entries)", "RxRegion": ""},
 			device: []string{"RxICRC", "RxRETH", "RxSizeOK"}},
 		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNLyingNIC", sc: irnScenarios, liar: "icrc_ok(bth)"},
 		{file: "rdma/irn-nics.nsc", lpg: "IRNResponder", prg: "IRNOffsetNIC", sc: irnScenarios, liar: "icrc_ok(bth)", rightICRC: true},
 	} {
 		t.Run(c.prg, func(t *testing.T) {
-			m := testutil.Model(t, c.file)
+			m := testutil.Model(t, strings.Fields(c.file)...)
 			l, _ := m.Graph(c.lpg)
 			p, _ := m.Graph(c.prg)
 			em, err := embed.Embed(l, p)

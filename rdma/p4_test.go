@@ -76,7 +76,7 @@ func TestP4Split(t *testing.T) {
 			}
 			w := withRETH(write(qpn, rdma.WriteOnly, ipsn, fill(1024, 1)), regionBase, rkey, 1024)
 			seeds = append(seeds, frame(w), rdma.AppendFrame(nil, host6, naa6, w))
-			frames := icrcTraffic(seeds, 20000, 27, func([]byte) bool { return true })
+			frames := difftest.ICRCTraffic(seeds, 20000, 27, func([]byte) bool { return true })
 
 			// An outcome: "core" (dropped before the program), "drop REASON",
 			// or "host" (punted unchanged).

@@ -29,6 +29,9 @@ type Requester struct {
 	AckEvery int
 	Timeout  time.Duration
 	IRN      bool
+	// WQESN is IRN's recv_WQE_SN of the next SEND or WRITE with
+	// Immediate: the receive WQE it consumes at the responder.
+	WQESN uint32
 	// Loss makes the link lossy: every Loss-th packet is not sent (0:
 	// none), for tests and nsc naa --loss.
 	Loss int
@@ -55,7 +58,19 @@ var ErrNAK = errors.New("rdma: request NAKed")
 // with imm, its last packet carries the immediate. It returns once the
 // responder acknowledged every packet.
 func (q *Requester) Write(data []byte, va uint64, rkey uint32, imm uint32, withImm bool) error {
-	return q.transfer(data, va, rkey, imm, withImm, false)
+	return q.transfer(&message{data: data, va: va, rkey: rkey, imm: imm, withImm: withImm})
+}
+
+// message is a transfer: a WRITE of data to va in region rkey (its last
+// packet with immediate imm if withImm), or a SEND of data; sn is its
+// recv_WQE_SN with IRN.
+type message struct {
+	data          []byte
+	va            uint64
+	rkey, imm, sn uint32
+	withImm, send bool
+	first         uint32 // the first packet's PSN
+	n             int    // packets
 }
 
 // Send sends msg, at most MTU bytes, as a SEND Only (an MRSP message) and
@@ -64,25 +79,25 @@ func (q *Requester) Send(msg []byte) error {
 	if len(msg) > q.MTU {
 		return fmt.Errorf("rdma: a SEND of %d bytes, more than the MTU %d", len(msg), q.MTU)
 	}
-	return q.transfer(msg, 0, 0, 0, false, true)
+	return q.transfer(&message{data: msg, send: true})
 }
 
-func (q *Requester) transfer(data []byte, va uint64, rkey uint32, imm uint32, withImm, send bool) error {
-	n := max((len(data)+q.MTU-1)/q.MTU, 1)
-	first := q.PSN
+func (q *Requester) transfer(m *message) error {
+	m.n, m.first, m.sn = max((len(m.data)+q.MTU-1)/q.MTU, 1), q.PSN, q.WQESN
+	n, first := m.n, m.first
 	index := func(psn uint32) int { return int((psn - first) & psnMask) }
 	reply := make([]byte, 2048)
 	base, next, resent, timeouts := 0, 0, -1, 0
 	for base < n {
 		for ; next < n && next < base+q.Window; next++ {
-			if err := q.send(data, next, n, first, va, rkey, imm, withImm, send); err != nil {
+			if err := q.send(m, next); err != nil {
 				return err
 			}
 		}
 		if err := q.Conn.SetReadDeadline(time.Now().Add(q.Timeout)); err != nil {
 			return err
 		}
-		m, _, err := q.Conn.ReadFrom(reply)
+		k, _, err := q.Conn.ReadFrom(reply)
 		var ne net.Error
 		switch {
 		case errors.As(err, &ne) && ne.Timeout():
@@ -94,9 +109,9 @@ func (q *Requester) transfer(data []byte, va uint64, rkey uint32, imm uint32, wi
 			continue
 		case err != nil:
 			return err
-		case m < HeaderLen+AETHLen+4 || reply[0] != Acknowledge:
+		case k < HeaderLen+AETHLen+4 || reply[0] != Acknowledge:
 			continue
-		case !q.icrcOK(reply[:m]):
+		case !q.icrcOK(reply[:k]):
 			q.BadICRC++
 			continue
 		}
@@ -110,7 +125,7 @@ func (q *Requester) transfer(data []byte, va uint64, rkey uint32, imm uint32, wi
 			if i := index(psn); i < n && i >= base {
 				base = i
 				if i != resent && i < next {
-					if err := q.send(data, i, n, first, va, rkey, imm, withImm, send); err != nil {
+					if err := q.send(m, i); err != nil {
 						return err
 					}
 					q.Resent++
@@ -127,6 +142,9 @@ func (q *Requester) transfer(data []byte, va uint64, rkey uint32, imm uint32, wi
 		}
 	}
 	q.PSN = (first + uint32(n)) & psnMask
+	if m.send || m.withImm {
+		q.WQESN = (q.WQESN + 1) & psnMask
+	}
 	return nil
 }
 
@@ -140,30 +158,19 @@ func (q *Requester) icrcOK(datagram []byte) bool {
 	return binary.LittleEndian.Uint32(f[len(f)-packet.ICRCLen:]) == icrc(f, to)
 }
 
-// send sends packet i of n of a WRITE of data (or its one SEND).
-func (q *Requester) send(data []byte, i, n int, first uint32, va uint64, rkey uint32, imm uint32, withImm, send bool) error {
-	lo, hi := i*q.MTU, min((i+1)*q.MTU, len(data))
-	p := Packet{PKey: DefaultPKey, DQPN: q.QPN, PSN: (first + uint32(i)) & psnMask, Payload: data[lo:hi],
-		VA: va, RKey: rkey, DMALen: uint32(len(data)), Imm: imm,
-		AckReq: i == n-1 || (i+1)%q.AckEvery == 0, IRN: q.IRN}
+// send sends packet i of m.
+func (q *Requester) send(m *message, i int) error {
+	n := m.n
+	lo, hi := i*q.MTU, min((i+1)*q.MTU, len(m.data))
+	p := Packet{PKey: DefaultPKey, DQPN: q.QPN, PSN: (m.first + uint32(i)) & psnMask, Payload: m.data[lo:hi],
+		VA: m.va, RKey: m.rkey, DMALen: uint32(len(m.data)), Imm: m.imm,
+		AckReq: i == n-1 || (i+1)%q.AckEvery == 0, IRN: q.IRN, WQESN: m.sn}
 	if q.IRN {
 		p.VA += uint64(lo)
 	}
-	switch {
-	case send:
+	p.Opcode = WriteOpcode(i, n, m.withImm)
+	if m.send {
 		p.Opcode = SendOnly
-	case n == 1 && withImm:
-		p.Opcode = WriteOnlyImm
-	case n == 1:
-		p.Opcode = WriteOnly
-	case i == 0:
-		p.Opcode = WriteFirst
-	case i < n-1:
-		p.Opcode = WriteMiddle
-	case withImm:
-		p.Opcode = WriteLastImm
-	default:
-		p.Opcode = WriteLast
 	}
 	if q.sent++; q.Loss > 0 && q.sent%q.Loss == 0 {
 		return nil

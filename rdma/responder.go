@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -12,8 +14,10 @@ import (
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma/irnfast"
+	"github.com/dragonet-go/nsc/rdma/irnxdphost"
 	"github.com/dragonet-go/nsc/rdma/naaackfast"
 	"github.com/dragonet-go/nsc/rdma/naafast"
+	"github.com/dragonet-go/nsc/rdma/naaxdphost"
 )
 
 // Region is memory registered for RDMA WRITEs: its R_Key, the virtual
@@ -59,33 +63,92 @@ type Responder struct {
 // imm is a message's immediate, waiting for the packets before it.
 type imm struct{ qpn, psn, imm uint32 }
 
+// generated is a generated responder and the schema of its tables.
+type generated struct {
+	schema *packet.Schema
+	new    func([]*table.Table) (fastpath.Pipeline, error)
+}
+
+var (
+	goBackN = generated{naafast.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return naafast.New(ts) }}
+	irn     = generated{irnfast.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnfast.New(ts) }}
+	// xdpHosts are the host parts of the responders split between
+	// RDMAXDP's program and the host (models/rdma/xdp.nsc), by model,
+	// with the graph the program runs.
+	xdpHosts = map[string]struct {
+		graph string
+		gen   generated
+	}{
+		"naa": {"NAAResponder@RDMAXDP", generated{naaxdphost.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return naaxdphost.New(ts) }}},
+		"irn": {"IRNResponder@RDMAXDP", generated{irnxdphost.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnxdphost.New(ts) }}},
+	}
+)
+
 // NewResponder makes a go-back-N responder for the queue pairs and regions
 // (at most 256 and 32, the model's table sizes).
 func NewResponder(qps []QP, regions []*Region) (*Responder, error) {
-	return newResponder(naafast.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return naafast.New(ts) }, qps, regions)
+	return newResponderFor(goBackN, qps, regions)
 }
 
 // NewIRNResponder makes an IRN responder (selective repeat, a RETH in
 // every WRITE packet, Packet.IRN) for the queue pairs and regions.
 func NewIRNResponder(qps []QP, regions []*Region) (*Responder, error) {
-	return newResponder(irnfast.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnfast.New(ts) }, qps, regions)
+	return newResponderFor(irn, qps, regions)
 }
 
-func newResponder(s *packet.Schema, mk func([]*table.Table) (fastpath.Pipeline, error), qps []QP, regions []*Region) (*Responder, error) {
+func newResponderFor(g generated, qps []QP, regions []*Region) (*Responder, error) {
 	var script strings.Builder
 	for _, q := range qps {
 		fmt.Fprintf(&script, "table_add connections connected %#x => %#x %#x\n", q.QPN, q.IPSN, q.Peer)
 	}
-	r := &Responder{schema: s, regions: map[uint32]*Region{}, memory: -1}
-	for _, g := range regions {
-		fmt.Fprintf(&script, "table_add regions region %#x => %#x %#x\n", g.RKey, g.Base, len(g.Mem))
-		r.regions[g.RKey] = g
+	for _, r := range regions {
+		fmt.Fprintf(&script, "table_add regions region %#x => %#x %#x\n", r.RKey, r.Base, len(r.Mem))
 	}
-	ts, err := table.Load(s, "responder", strings.NewReader(script.String()))
+	ts, err := table.Load(g.schema, "responder", strings.NewReader(script.String()))
 	if err != nil {
 		return nil, err
 	}
-	if r.resp, err = mk(ts); err != nil {
+	return newResponder(g, ts, regions)
+}
+
+// XDPHost makes the host part of responder model ("naa", go-back-N, or
+// "irn") split between RDMAXDP's XDP program and the host: it runs the
+// whole responder on every frame the program passes, which reaches it
+// unchanged. graph is what the program says it runs (xdprun.Meta.Graph).
+// The table script (name for errors; nil for none) sets up the queue
+// pairs and the regions; each region gets zeroed memory of its length.
+func XDPHost(model, graph, name string, script io.Reader) (*Responder, error) {
+	h, ok := xdpHosts[model]
+	if !ok {
+		return nil, fmt.Errorf("no responder %q (have %q)", model, slices.Sorted(maps.Keys(xdpHosts)))
+	}
+	if graph != h.graph {
+		return nil, fmt.Errorf("the host part of responder %s runs with a program of graph %s, not %s", model, h.graph, graph)
+	}
+	ts, err := table.Load(h.gen.schema, name, script)
+	if err != nil {
+		return nil, err
+	}
+	i, _ := h.gen.schema.Table("regions")
+	var regions []*Region
+	for _, e := range ts[i].Entries() {
+		g := &Region{RKey: uint32(e.Keys[0].Value.Lo), Base: e.Params[0].Lo}
+		if n := e.Params[1]; n.Hi != 0 || n.Lo > MaxRegionSize {
+			return nil, fmt.Errorf("%s:%d: region %#x of %v bytes: at most %d", name, e.Line, g.RKey, n, MaxRegionSize)
+		}
+		g.Mem = make([]byte, e.Params[1].Lo)
+		regions = append(regions, g)
+	}
+	return newResponder(h.gen, ts, regions)
+}
+
+func newResponder(g generated, ts []*table.Table, regions []*Region) (*Responder, error) {
+	r := &Responder{schema: g.schema, regions: map[uint32]*Region{}, memory: -1}
+	for _, g := range regions {
+		r.regions[g.RKey] = g
+	}
+	var err error
+	if r.resp, err = g.new(ts); err != nil {
 		return nil, err
 	}
 	if r.ack, err = naaackfast.New(nil); err != nil {
@@ -98,6 +161,15 @@ func newResponder(s *packet.Schema, mk func([]*table.Table) (fastpath.Pipeline, 
 	}
 	return r, nil
 }
+
+// Regions are the responder's regions, by R_Key.
+func (r *Responder) Regions() []*Region {
+	return slices.SortedFunc(maps.Values(r.regions), func(a, b *Region) int { return cmp.Compare(a.RKey, b.RKey) })
+}
+
+// Pipeline is the generated responder the Responder runs, for its
+// counters.
+func (r *Responder) Pipeline() fastpath.Pipeline { return r.resp }
 
 // Register adds region g to the responder's (MRSP's part): on its
 // goroutine, between frames.

@@ -47,10 +47,11 @@ type responder struct {
 
 func newResponder(t testing.TB) *responder { return newResponderOf(t, "rdma/naa.nsc", "NAAResponder") }
 
-// newResponderOf runs responder lpg of model file (go-back-N or IRN).
-func newResponderOf(t testing.TB, file, lpg string) *responder {
+// newResponderOf runs responder lpg of model files (go-back-N or IRN;
+// several separated by spaces).
+func newResponderOf(t testing.TB, files, lpg string) *responder {
 	t.Helper()
-	m := testutil.Model(t, file)
+	m := testutil.Model(t, strings.Fields(files)...)
 	g, _ := m.Graph(lpg)
 	ts, err := table.Load(m.Schema, "tables", strings.NewReader(tablesText))
 	if err != nil {

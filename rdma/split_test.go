@@ -2,7 +2,6 @@ package rdma_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"maps"
 	"slices"
@@ -47,16 +46,16 @@ type splitEnd struct{ Device, Host, Data string }
 // every host node.
 func TestXDPSplit(t *testing.T) {
 	for _, c := range []struct {
-		lpg  string
-		sc   func() map[string][]step
-		host func([]*table.Table) (fastpath.Pipeline, error)
-		s    *packet.Schema
+		file, lpg string
+		sc        func() map[string][]step
+		host      func([]*table.Table) (fastpath.Pipeline, error)
+		s         *packet.Schema
 	}{
-		{"NAAResponder", scenarios, func(ts []*table.Table) (fastpath.Pipeline, error) { return naaxdphost.New(ts) }, naaxdphost.Schema},
-		{"IRNResponder", irnScenarios, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnxdphost.New(ts) }, irnxdphost.Schema},
+		{"rdma/naa.nsc", "NAAResponder", scenarios, func(ts []*table.Table) (fastpath.Pipeline, error) { return naaxdphost.New(ts) }, naaxdphost.Schema},
+		{"rdma/irn.nsc", "IRNResponder", irnScenarios, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnxdphost.New(ts) }, irnxdphost.Schema},
 	} {
 		t.Run(c.lpg, func(t *testing.T) {
-			m := testutil.Model(t, "rdma/xdp.nsc")
+			m := testutil.Model(t, c.file, "rdma/xdp.nsc")
 			l, _ := m.Graph(c.lpg)
 			p, _ := m.Graph("RDMAXDP")
 			em, err := embed.Embed(l, p)
@@ -91,7 +90,7 @@ func TestXDPSplit(t *testing.T) {
 				w := withRETH(write(qpn, rdma.WriteOnly, ipsn, fill(n, byte(n))), regionBase, rkey, uint32(n))
 				seeds = append(seeds, frame(w), rdma.AppendFrame(nil, host6, naa6, w))
 			}
-			frames := icrcTraffic(seeds, 20000, 26, func(f []byte) bool { return len(f) >= 14 && len(f) <= xdp.MaxFrame })
+			frames := difftest.ICRCTraffic(seeds, 20000, 26, func(f []byte) bool { return len(f) >= 14 && len(f) <= xdp.MaxFrame })
 
 			var buf []byte
 			hosted := 0
@@ -141,28 +140,6 @@ func TestXDPSplit(t *testing.T) {
 			t.Logf("%d crafted, %d broken, %d derived frames; %d passed to the host: %v", len(seeds), len(seeds), len(frames)-2*len(seeds), hosted, where)
 		})
 	}
-}
-
-// icrcTraffic is seeds, each seed with its ICRC broken, and n frames
-// derived from them that keep takes, every other one (IPv4) with its ICRC
-// made right again, so that it gets past an ICRC check.
-func icrcTraffic(seeds [][]byte, n int, seed uint64, keep func([]byte) bool) [][]byte {
-	frames := append([][]byte(nil), seeds...)
-	for _, f := range seeds {
-		f = bytes.Clone(f)
-		f[len(f)-1] ^= 0xff
-		frames = append(frames, f)
-	}
-	for i, f := range difftest.Mutate(seeds, n, seed) {
-		if !keep(f) {
-			continue
-		}
-		if i%2 == 0 && len(f) > 58 && f[12] == 0x08 && f[13] == 0 {
-			binary.LittleEndian.PutUint32(f[len(f)-4:], packet.ICRC(f, 14, 42, len(f), false))
-		}
-		frames = append(frames, f)
-	}
-	return frames
 }
 
 // splitTables are the tests' QP and region tables for schema s.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/wireshark"
 	"github.com/dragonet-go/nsc/internal/testutil"
+	"github.com/dragonet-go/nsc/rdma"
 )
 
 // tshark runs tshark over pcap and returns each frame's fields, or skips
@@ -50,18 +52,27 @@ func TestTsharkDecodesNsc(t *testing.T) {
 	fields := []string{"infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.p_key", "infiniband.bth.destqp",
 		"infiniband.bth.a", "infiniband.bth.psn", "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
 		"infiniband.immdt", "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.invariant.crc"}
-	rows := tshark(t, writePcap(t, frames), fields)
+	asWritten(t, frames, fields)
+}
+
+// asWritten runs tshark over frames and checks that it reads each of
+// fields as nsc wrote it (expected); it returns the rows of fields and
+// then of extra.
+func asWritten(t *testing.T, frames [][]byte, fields []string, extra ...string) [][]string {
+	t.Helper()
+	rows := tshark(t, writePcap(t, frames), append(slices.Clip(fields), extra...))
 	if len(rows) != len(frames) {
 		t.Fatalf("tshark shows %d frames, want %d", len(rows), len(frames))
 	}
 	for i, row := range rows {
 		want := expected(frames[i])
-		for j, v := range row {
-			if v != want[fields[j]] {
-				t.Errorf("frame %d: %s = %q, nsc wrote %q", i, fields[j], v, want[fields[j]])
+		for j, f := range fields {
+			if row[j] != want[f] {
+				t.Errorf("frame %d: %s = %q, nsc wrote %q", i, f, row[j], want[f])
 			}
 		}
 	}
+	return rows
 }
 
 // TestDissectorAgreesWithTshark: the Lua dissector nsc generates for
@@ -132,4 +143,27 @@ func expected(frame []byte) map[string]string {
 		m["infiniband.aeth.msn"] = fmt.Sprint(u32(ext) & 0xffffff)
 	}
 	return m
+}
+
+// TestTsharkDecodesIRNETH: IRN's recv_WQE_SN (irneth) follows the
+// extension headers the opcode has, so on the opcodes where IRN adds
+// nothing else (every SEND, WRITE Only with Immediate) Wireshark's
+// InfiniBand dissector reads the BTH, RETH and ImmDt as nsc wrote them and
+// the payload it shows starts with the irneth: a reserved zero byte and
+// the recv_WQE_SN as written.
+func TestTsharkDecodesIRNETH(t *testing.T) {
+	var frames [][]byte
+	var sns []uint32
+	for i, op := range []uint8{rdma.SendFirst, rdma.SendMiddle, rdma.SendLast, rdma.SendLastImm, rdma.SendOnly, rdma.SendOnlyImm, rdma.WriteOnlyImm} {
+		p := withRETH(write(qpn, op, ipsn+uint32(i), fill(64*i, byte(i))), regionBase, rkey, uint32(64*i))
+		p.IRN, p.Imm, p.WQESN = true, 0x1000+uint32(i), 0xfffff0+uint32(i)*3 // past 2^24 - 1 too: masked to 24 bits
+		frames, sns = append(frames, frame(p)), append(sns, p.WQESN&0xffffff)
+	}
+	fields := []string{"infiniband.bth.opcode", "infiniband.bth.psn", "infiniband.reth.va", "infiniband.reth.r_key",
+		"infiniband.reth.dmalen", "infiniband.immdt", "infiniband.invariant.crc"}
+	for i, row := range asWritten(t, frames, fields, "data.data") {
+		if payload := strings.ReplaceAll(row[len(fields)], ":", ""); !strings.HasPrefix(payload, fmt.Sprintf("00%06x", sns[i])) {
+			t.Errorf("frame %d (opcode %s): the payload tshark shows, %.16s…, does not start with the irneth 00%06x", i, row[0], payload, sns[i])
+		}
+	}
 }

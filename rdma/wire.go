@@ -35,6 +35,7 @@ const (
 	RETHLen      = 16
 	ImmLen       = 4
 	AETHLen      = 4
+	IRNETHLen    = 4 // IRN's recv_WQE_SN (models/rdma/irn.nsc)
 	DefaultPKey  = 0xffff
 	psnMask      = 1<<24 - 1
 	// PlacementLen is the length of the placement header the responder
@@ -54,6 +55,29 @@ const (
 
 // HasRETH reports whether opcode op carries a RETH (WRITE First and Only).
 func HasRETH(op uint8) bool { return op == WriteFirst || op == WriteOnly || op == WriteOnlyImm }
+
+// WriteOpcode is the opcode of packet i of an n-packet WRITE, its last
+// packet with immediate data if withImm.
+func WriteOpcode(i, n int, withImm bool) uint8 {
+	switch {
+	case n == 1 && withImm:
+		return WriteOnlyImm
+	case n == 1:
+		return WriteOnly
+	case i == 0:
+		return WriteFirst
+	case i < n-1:
+		return WriteMiddle
+	case withImm:
+		return WriteLastImm
+	}
+	return WriteLast
+}
+
+// HasWQESN reports whether opcode op carries IRN's recv_WQE_SN: every
+// SEND, and the WRITEs with Immediate (whose last packet consumes a
+// receive WQE, as a SEND does).
+func HasWQESN(op uint8) bool { return op <= SendOnlyImm || op == WriteLastImm || op == WriteOnlyImm }
 
 // HasImm reports whether opcode op carries immediate data.
 func HasImm(op uint8) bool {
@@ -77,14 +101,17 @@ type Packet struct {
 	MSN      uint32
 	Payload  []byte
 	// IRN puts a RETH in every WRITE packet (IRN, seed 004): VA is then
-	// the packet's own address, DMALen its message's length.
-	IRN bool
+	// the packet's own address, DMALen its message's length; and, after
+	// the ImmDt, WQESN, the recv_WQE_SN of the receive WQE the packet
+	// consumes, when HasWQESN(Opcode).
+	IRN   bool
+	WQESN uint32
 }
 
 // AppendTransport appends the BTH, the extension headers the opcode has
 // and the payload, without the ICRC.
 func (p *Packet) AppendTransport(b []byte) []byte {
-	var h [HeaderLen + RETHLen + ImmLen]byte
+	var h [HeaderLen + RETHLen + ImmLen + IRNETHLen]byte
 	h[0] = p.Opcode
 	if p.SE {
 		h[1] = 0x80
@@ -105,6 +132,10 @@ func (p *Packet) AppendTransport(b []byte) []byte {
 	if HasImm(p.Opcode) {
 		binary.BigEndian.PutUint32(h[n:], p.Imm)
 		n += ImmLen
+	}
+	if p.IRN && HasWQESN(p.Opcode) {
+		binary.BigEndian.PutUint32(h[n:], p.WQESN&psnMask)
+		n += IRNETHLen
 	}
 	if p.Opcode == Acknowledge {
 		binary.BigEndian.PutUint32(h[n:], uint32(p.Syndrome)<<24|p.MSN&psnMask)

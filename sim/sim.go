@@ -133,6 +133,12 @@ func New(g *dataflow.Graph, tables []*table.Table) (*Machine, error) {
 	return m, nil
 }
 
+// ForgetRegisters empties the machine's registers, as if it were new;
+// its keyed state, tables and counters stay.
+func (m *Machine) ForgetRegisters() {
+	m.env.Registers = table.RegisterSet(table.NewRegisters(m.g.Schema))
+}
+
 // Graph is the graph the machine runs.
 func (m *Machine) Graph() *dataflow.Graph { return m.g }
 

@@ -7,9 +7,14 @@ package verify
 // the LPG stores), so for a graph whose LPG places segments, verify also
 // runs sequences: the segments of one event, made from one frame of a
 // class that reaches the LPG's place, with its offset and event length
-// set, in order, shuffled, reversed, duplicated, or with one missing. The
-// two machines keep their state from case to case, so each sequence runs
-// against what came before in both.
+// set, in order, shuffled, reversed, duplicated, or with one missing. A
+// place whose offset or event length is not a header field (a constant, a
+// metadata value) is sent one frame several times over: its second
+// segment meets the event the first made or completed. The two machines
+// keep their keyed state from case to case, so each sequence runs against
+// what came before in both (timeouts and caps show so), but begin each
+// sequence on empty registers: those never expire, and a register earlier
+// cases filled could keep every segment from the place.
 
 import (
 	"fmt"
@@ -27,7 +32,7 @@ import (
 var sequenceKinds = []string{"in order", "shuffled", "reversed", "duplicated", "one missing"}
 
 // sequenceCases makes up to n cases: segment sequences for each place of
-// the LPG whose offset and event length are header fields.
+// the LPG.
 func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n int, rnd *rand.Rand) []Case {
 	ps := unpopped(em.LPG, space)
 	var out []Case
@@ -37,9 +42,7 @@ func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n in
 		}
 		def := em.LPG.Schema.States[pl.Op.State]
 		off, length := pl.Op.Offset, def.Length
-		if off.Kind != packet.EField || length.Kind != packet.EField {
-			continue
-		}
+		fields := off.Kind == packet.EField && length.Kind == packet.EField
 		src := sourceOf(em.LPG, pl)
 		if src == nil || fs.starts[src.Name] < 0 {
 			continue
@@ -52,6 +55,15 @@ func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n in
 			}
 			mk, meta, ok := fs.patcher(src.Name, c, rnd)
 			if !ok {
+				continue
+			}
+			if !fields {
+				f, times := mk(nil), 2+rnd.IntN(3)
+				for k := 0; k < times && len(out) < n; k++ {
+					out = append(out, Case{Source: src.Name, Frame: f, Meta: meta, Fresh: k == 0,
+						Why: fmt.Sprintf("sequence %d, repeated, segment %d of %d at %s: class %s", seq, k+1, times, pl.Name, c)})
+				}
+				seq++
 				continue
 			}
 			frame := func(o, l uint64) []byte {
@@ -77,11 +89,11 @@ func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n in
 			case "one missing":
 				order = slices.Delete(order, segs/2, segs/2+1)
 			}
-			for _, k := range order {
+			for i, k := range order {
 				if len(out) == n {
 					break
 				}
-				out = append(out, Case{Source: src.Name, Frame: frame(uint64(k)*size, uint64(segs)*size), Meta: meta,
+				out = append(out, Case{Source: src.Name, Frame: frame(uint64(k)*size, uint64(segs)*size), Meta: meta, Fresh: i == 0,
 					Why: fmt.Sprintf("sequence %d, %s, segment %d of %d (%d bytes each) at %s: class %s", seq, kind, k+1, segs, size, pl.Name, c)})
 			}
 			seq++

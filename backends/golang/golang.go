@@ -380,8 +380,8 @@ func (c *gen) Verify(x *lower.Checksum) string {
 // datagrams come so (the kernel checked them) and skip the runtime call.
 // It returns "" for other checksums.
 func (c *gen) noChecksum(x *lower.Checksum) string {
-	h, ip := x.H, x.IPv4()
-	if ip == nil || ip.H == h || !x.Pseudo || !x.Spec.ChecksumOptional {
+	h, ip := x.H, x.Absent
+	if ip == nil || ip.H == h || !x.Pseudo {
 		return ""
 	}
 	total := packet.FieldRef{Header: ip.H, Field: ip.Length}
@@ -543,10 +543,10 @@ func (c *gen) Cut() {
 // header's bytes (the IPv4 header's) as packet.Packet.VerifyChecksum does
 // it, with a call of packet.Sum rather than of the runtime, which would
 // write the packet's whole state back and read it again; false for other
-// checksums.
+// checksums and for one a zero may leave absent (lower.Checksum.Absent).
 func (c *gen) verifyHeader(x *lower.Checksum) (string, bool) {
 	h := x.H
-	if !x.Own || x.Spec.ChecksumOptional {
+	if !x.Own || x.Absent != nil {
 		return "", false
 	}
 	v := c.newTmp("ok")
@@ -608,9 +608,8 @@ func (c *gen) EndSwitch(*lower.Switch) { c.emit("}") }
 
 // Lookup looks a table's keys up (lower.Lookup).
 func (c *gen) Lookup(n *dataflow.Node, l *lower.Lookup) {
-	def := l.Def
-	c.emit("act, params := %d, []packet.Value(%s)", def.Default, c.defaultParams(l.Table))
-	if l.Narrow && (def.Spec.KeyWord() || def.Spec.KeyWords() <= packet.MaxKeyWords) {
+	c.emit("act, params := %d, []packet.Value(%s)", l.Def.Default, c.defaultParams(l.Table))
+	if l.InWords {
 		c.lookupWords(n, l)
 		return
 	}
@@ -627,20 +626,17 @@ func (c *gen) Lookup(n *dataflow.Node, l *lower.Lookup) {
 // Go to inline even here) and calling the table's word lookup where it has
 // not.
 func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
-	t, def := l.Table, l.Def
+	t := l.Table
 	var ws []string
-	scannable := def.Spec.NeedsPriority() && len(def.Keys) <= packet.MaxKeyWords
 	for _, k := range l.Keys {
-		w := k.Width
 		v := c.newTmp("kw")
-		if w <= 64 {
-			c.emit("%s := (%s)%s", v, c.low(k.Expr), maskTo(k.Expr, w))
+		if k.Words == 1 {
+			c.emit("%s := (%s)%s", v, c.low(k.Expr), maskTo(k.Expr, k.Width))
 			ws = append(ws, v)
 			continue
 		}
-		scannable = false
 		c.emit("%s := %s", v, c.Value(k.Expr))
-		ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(w-64)), v+".Lo")
+		ws = append(ws, fmt.Sprintf("%s.Hi%s", v, maskSuffix(k.Width-64)), v+".Lo")
 	}
 	// On the hot path, an index's hit runs the action's code where it
 	// hits: no join of every probe's results before the switch.
@@ -657,7 +653,7 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 	pr := c.newTmp("pr")
 	c.emit("%s := pl.tables[%d].Probes()", pr, t)
 	var fallback string
-	if def.Spec.KeyWord() {
+	if l.Packed {
 		// All keys packed in one word: one probe for exact tables and for
 		// priority tables whose entries share their masks.
 		var parts []string
@@ -712,11 +708,10 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 		}
 		fallback = fmt.Sprintf("pl.tables[%d].LookupWordsAction(%s)", t, strings.Join(ws, ", "))
 	}
-	if scannable {
+	if l.Scan {
 		// A priority table of narrow keys with too many tuples of masks
 		// for an index: its entries in priority order, a word each key.
 		sc := c.newTmp("sc")
-		nk := len(def.Keys)
 		c.emit("} else if %s := &%s.Scan; len(%s.Rows) > 0 {", sc, pr, sc)
 		c.emit("for i := range %s.Rows {", sc)
 		c.emit("r := &%s.Rows[i]", sc)
@@ -724,8 +719,8 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 		// passes every value of a range key, its range every value of
 		// the others, and an exact key's mask keeps its whole width.
 		var tests []string
-		for j, w := range ws[:nk] {
-			switch def.Spec.Keys[j].Kind {
+		for j, w := range ws[:len(l.Keys)] {
+			switch l.Keys[j].Kind {
 			case packet.Range:
 				tests = append(tests, fmt.Sprintf("%s-r.Match[%d].Lo <= r.Match[%d].Span", w, j, j))
 			case packet.Exact:
@@ -740,14 +735,14 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 		c.emit("}")
 		c.emit("}")
 	}
-	if at := def.Spec.IntervalKey(); at >= 0 {
+	if at := l.Interval; at >= 0 {
 		// Exact keys and one lpm or range key: the exact keys' group, and
 		// in it a binary search for the other key's segment.
 		iv, h := c.newTmp("iv"), c.newTmp("h")
 		exact, same := make([]string, packet.MaxKeyWords), []string(nil)
 		for i := range exact {
 			exact[i] = "0"
-			if i < len(def.Keys) && i != at {
+			if i < len(l.Keys) && i != at {
 				exact[i] = ws[i]
 				same = append(same, fmt.Sprintf("g.Keys[%d] == %s", i, ws[i]))
 			}
@@ -1047,20 +1042,14 @@ func (c *gen) Len(e *packet.Expr) string {
 	return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
 }
 
-func (c *gen) Bool(cond string) string { return "fastpath.B2U(" + cond + ")" }
-
-func (c *gen) PopCount(x string, wide bool) string {
-	if wide {
-		return "uint64(" + x + ".OnesCount())"
-	}
-	return "fastpath.OnesCount(" + x + ")"
+// goSpelling is Go's: a word is a uint64, a wide value a packet.Value.
+var goSpelling = lower.Spelling{
+	Bool: "fastpath.B2U(%s)", Widen: "packet.Value{Lo: %s}",
+	Not: "(^%s%s)", NotWide: "%s.Not().And(%s)",
+	PopCount: "fastpath.OnesCount(%s)", PopCountWide: "uint64(%s.OnesCount())",
 }
-func (c *gen) Widen(word string) string   { return "packet.Value{Lo: " + word + "}" }
-func (c *gen) Not(x string, w int) string { return fmt.Sprintf("(^%s%s)", x, maskSuffix(w)) }
 
-func (c *gen) NotWide(x string, w int) string {
-	return fmt.Sprintf("%s.Not().And(%s)", x, valueLit(packet.Mask(w)))
-}
+func (c *gen) Spelling() *lower.Spelling { return &goSpelling }
 
 func (c *gen) Binary(e *packet.Expr, a lower.Arith) string {
 	switch a {

@@ -77,6 +77,12 @@ type Checksum struct {
 	IPs []IPHeader
 	// Pseudo: the region's sum takes the IP header's pseudo-header.
 	Pseudo bool
+	// Absent is the IPv4 header while which is valid a zero checksum
+	// means none was computed and verifies (RFC 768), or nil; Nonzero:
+	// a compute that sums to zero writes 0xffff instead
+	// (HeaderSpec.ChecksumOptional).
+	Absent  *IPHeader
+	Nonzero bool
 }
 
 // LowerChecksum lowers checksum verify or compute node n.
@@ -84,19 +90,15 @@ func (w *Walker) LowerChecksum(n *dataflow.Node) *Checksum {
 	s := w.P.Graph.Schema
 	spec := s.Headers[n.Op.Header]
 	c := &Checksum{H: n.Op.Header, Spec: spec, Field: spec.Fields[spec.Checksum], Own: spec.ChecksumKind == packet.ChecksumHeader}
+	ips := IPHeaders(s)
 	if !c.Own {
-		c.IPs = IPHeaders(s)
+		c.IPs = ips
 		c.Pseudo = spec.ChecksumKind == packet.ChecksumL4
 	}
-	return c
-}
-
-// IPv4 is the IPv4 header of the region's IP headers, or nil.
-func (c *Checksum) IPv4() *IPHeader {
-	if len(c.IPs) > 0 && !c.IPs[0].V6 {
-		return &c.IPs[0]
+	if c.Nonzero = spec.ChecksumOptional; c.Nonzero && len(ips) > 0 && !ips[0].V6 {
+		c.Absent = &ips[0]
 	}
-	return nil
+	return c
 }
 
 // ICRC is a lowered `checksum verify|compute icrc(H)`: H is the BTH, its

@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"fmt"
+
 	"github.com/dragonet-go/nsc/backends/flow"
 	"github.com/dragonet-go/nsc/packet"
 )
@@ -29,18 +31,35 @@ type ValueSyntax interface {
 	Field(f packet.FieldRef, a Arith) string
 	// Len is the bytes from header e.Header to the frame's end, a word.
 	Len(e *packet.Expr) string
-	// Bool is a condition's value as a word, 0 or 1.
-	Bool(cond string) string
-	// Widen is a word as a 128-bit value.
-	Widen(word string) string
-	// Not is word x's bitwise not, cut to width; NotWide a 128-bit x's.
-	Not(x string, width int) string
-	NotWide(x string, width int) string
-	// PopCount is the number of 1 bits of x, a word, or a 128-bit value
-	// (wide), as a word.
-	PopCount(x string, wide bool) string
+	// Spelling is the parts printed by one format each.
+	Spelling() *Spelling
 	// Binary is e's binary operator in arithmetic a (or a refusal).
 	Binary(e *packet.Expr, a Arith) string
+}
+
+// Spelling is a target's formats for the value parts that are one
+// operation on one operand (the %s).
+type Spelling struct {
+	// Bool is a condition's value as a word, 0 or 1.
+	Bool string
+	// Widen is a word as a 128-bit value.
+	Widen string
+	// Not is a word's bitwise not, a second %s the cut to its width
+	// (MaskSuffix); NotWide a 128-bit value's, the second %s the mask
+	// (Const of packet.Mask in ArithWide).
+	Not, NotWide string
+	// PopCount is the number of 1 bits of a word as a word, PopCountWide
+	// of a 128-bit value.
+	PopCount, PopCountWide string
+}
+
+// MaskSuffix is the operator and constant that cut a word to its low w
+// bits ("" for 64 and more).
+func MaskSuffix(s ValueSyntax, w int) string {
+	if w >= 64 {
+		return ""
+	}
+	return " & " + s.Const(packet.Value{Lo: 1<<w - 1}, ArithWord)
 }
 
 // Word prints e, a value of at most 64 bits (flow.IsWide false).
@@ -49,7 +68,7 @@ func Word(s ValueSyntax, e *packet.Expr) string {
 	case e == nil:
 		return s.Bad(nil)
 	case e.Boolean():
-		return s.Bool(Cond(s, e))
+		return fmt.Sprintf(s.Spelling().Bool, Cond(s, e))
 	}
 	if x, ok := leaf(s, e, ArithWord); ok {
 		return x
@@ -58,7 +77,7 @@ func Word(s ValueSyntax, e *packet.Expr) string {
 	case packet.ELen:
 		return s.Len(e)
 	case packet.EBitNot:
-		return s.Not(Word(s, e.A), e.Width)
+		return not(s, Word(s, e.A), e.Width)
 	case packet.EPopCount:
 		return popCount(s, e)
 	}
@@ -79,22 +98,22 @@ func wider(s ValueSyntax, e *packet.Expr, a Arith) string {
 	case !flow.IsWide(e) && a == ArithLow:
 		return Word(s, e)
 	case !flow.IsWide(e):
-		return s.Widen(Word(s, e))
+		return fmt.Sprintf(s.Spelling().Widen, Word(s, e))
 	}
 	if x, ok := leaf(s, e, a); ok {
 		return x
 	}
 	switch {
 	case e.Kind == packet.EBitNot && a == ArithLow:
-		return s.Not(Low(s, e.A), e.Width)
+		return not(s, Low(s, e.A), e.Width)
 	case e.Kind == packet.EBitNot:
-		return s.NotWide(Wide(s, e.A), e.Width)
+		return fmt.Sprintf(s.Spelling().NotWide, Wide(s, e.A), s.Const(packet.Mask(e.Width), ArithWide))
 	case e.Boolean() && a == ArithWide: // a comparison of wide operands
-		return s.Widen(s.Bool(Cond(s, e)))
+		return fmt.Sprintf(s.Spelling().Widen, fmt.Sprintf(s.Spelling().Bool, Cond(s, e)))
 	case e.Kind == packet.EPopCount && a == ArithLow:
 		return popCount(s, e)
 	case e.Kind == packet.EPopCount:
-		return s.Widen(popCount(s, e))
+		return fmt.Sprintf(s.Spelling().Widen, popCount(s, e))
 	}
 	return s.Binary(e, a)
 }
@@ -105,9 +124,14 @@ func popCount(s ValueSyntax, e *packet.Expr) string {
 		return s.Bad(nil)
 	}
 	if flow.IsWide(e.A) {
-		return s.PopCount(Wide(s, e.A), true)
+		return fmt.Sprintf(s.Spelling().PopCountWide, Wide(s, e.A))
 	}
-	return s.PopCount(Word(s, e.A), false)
+	return fmt.Sprintf(s.Spelling().PopCount, Word(s, e.A))
+}
+
+// not prints word x's bitwise not, cut to width.
+func not(s ValueSyntax, x string, width int) string {
+	return fmt.Sprintf(s.Spelling().Not, x, MaskSuffix(s, width))
 }
 
 // leaf prints e through s in arithmetic a if e is a leaf.

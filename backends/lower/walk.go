@@ -56,8 +56,10 @@ type Dialect interface {
 	// the condition that the header is there, or fired when the printer
 	// branched itself.
 	Extract(n *dataflow.Node, x *Extract) (cond string, fired bool)
-	// Lookup looks a lowered lookup's keys up in the target's table
-	// structures and calls Walker.Actions where the picked action runs.
+	// Lookup spells a lowered lookup: its keys' loads and stores as the
+	// words or bytes its target's index reads them (LookupKey), the
+	// probe of the target's table structures in a shape the lookup
+	// allows, and Walker.Actions where the picked action runs.
 	Lookup(n *dataflow.Node, l *Lookup)
 	// Push prints a lowered push (LowerPush).
 	Push(p *Push)

@@ -383,90 +383,79 @@ func (b *ctl) pop(n *dataflow.Node) error {
 }
 
 // covered works out the bytes checksum compute or verify of h sums at node
-// n: the IP header for the pseudo-header (-1 for none), the covered length,
-// and per layout the headers from h on. Every layout must agree on the IP
-// header and the length, and the covered bytes must be exactly headers.
-func (c *gen) covered(n *dataflow.Node, h int) (ip, length int, hs [][]int, err error) {
+// n: the IP header for the pseudo-header (nil for none), the covered
+// length, and per layout the headers from h on. The IP header is the
+// region's (lower.IPHeaders: the first in front of h, IPv4 before IPv6);
+// P4 has no offsets to compare at run time, so it is taken per layout,
+// and every layout must agree on it and the length, and the covered
+// bytes must be exactly headers.
+func (c *gen) covered(n *dataflow.Node, h int) (ip *lower.IPHeader, length int, hs [][]int, err error) {
 	spec := c.s.Headers[h]
 	in := c.info[n]
-	ip, length = -2, -1
+	ips := lower.IPHeaders(c.s)
+	length = -1
+	first := true
 	for _, l := range in.layouts {
 		if !l.has(h) {
 			continue
 		}
 		if spec.ChecksumKind == packet.ChecksumHeader {
 			if c.headerLen(h) < 0 {
-				return 0, 0, nil, c.refuse(n, "the checksum of %s covers its variable-length field, whose bytes a P4 program cannot read", spec.Name)
+				return nil, 0, nil, c.refuse(n, "the checksum of %s covers its variable-length field, whose bytes a P4 program cannot read", spec.Name)
 			}
-			return -1, c.headerLen(h), [][]int{{h}}, nil
+			return nil, c.headerLen(h), [][]int{{h}}, nil
 		}
 		i := slices.Index(l, h)
 		rest := l[i:]
-		v4, _ := c.s.Header("ipv4")
-		v6, _ := c.s.Header("ipv6")
-		x := -1
-		switch {
-		case v4 != nil && slices.Index(l, v4.ID) >= 0 && slices.Index(l, v4.ID) < i && c.ipOK(v4, "src", "dst", "proto", "total_len"):
-			x = v4.ID
-		case v6 != nil && slices.Index(l, v6.ID) >= 0 && slices.Index(l, v6.ID) < i && c.ipOK(v6, "src", "dst", "next_hdr", "payload_len"):
-			x = v6.ID
+		var x *lower.IPHeader
+		for j := range ips {
+			if k := slices.Index(l, ips[j].H); k >= 0 && k < i {
+				x = &ips[j]
+				break
+			}
 		}
-		if x < 0 {
-			return 0, 0, nil, c.refuse(n, "the checksum of %s covers everything after it to the end of the frame: that needs payload access", spec.Name)
+		if x == nil {
+			return nil, 0, nil, c.refuse(n, "the checksum of %s covers everything after it to the end of the frame: that needs payload access", spec.Name)
 		}
-		lenField := "total_len"
-		if c.s.Headers[x].Name == "ipv6" {
-			lenField = "payload_len"
-		}
-		fi, _ := c.s.Headers[x].Field(lenField)
-		k, ok := in.consts[packet.FieldRef{Header: x, Field: fi}]
+		xs := c.s.Headers[x.H]
+		k, ok := in.consts[packet.FieldRef{Header: x.H, Field: x.Length}]
 		if !ok {
-			return 0, 0, nil, c.refuse(n, "the checksum of %s covers bytes up to the end of the IP payload, and %s.%s is not a constant here, so they may reach into the payload (no payload access)", spec.Name, c.s.Headers[x].Name, lenField)
+			return nil, 0, nil, c.refuse(n, "the checksum of %s covers bytes up to the end of the IP payload, and %s.%s is not a constant here, so they may reach into the payload (no payload access)", spec.Name, xs.Name, xs.Fields[x.Length].Name)
 		}
 		// The IP payload ends at ipv4's start + total_len, ipv6's end +
 		// payload_len; where h starts, relative to that origin.
-		start := c.between(l, x, h)
-		if c.s.Headers[x].Name == "ipv6" {
-			start -= c.headerLen(x)
+		start := c.between(l, x.H, h)
+		if x.V6 {
+			start -= c.headerLen(x.H)
 		}
-		if start < 0 || c.between(l, x, h) < 0 {
-			return 0, 0, nil, c.refuse(n, "a variable-length header before %s leaves the covered bytes unknown", spec.Name)
+		if start < 0 || c.between(l, x.H, h) < 0 {
+			return nil, 0, nil, c.refuse(n, "a variable-length header before %s leaves the covered bytes unknown", spec.Name)
 		}
 		total := 0
 		for j, r := range rest {
 			hl := c.headerLen(r)
 			if hl < 0 {
-				return 0, 0, nil, c.refuse(n, "the checksum of %s covers %s, whose variable-length bytes a P4 program cannot read", spec.Name, c.s.Headers[r].Name)
+				return nil, 0, nil, c.refuse(n, "the checksum of %s covers %s, whose variable-length bytes a P4 program cannot read", spec.Name, c.s.Headers[r].Name)
 			}
 			if hl%2 != 0 && j < len(rest)-1 {
-				return 0, 0, nil, c.refuse(n, "%s is an odd number of bytes long, so the words after it straddle two headers", c.s.Headers[r].Name)
+				return nil, 0, nil, c.refuse(n, "%s is an odd number of bytes long, so the words after it straddle two headers", c.s.Headers[r].Name)
 			}
 			total += hl
 		}
 		cov := int(k.Lo) - start
 		if k.Hi != 0 || cov != total {
-			return 0, 0, nil, c.refuse(n, "the checksum of %s covers %d bytes here, the headers from %s on are %d: that would need payload access", spec.Name, cov, spec.Name, total)
+			return nil, 0, nil, c.refuse(n, "the checksum of %s covers %d bytes here, the headers from %s on are %d: that would need payload access", spec.Name, cov, spec.Name, total)
 		}
-		if ip != -2 && (ip != x || length != cov) {
-			return 0, 0, nil, c.refuse(n, "the bytes the checksum of %s covers depend on the frame's headers", spec.Name)
+		if !first && (ip.H != x.H || length != cov) {
+			return nil, 0, nil, c.refuse(n, "the bytes the checksum of %s covers depend on the frame's headers", spec.Name)
 		}
-		ip, length = x, cov
+		ip, length, first = x, cov, false
 		hs = append(hs, slices.Clone(rest))
 	}
 	if spec.ChecksumKind != packet.ChecksumL4 {
-		ip = -1
+		ip = nil
 	}
 	return ip, length, hs, nil
-}
-
-// ipOK reports whether IP header h has the fields the convention names.
-func (c *gen) ipOK(h *packet.HeaderSpec, names ...string) bool {
-	for _, n := range names {
-		if _, ok := h.Field(n); !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // sumCovered writes into sum the pseudo-header and the covered headers'
@@ -478,21 +467,19 @@ func (b *ctl) sumCovered(n *dataflow.Node, h int, sum string, skip bool) error {
 		return err
 	}
 	c.usesCsum = true
-	if ip >= 0 {
-		x := c.s.Headers[ip]
-		ref := func(name string) packet.FieldRef { i, _ := x.Field(name); return packet.FieldRef{Header: ip, Field: i} }
-		proto := "proto"
-		if x.Name == "ipv6" {
-			proto = "next_hdr"
-		}
+	if ip != nil {
+		x := c.s.Headers[ip.H]
+		ref := func(f int) packet.FieldRef { return packet.FieldRef{Header: ip.H, Field: f} }
 		b.line("// pseudo-header: %s addresses, protocol, length %d", x.Name, length)
-		for _, name := range []string{"src", "dst"} {
-			f := ref(name)
-			lo, hi, err := c.window(f)
+		// The addresses' words as P4 reads fields: bits of the header
+		// (lower's IPHeader.Words are byte offsets, for targets reading
+		// bytes).
+		for _, f := range []int{ip.Src, ip.Dst} {
+			lo, hi, err := c.window(ref(f))
 			if err != nil {
 				return c.refuse(n, "%v", err)
 			}
-			ws, err := c.words(ip, lo, hi, false)
+			ws, err := c.words(ip.H, lo, hi, false)
 			if err != nil {
 				return c.refuse(n, "%v", err)
 			}
@@ -500,8 +487,8 @@ func (b *ctl) sumCovered(n *dataflow.Node, h int, sum string, skip bool) error {
 				b.line("csum_add(%s, %s);", sum, w)
 			}
 		}
-		b.line("csum_add(%s, %s);", sum, cast(c.field(ref(proto)), c.s.FieldSpec(ref(proto)).Width, 16))
-		if x.Name == "ipv6" && length>>16 != 0 {
+		b.line("csum_add(%s, %s);", sum, cast(c.field(ref(ip.Proto)), c.s.FieldSpec(ref(ip.Proto)).Width, 16))
+		if ip.V6 && length>>16 != 0 {
 			b.line("csum_add(%s, 16w%d);", sum, length>>16)
 		}
 		b.line("csum_add(%s, 16w%d);", sum, length&0xffff)

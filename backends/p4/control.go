@@ -424,7 +424,9 @@ func (c *gen) accessed(n *dataflow.Node) []int {
 			add(o.Header) // else the sum tests it valid first
 		}
 		if ip, _, ls, err := c.covered(n, o.Header); err == nil { // else refused when written
-			always([]int{ip})
+			if ip != nil {
+				always([]int{ip.H})
+			}
 			for _, l := range ls {
 				always(l)
 			}

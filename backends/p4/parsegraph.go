@@ -21,6 +21,14 @@ import (
 // its own, on a copy of the graph, and builds its parser from them as
 // from the model's. A parse after the frame's headers were extracted or
 // changed reads the frame again from its start, which a P4 parser cannot.
+//
+// The Go and C printers print a parse through lower.UnrollParse, a tree
+// with one site per path, straight-line code; here a header's extract is
+// one node per set of valid headers that can still stop the parse
+// (parseWriter.extract), shared by every path that meets it so, because
+// each becomes a parser state and a path per state would multiply them.
+// The rules are the same: the first matching edge is taken, a default
+// edge ends the edges tried, a header met again ends the parse.
 
 // parseAt reports whether n runs the parse graph.
 func parseAt(n *dataflow.Node) bool {

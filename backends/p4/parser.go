@@ -97,7 +97,7 @@ func (c *gen) findParser() error {
 		}
 		n = d.node
 	}
-	for n := range c.region {
+	for _, n := range c.order { // the first in order: the refusal is the same each run
 		if c.region[n] && n.Op.Kind == packet.OpCount && !slices.Contains(c.prefix, n) {
 			return c.refuse(n, "count %q in the middle of the parser: P4 counts in the control, and only what every frame passes before the parser branches can be counted there", n.Op.Label)
 		}

@@ -123,23 +123,18 @@ func (c *gen) Len(e *packet.Expr) string {
 	return fmt.Sprintf("(__u64)((__s64)NSC_LEN - (__s64)st->off[%d])", e.Header)
 }
 
-func (c *gen) Bool(cond string) string { return "(__u64)(" + cond + ")" }
-
-// PopCount: BPF has no instruction for it, and clang expands the builtin
-// into shifts and masks. A 128-bit operand is a statement expression, so
-// that it is evaluated once.
-func (c *gen) PopCount(x string, wide bool) string {
-	if wide {
-		return "({ nsc_v128 nsc_pc = " + x + "; (__u64)(__builtin_popcountll(nsc_pc.hi) + __builtin_popcountll(nsc_pc.lo)); })"
-	}
-	return "(__u64)__builtin_popcountll(" + x + ")"
+// cSpelling is C's: a word is a __u64, a wide value an nsc_v128. BPF
+// has no instruction for a popcount, and clang expands the builtin into
+// shifts and masks; a 128-bit operand is a statement expression, so that
+// it is evaluated once.
+var cSpelling = lower.Spelling{
+	Bool: "(__u64)(%s)", Widen: "nsc_v(0, %s)",
+	Not: "(~%s%s)", NotWide: "nsc_vand(nsc_vnot(%s), %s)",
+	PopCount:     "(__u64)__builtin_popcountll(%s)",
+	PopCountWide: "({ nsc_v128 nsc_pc = %s; (__u64)(__builtin_popcountll(nsc_pc.hi) + __builtin_popcountll(nsc_pc.lo)); })",
 }
-func (c *gen) Widen(word string) string   { return "nsc_v(0, " + word + ")" }
-func (c *gen) Not(x string, w int) string { return fmt.Sprintf("(~%s%s)", x, maskSuffix(w)) }
 
-func (c *gen) NotWide(x string, w int) string {
-	return fmt.Sprintf("nsc_vand(nsc_vnot(%s), %s)", x, vlit(packet.Mask(w)))
-}
+func (c *gen) Spelling() *lower.Spelling { return &cSpelling }
 
 func (c *gen) Binary(e *packet.Expr, a lower.Arith) string {
 	if a == lower.ArithLow {

@@ -593,7 +593,8 @@ func getField(s *packet.Schema, b string, h, f int) string {
 }
 
 // Verify generates `checksum verify H` as a condition: a zero checksum
-// that may be absent passes behind IPv4 (packet.Packet.VerifyChecksum).
+// that may be absent passes while IPv4 is valid (lower.Checksum.Absent,
+// packet.Packet.VerifyChecksum).
 func (c *gen) Verify(x *lower.Checksum) string {
 	c.usesSum = true
 	ok, start, end, pseudo := c.newTmp("rok"), c.newTmp("rs"), c.newTmp("re"), c.newTmp("rp")
@@ -601,7 +602,7 @@ func (c *gen) Verify(x *lower.Checksum) string {
 	r := c.newTmp("valid")
 	c.emit("int %s = 0;", r)
 	c.emit("if (%s) {", ok)
-	if v4 := x.IPv4(); x.Spec.ChecksumOptional && v4 != nil {
+	if v4 := x.Absent; v4 != nil {
 		c.emit("__u32 ho = st->off[%d] & NSC_OM;", x.H)
 		c.emit("unsigned char *cb = (unsigned char *)data + ho + %d; NSC_HIDE(cb);", x.Field.Offset/8)
 		c.emit("if ((void *)(cb + 2) > data_end) %s", c.beyondHead())
@@ -624,7 +625,7 @@ func (c *gen) Compute(x *lower.Checksum) {
 	c.emit("if (!%s) %s", ok, c.malformed())
 	cs := c.newTmp("cs")
 	c.emit("__u16 %s = ~nsc_fold(nsc_sum(ctx, %s, %s) + %s);", cs, start, end, pseudo)
-	if x.Spec.ChecksumOptional {
+	if x.Nonzero {
 		c.emit("if (%s == 0) %s = 0xffff;", cs, cs)
 	}
 	c.forget()

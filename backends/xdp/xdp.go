@@ -516,7 +516,7 @@ func (c *gen) Lookup(n *dataflow.Node, lk *lower.Lookup) {
 		var parts []string
 		for j := len(lk.Keys) - 1; j >= 0; j-- {
 			v := c.newTmp("kv")
-			c.keyWords(lk.Keys[j], v, "", 1)
+			c.keyWord(lk.Keys[j], "__u64 "+v)
 			parts = append(parts, fmt.Sprintf("(%s << %d)", v, lk.Keys[j].Shift))
 		}
 		k := c.newTmp("k")
@@ -536,11 +536,7 @@ func (c *gen) Lookup(n *dataflow.Node, lk *lower.Lookup) {
 		k := c.newTmp("k")
 		c.emit("struct nsc_t%d_key %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
-		w := 0 // keys that fit a word together are xdprun.ModeSlots
-		for j, kx := range lk.Keys {
-			c.keyWords(kx, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
-			w += l.Words[j]
-		}
+		c.keyWords(lk, k) // keys that fit a word together are xdprun.ModeSlots
 		c.emit("const struct nsc_t%d_val *%s = bpf_map_lookup_elem(&nsc_t%d, &%s);", t, e, t, k)
 		c.emit("if (!%s) %s = &nsc_t%d_def;", e, e, t)
 	case xdprun.ModeLPM:
@@ -548,16 +544,13 @@ func (c *gen) Lookup(n *dataflow.Node, lk *lower.Lookup) {
 		c.emit("struct nsc_t%d_key %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
 		c.emit("%s.prefixlen = %d;", k, 8*l.LPMBytes)
-		for j, kx := range def.Keys {
-			width := spec.Keys[j].Width
-			nb := (width + 7) / 8
-			shift := 8*nb - width
-			if width > 64 {
-				v := c.newTmp("kv")
-				c.emit("nsc_v128 %s = nsc_vshl(nsc_vand(%s, %s), %d);", v, c.Value(kx), vlit(packet.Mask(width)), shift)
-				for i := 0; i < nb; i++ {
-					sh := 8 * (nb - 1 - i)
-					if sh >= 64 {
+		for j := range lk.Keys {
+			kx := &lk.Keys[j]
+			v := c.newTmp("kv")
+			if kx.Words == 2 {
+				c.emit("nsc_v128 %s = nsc_vshl(nsc_vand(%s, %s), %d);", v, c.Value(kx.Expr), vlit(packet.Mask(kx.Width)), kx.Pad)
+				for i := range kx.Bytes {
+					if sh := kx.ByteShift(i); sh >= 64 {
 						c.emit("%s.data[%d] = (__u8)(%s.hi >> %d);", k, l.LPMOff[j]+i, v, sh-64)
 					} else {
 						c.emit("%s.data[%d] = (__u8)nsc_vshr(%s, %d).lo;", k, l.LPMOff[j]+i, v, sh)
@@ -565,10 +558,9 @@ func (c *gen) Lookup(n *dataflow.Node, lk *lower.Lookup) {
 				}
 				continue
 			}
-			v := c.newTmp("kv")
-			c.emit("__u64 %s = ((%s)%s) << %d;", v, c.low(kx), maskSuffix(width), shift)
-			for i := 0; i < nb; i++ {
-				c.emit("%s.data[%d] = (__u8)(%s >> %d);", k, l.LPMOff[j]+i, v, 8*(nb-1-i))
+			c.emit("__u64 %s = ((%s)%s) << %d;", v, c.low(kx.Expr), maskSuffix(kx.Width), kx.Pad)
+			for i := range kx.Bytes {
+				c.emit("%s.data[%d] = (__u8)(%s >> %d);", k, l.LPMOff[j]+i, v, kx.ByteShift(i))
 			}
 		}
 		c.emit("const struct nsc_t%d_val *%s = bpf_map_lookup_elem(&nsc_t%d, &%s);", t, e, t, k)
@@ -578,11 +570,7 @@ func (c *gen) Lookup(n *dataflow.Node, lk *lower.Lookup) {
 		k := c.newTmp("k")
 		c.emit("struct nsc_t%d_keys %s;", t, k)
 		c.emit("__builtin_memset(&%s, 0, sizeof(%s));", k, k)
-		w := 0
-		for j, kx := range lk.Keys {
-			c.keyWords(kx, fmt.Sprintf("%s.k[%d]", k, w), fmt.Sprintf("%s.k[%d]", k, w+1), l.Words[j])
-			w += l.Words[j]
-		}
+		c.keyWords(lk, k)
 		ent := c.newTmp("x")
 		c.emit("const struct nsc_t%d_ent *%s = nsc_find%d(&%s);", t, ent, t, k)
 		c.emit("const struct nsc_t%d_val *%s = &nsc_t%d_def;", t, e, t)
@@ -592,26 +580,30 @@ func (c *gen) Lookup(n *dataflow.Node, lk *lower.Lookup) {
 	c.w.Actions(n, lk)
 }
 
-// keyWords evaluates key k, cut to its width, into one or two words (hi,
-// lo named; kw says how many).
-func (c *gen) keyWords(k lower.LookupKey, w0, w1 string, kw int) {
-	kx, width := k.Expr, k.Width
-	if kw == 2 {
-		v := c.newTmp("kv")
-		c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.Value(kx), vlit(packet.Mask(width)))
-		c.emit("%s = %s.hi;", w0, v)
-		c.emit("%s = %s.lo;", w1, v)
-		return
+// keyWords stores lookup lk's keys, each cut to its width, in the words
+// of key struct k, a two-word key's high word first.
+func (c *gen) keyWords(lk *lower.Lookup, k string) {
+	w := 0
+	for _, kx := range lk.Keys {
+		if kx.Words == 2 {
+			v := c.newTmp("kv")
+			c.emit("nsc_v128 %s = nsc_vand(%s, %s);", v, c.Value(kx.Expr), vlit(packet.Mask(kx.Width)))
+			c.emit("%s.k[%d] = %s.hi;", k, w, v)
+			c.emit("%s.k[%d] = %s.lo;", k, w+1, v)
+		} else {
+			c.keyWord(kx, fmt.Sprintf("%s.k[%d]", k, w))
+		}
+		w += kx.Words
 	}
-	decl := ""
-	if w1 == "" {
-		decl = "__u64 " // a new variable
-	}
+}
+
+// keyWord stores key k of one word, cut to its width, in dst.
+func (c *gen) keyWord(k lower.LookupKey, dst string) {
 	if k.Wide {
-		c.emit("%s%s = nsc_vand(%s, %s).lo;", decl, w0, c.Value(kx), vlit(packet.Mask(width)))
+		c.emit("%s = nsc_vand(%s, %s).lo;", dst, c.Value(k.Expr), vlit(packet.Mask(k.Width)))
 		return
 	}
-	c.emit("%s%s = (%s)%s;", decl, w0, c.low(kx), maskSuffix(width))
+	c.emit("%s = (%s)%s;", dst, c.low(k.Expr), maskSuffix(k.Width))
 }
 
 func (c *gen) registerScan(t int) {

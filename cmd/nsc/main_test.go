@@ -21,7 +21,7 @@ import (
 )
 
 // nsc runs the CLI in-process from the repository root.
-func nsc(t *testing.T, args ...string) (code int, stdout, stderr string) {
+func nsc(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	wd, _ := os.Getwd()
 	if err := os.Chdir("../.."); err != nil {

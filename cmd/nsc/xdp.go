@@ -140,7 +140,7 @@ func xdpAttach(e *env, args []string) error {
 	duration := fs.Duration("duration", 0, "detach after this long (default: when interrupted)")
 	mode := fs.String("mode", "", "XDP mode: driver, generic or offload (default: driver if the driver has it, else generic)")
 	pin := fs.String("pin", "", "pin the link, program, maps and a manifest in this new directory on a BPF filesystem and exit, leaving the program attached (rm -r the directory detaches it); nsc cp --xdp-pinned drives its maps")
-	host := fs.String("host", "", "LB model (lb-2026) whose host part runs every frame the program passes, sending what it transmits out of --dev")
+	host := fs.String("host", "", "model whose host part runs every frame the program passes, sending what it sends out of --dev: an LB (lb-2026), or an RDMA responder split on RDMAXDP (naa, irn)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -174,7 +174,7 @@ func xdpAttach(e *env, args []string) error {
 	var h *xdpHost
 	if *host != "" {
 		// Listening before the program is attached: no passed frame is missed.
-		if h, err = openXDPHost(*host, *dev, *tables, r.Meta); err != nil {
+		if h, err = openXDPHost(e, *host, *dev, *tables, r.Meta); err != nil {
 			return err
 		}
 	}

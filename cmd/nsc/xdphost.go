@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/dragonet-go/nsc/backends/golang"
@@ -11,33 +13,135 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/packet/table"
+	"github.com/dragonet-go/nsc/rdma"
 )
 
-// xdpHost is the host's part of an LB split between an XDP program and
+// xdpHost is the host's part of a model split between an XDP program and
 // the host (docs/embedding.md, "Devices and the host"): it runs the whole
 // graph on every frame the program passes, which the frame reaches
-// unchanged, and sends out of the interface what leaves at a sink the
-// program would transmit from (XDP_TX). What leaves at a sink the program
-// passes (ToHost) is left to the kernel, which has the frame already.
+// unchanged, and sends out of the interface what the part says to send.
 type xdpHost struct {
-	lb, dev string
-	conn    *xdprun.PacketConn
+	name, dev string
+	conn      *xdprun.PacketConn
+	part      hostPart
+	in        int
+	sent      uint64
+	unsent    uint64 // writes that failed
+	lastErr   error
+	long      uint64 // frames longer than the read buffer
+}
+
+// hostPart is what runs on the host: an LB's host part, or an RDMA
+// responder's with its runtime.
+type hostPart interface {
+	// run runs the frame buf[packet.Headroom:][:n] (headroom on both
+	// sides): the frame to send out of the interface, or nil.
+	run(buf []byte, n int) []byte
+	// report prints the part's counters: in frames ran; dev is the
+	// interface.
+	report(e *env, in int, dev string)
+}
+
+// lbHost is an LB's host part: what leaves at a sink the program would
+// transmit from (XDP_TX) is sent; what leaves at a sink the program
+// passes (ToHost) is left to the kernel, which has the frame already.
+type lbHost struct {
 	pl      fastpath.Pipeline
 	verdict map[string]string // the program's, by sink
-	in      int
-	sent    uint64
-	unsent  uint64 // writes that failed
-	lastErr error
-	long    uint64 // frames longer than the read buffer
+}
+
+func (h *lbHost) run(buf []byte, n int) []byte {
+	r := h.pl.Process(buf, packet.Headroom, n)
+	if r.Sink < 0 || h.verdict[h.pl.SinkName(int(r.Sink))] != "XDP_TX" {
+		return nil
+	}
+	return r.Data
+}
+
+func (h *lbHost) report(e *env, in int, dev string) {
+	c := golang.Counters(h.pl)
+	paths := map[string]string{}
+	for k := range c.Sinks {
+		paths[k] = "left to the kernel, which has the frame"
+		if h.verdict[k] == "XDP_TX" {
+			paths[k] = "sent out of " + dev
+		}
+	}
+	printCounters(e, in, c, paths)
+}
+
+// rdmaHost is an RDMA responder's host part and the runtime around it
+// (rdma.Responder): payloads are written into the regions, ACK and NAK
+// frames sent, completions printed as they come.
+type rdmaHost struct {
+	r       *rdma.Responder
+	out     io.Writer
+	replies uint64
+}
+
+func (h *rdmaHost) run(buf []byte, n int) []byte {
+	reply, done := h.r.Handle(buf[packet.Headroom : packet.Headroom+n])
+	for _, c := range done {
+		if c.Send {
+			fmt.Fprintf(h.out, "QP %#x: SEND of %d bytes\n", c.QPN, len(c.Msg))
+		} else {
+			fmt.Fprintf(h.out, "QP %#x: message complete, immediate %#x\n", c.QPN, c.Imm)
+		}
+	}
+	if reply != nil {
+		h.replies++
+	}
+	return reply
+}
+
+func (h *rdmaHost) report(e *env, in int, dev string) {
+	c := golang.Counters(h.r.Pipeline())
+	paths := map[string]string{
+		"RxMemory": "placed in its region (and answered out of " + dev + " when asked)",
+		"RxReply":  "answered out of " + dev,
+	}
+	printCounters(e, in, c, paths)
+	fmt.Fprintf(e.stdout, "  %d ACK/NAK frames made\n", h.replies)
+	for _, g := range h.r.Regions() {
+		fmt.Fprintf(e.stdout, "region R_Key %#x at %#x, %d bytes: sha256 %x\n", g.RKey, g.Base, len(g.Mem), sha256.Sum256(g.Mem))
+	}
 }
 
 // hostBuffer is the socket's receive buffer: room for a burst of frames
 // while the host part is busy.
 const hostBuffer = 4 << 20
 
-// openXDPHost opens the host part of lb for the program of meta on dev,
-// with the table entries the program has.
-func openXDPHost(lb, dev, tables string, meta *xdprun.Meta) (*xdpHost, error) {
+// openXDPHost opens the host part of model (an LB, or the RDMA responder
+// naa or irn) for the program of meta on dev, with the table entries the
+// program has.
+func openXDPHost(e *env, model, dev, tables string, meta *xdprun.Meta) (*xdpHost, error) {
+	h := &xdpHost{name: model, dev: dev}
+	var err error
+	if model == "naa" || model == "irn" {
+		var r *rdma.Responder
+		err = openTables(tables, func(f *os.File) (err error) {
+			if f == nil {
+				r, err = rdma.XDPHost(model, meta.Graph, "", nil)
+			} else {
+				r, err = rdma.XDPHost(model, meta.Graph, tables, f)
+			}
+			return err
+		})
+		h.part = &rdmaHost{r: r, out: e.stdout}
+	} else {
+		h.part, err = openLBHost(model, tables, meta)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if h.conn, err = xdprun.ListenPacket(dev, hostBuffer); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// openLBHost is the host part of LB lb for the program of meta.
+func openLBHost(lb, tables string, meta *xdprun.Meta) (*lbHost, error) {
 	part, err := lbfast.Host(lb, meta.Graph)
 	if err != nil {
 		return nil, err
@@ -57,12 +161,9 @@ func openXDPHost(lb, dev, tables string, meta *xdprun.Meta) (*xdpHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &xdpHost{lb: lb, dev: dev, pl: pl, verdict: map[string]string{}}
+	h := &lbHost{pl: pl, verdict: map[string]string{}}
 	for _, s := range meta.Sinks {
 		h.verdict[s.Node] = s.Verdict
-	}
-	if h.conn, err = xdprun.ListenPacket(dev, hostBuffer); err != nil {
-		return nil, err
 	}
 	return h, nil
 }
@@ -86,11 +187,11 @@ func (h *xdpHost) serve(ctx context.Context) error {
 			continue
 		}
 		h.in++
-		r := h.pl.Process(buf, packet.Headroom, n)
-		if r.Sink < 0 || h.verdict[h.pl.SinkName(int(r.Sink))] != "XDP_TX" {
+		out := h.part.run(buf, n)
+		if out == nil {
 			continue
 		}
-		if err := h.conn.Write(r.Data); err != nil {
+		if err := h.conn.Write(out); err != nil {
 			h.unsent++
 			h.lastErr = err
 		} else {
@@ -107,16 +208,8 @@ func (h *xdpHost) report(e *env) error {
 	if err != nil {
 		return err
 	}
-	c := golang.Counters(h.pl)
-	paths := map[string]string{}
-	for k := range c.Sinks {
-		paths[k] = "left to the kernel, which has the frame"
-		if h.verdict[k] == "XDP_TX" {
-			paths[k] = "sent out of " + h.dev
-		}
-	}
-	fmt.Fprintf(e.stdout, "host part of %s:\n", h.lb)
-	printCounters(e, h.in, c, paths)
+	fmt.Fprintf(e.stdout, "host part of %s:\n", h.name)
+	h.part.report(e, h.in, h.dev)
 	if h.unsent > 0 {
 		fmt.Fprintf(e.stdout, "  %d frames not sent (%v); %d sent\n", h.unsent, h.lastErr, h.sent)
 	}

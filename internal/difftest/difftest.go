@@ -5,6 +5,8 @@
 package difftest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
@@ -146,6 +148,28 @@ func Edges(seeds [][]byte, sizes []int) [][]byte {
 			seen[string(f)] = true
 			frames = append(frames, f)
 		}
+	}
+	return frames
+}
+
+// ICRCTraffic is RoCEv2 seeds, each seed with its ICRC broken, and n frames
+// derived from them that keep takes, every other one (IPv4) with its ICRC
+// made right again, so that it gets past an ICRC check.
+func ICRCTraffic(seeds [][]byte, n int, seed uint64, keep func([]byte) bool) [][]byte {
+	frames := append([][]byte(nil), seeds...)
+	for _, f := range seeds {
+		f = bytes.Clone(f)
+		f[len(f)-1] ^= 0xff
+		frames = append(frames, f)
+	}
+	for i, f := range Mutate(seeds, n, seed) {
+		if !keep(f) {
+			continue
+		}
+		if i%2 == 0 && len(f) > 58 && f[12] == 0x08 && f[13] == 0 {
+			binary.LittleEndian.PutUint32(f[len(f)-4:], packet.ICRC(f, 14, 42, len(f), false))
+		}
+		frames = append(frames, f)
 	}
 	return frames
 }

@@ -16,7 +16,7 @@ var Schema = newSchema()
 
 func newSchema() *packet.Schema {
 	s := &packet.Schema{
-		MetaFields: 39,
+		MetaFields: 45,
 		Headers: []*packet.HeaderSpec{
 			{Name: "ethernet", ID: 0, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "dst", Offset: 0, Width: 48},
@@ -142,8 +142,13 @@ func newSchema() *packet.Schema {
 				{Name: "rkey", Offset: 760, Width: 32},
 				{Name: "n", Offset: 792, Width: 8},
 				{Name: "done", Offset: 800, Width: 8},
+				{Name: "cqes", Offset: 808, Width: 8},
+				{Name: "wqe", Offset: 816, Width: 1},
+				{Name: "w", Offset: 817, Width: 24},
+				{Name: "known", Offset: 841, Width: 8},
+				{Name: "missing", Offset: 849, Width: 8},
 			}},
-			{Name: "qp", ID: 15, Metadata: true, MetaBase: 28, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "qp", ID: 15, Metadata: true, MetaBase: 33, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "epsn", Offset: 0, Width: 24},
 				{Name: "msn", Offset: 24, Width: 24},
 				{Name: "peer", Offset: 48, Width: 24},
@@ -155,6 +160,7 @@ func newSchema() *packet.Schema {
 				{Name: "rkey", Offset: 202, Width: 32},
 				{Name: "bitmap", Offset: 234, Width: 128},
 				{Name: "ends", Offset: 362, Width: 128},
+				{Name: "rwqe", Offset: 490, Width: 24},
 			}},
 			{Name: "placement", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "rkey", Offset: 0, Width: 32},
@@ -180,6 +186,10 @@ func newSchema() *packet.Schema {
 				{Name: "sip", Offset: 400, Width: 128},
 				{Name: "dip", Offset: 528, Width: 128},
 				{Name: "rpsn", Offset: 656, Width: 24},
+			}},
+			{Name: "irneth", ID: 17, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+				{Name: "rsvd", Offset: 0, Width: 8},
+				{Name: "wqesn", Offset: 8, Width: 24},
 			}},
 		},
 		Next: []packet.ParseEdge{
@@ -215,13 +225,13 @@ func newSchema() *packet.Schema {
 }
 
 // NodeNames are the graph's nodes by index (Pipeline.Runs).
-var NodeNames = [61]string{"RxQueue", "RxIsRoCE", "RxNotRoCE", "RxICRC", "RxBadICRC", "RxRC", "RxNotRC", "RxKind", "RxNotRequest", "RxRETH", "RxRETHImm", "RxImmDt", "RxTruncated", "RxHdrs", "RxImm", "RxSetImm", "RxSize", "RxSizeOK", "RxBadLength", "RxAddresses", "RxIsIPv4", "RxIPv4", "RxIPv6", "RxLoad", "RxConnection", "RxUnknownQP", "RxPSN", "RxInWindow", "RxBehind", "RxBeyond", "RxSeen", "RxDuplicate", "RxResent", "RxIsWrite", "RxRegion", "RxBounds", "RxShape", "RxOnlyLen", "RxPartLen", "RxWrite", "RxIsSend", "RxSendInOrder", "RxSendAhead", "RxSend", "RxMark", "RxAdvance", "RxInOrder", "RxACK", "RxNAKSequence", "RxStore", "RxQPsFull", "RxHasPayload", "RxData", "RxPlacement", "RxPlacementFields", "RxIsData", "RxMemory", "RxReply", "RxNAKInvalid", "RxNAKAccess", "RxRefused"}
+var NodeNames = [65]string{"RxQueue", "RxIsRoCE", "RxNotRoCE", "RxICRC", "RxBadICRC", "RxRC", "RxNotRC", "RxKind", "RxNotRequest", "RxRETH", "RxRETHImm", "RxImmDt", "RxIRNETH", "RxTruncated", "RxHdrs", "RxImm", "RxSetImm", "RxSize", "RxSizeOK", "RxBadLength", "RxAddresses", "RxIsIPv4", "RxIPv4", "RxIPv6", "RxLoad", "RxConnection", "RxUnknownQP", "RxPSN", "RxInWindow", "RxBehind", "RxBeyond", "RxSeen", "RxDuplicate", "RxResent", "RxIsWrite", "RxRegion", "RxBounds", "RxShape", "RxOnlyLen", "RxPartLen", "RxWrite", "RxIsSend", "RxSendInOrder", "RxSendAhead", "RxSend", "RxHasWQE", "RxWQEWindow", "RxWQEFits", "RxMark", "RxAdvance", "RxInOrder", "RxACK", "RxNAKSequence", "RxStore", "RxQPsFull", "RxHasPayload", "RxData", "RxPlacement", "RxPlacementFields", "RxIsData", "RxMemory", "RxReply", "RxNAKInvalid", "RxNAKAccess", "RxRefused"}
 
 // SinkNames are the nodes where frames leave (fastpath.Result.Sink, Pipeline.Sunk).
 var SinkNames = [2]string{"RxMemory", "RxReply"}
 
 // DropSites are where and why frames end (fastpath.Result.Drop, Pipeline.Dropped).
-var DropSites = [14]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
+var DropSites = [15]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 	{Node: "RxIsRoCE", Reason: "malformed"},
 	{Node: "RxNotRoCE", Reason: "not RoCEv2"},
 	{Node: "RxBadICRC", Reason: "bad ICRC"},
@@ -233,6 +243,7 @@ var DropSites = [14]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 	{Node: "RxUnknownQP", Reason: "unknown QP"},
 	{Node: "RxBeyond", Reason: "beyond the window"},
 	{Node: "RxSendAhead", Reason: "SEND out of order"},
+	{Node: "RxWQEWindow", Reason: "malformed"},
 	{Node: "RxQPsFull", Reason: "QP register full"},
 	{Node: "RxPlacement", Reason: "malformed"},
 }
@@ -241,7 +252,7 @@ var DropSites = [14]fastpath.DropSite{{Node: "RxQueue", Reason: "malformed"},
 var CountLabels = [2]string{"duplicate", "NAKed"}
 
 // countOf is, per node, 1 + its count operation's label, or 0.
-var countOf = [61]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}
+var countOf = [65]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}
 
 // Pipeline runs frames through the graph. Its tables may be updated by the
 // control plane while it runs (lookups read a snapshot, lock-free); the
@@ -256,7 +267,7 @@ type Pipeline struct {
 	Dropped [len(DropSites)]uint64 // frames ended at each drop site
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
-	edges [27]uint64
+	edges [30]uint64
 	regs  [1]*table.Register // in Schema.Registers order
 }
 
@@ -327,8 +338,8 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 
 // runs solves the flow graph for the frames each node ran on.
 func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
-	var f [104]uint64
-	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Sunk[0] + pl.Sunk[1]
+	var f [112]uint64
+	total := uint64(0) + pl.Dropped[0] + pl.Dropped[1] + pl.Dropped[2] + pl.Dropped[3] + pl.Dropped[4] + pl.Dropped[5] + pl.Dropped[6] + pl.Dropped[7] + pl.Dropped[8] + pl.Dropped[9] + pl.Dropped[10] + pl.Dropped[11] + pl.Dropped[12] + pl.Dropped[13] + pl.Dropped[14] + pl.Sunk[0] + pl.Sunk[1]
 	f[0] = pl.Dropped[0]
 	f[2] = pl.Dropped[1]
 	f[5] = pl.Dropped[2]
@@ -338,102 +349,110 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	f[14] = pl.edges[1]
 	f[15] = pl.edges[2]
 	f[17] = pl.edges[3]
-	f[20] = pl.edges[4]
-	f[21] = pl.edges[5]
-	f[22] = pl.edges[6]
+	f[19] = pl.edges[4]
+	f[20] = pl.edges[5]
+	f[21] = pl.edges[6]
 	f[23] = pl.edges[7]
 	f[25] = pl.Dropped[5]
-	f[26] = pl.edges[8]
-	f[28] = pl.edges[9]
-	f[29] = pl.edges[25]
-	f[30] = pl.edges[10]
-	f[31] = pl.edges[26]
-	f[32] = pl.Dropped[6]
-	f[36] = pl.edges[11]
-	f[40] = pl.Dropped[7]
-	f[45] = pl.Dropped[8]
-	f[46] = pl.edges[12]
-	f[49] = pl.edges[13]
-	f[51] = pl.Dropped[9]
-	f[57] = pl.Dropped[10]
-	f[58] = pl.edges[14]
-	f[67] = pl.edges[15]
-	f[72] = pl.edges[16]
-	f[73] = pl.edges[17]
-	f[76] = pl.edges[18]
-	f[79] = pl.Dropped[11]
-	f[80] = pl.edges[19]
-	f[86] = pl.edges[20]
-	f[89] = pl.Dropped[12]
-	f[91] = pl.edges[21]
-	f[92] = pl.edges[22]
-	f[94] = pl.edges[23]
-	f[95] = pl.edges[24]
-	f[96] = pl.Dropped[13]
-	f[101] = pl.Sunk[0]
-	f[102] = pl.Sunk[1]
-	f[103] = total
-	f[1] = 0 + f[103] - f[0]
+	f[28] = pl.edges[8]
+	f[29] = pl.edges[27]
+	f[30] = pl.edges[9]
+	f[31] = pl.edges[28]
+	f[32] = pl.edges[10]
+	f[33] = pl.edges[29]
+	f[34] = pl.Dropped[6]
+	f[38] = pl.edges[11]
+	f[42] = pl.Dropped[7]
+	f[47] = pl.Dropped[8]
+	f[48] = pl.edges[12]
+	f[51] = pl.edges[13]
+	f[53] = pl.Dropped[9]
+	f[59] = pl.Dropped[10]
+	f[60] = pl.edges[14]
+	f[69] = pl.edges[15]
+	f[74] = pl.edges[16]
+	f[75] = pl.edges[17]
+	f[78] = pl.edges[18]
+	f[81] = pl.Dropped[11]
+	f[82] = pl.edges[19]
+	f[85] = pl.Dropped[12]
+	f[87] = pl.edges[20]
+	f[88] = pl.edges[21]
+	f[94] = pl.edges[22]
+	f[97] = pl.Dropped[13]
+	f[99] = pl.edges[23]
+	f[100] = pl.edges[24]
+	f[102] = pl.edges[25]
+	f[103] = pl.edges[26]
+	f[104] = pl.Dropped[14]
+	f[109] = pl.Sunk[0]
+	f[110] = pl.Sunk[1]
+	f[111] = total
+	f[1] = 0 + f[111] - f[0]
 	f[4] = 0 + f[5]
 	f[7] = 0 + f[8]
 	f[10] = 0 + f[11]
 	f[24] = 0 + f[25]
 	f[16] = 0 + f[28] + f[29] - f[17]
-	f[19] = 0 + f[30] + f[31] - f[28]
-	f[27] = 0 + f[32] - f[29] - f[31]
-	f[34] = 0 + f[36]
-	f[39] = 0 + f[40]
-	f[43] = 0 + f[45] + f[46]
-	f[50] = 0 + f[51]
-	f[56] = 0 + f[57]
-	f[69] = 0 + f[72] + f[73]
-	f[78] = 0 + f[79]
-	f[77] = 0 + f[80]
-	f[84] = 0 + f[86]
-	f[88] = 0 + f[89]
-	f[90] = 0 + f[92]
-	f[99] = 0 + f[101]
-	f[100] = 0 + f[102]
-	f[65] = 0 + f[94] - f[67]
-	f[93] = 0 + f[95] - f[94]
+	f[22] = 0 + f[30] + f[31] - f[23] - f[28]
+	f[18] = 0 + f[32] + f[33] - f[19] - f[20] - f[21] - f[30]
+	f[27] = 0 + f[34] - f[29] - f[31] - f[33]
+	f[36] = 0 + f[38]
+	f[41] = 0 + f[42]
+	f[45] = 0 + f[47] + f[48]
+	f[52] = 0 + f[53]
+	f[58] = 0 + f[59]
+	f[71] = 0 + f[74] + f[75]
+	f[80] = 0 + f[81]
+	f[79] = 0 + f[82]
+	f[86] = 0 + f[87] + f[88]
+	f[92] = 0 + f[94]
+	f[96] = 0 + f[97]
+	f[98] = 0 + f[100]
+	f[107] = 0 + f[109]
+	f[108] = 0 + f[110]
+	f[67] = 0 + f[102] - f[69]
+	f[101] = 0 + f[103] - f[102]
 	f[3] = 0 + f[1] - f[2] - f[4]
 	f[6] = 0 + f[3] - f[7]
 	f[9] = 0 + f[6] - f[10]
-	f[12] = 0 + f[26] + f[27] - f[13] - f[14] - f[15]
-	f[48] = 0 + f[49] + f[50]
-	f[75] = 0 + f[77] + f[78]
-	f[87] = 0 + f[90] + f[91]
-	f[98] = 0 + f[99] + f[100]
-	f[71] = 0 + f[93] - f[73] - f[76]
-	f[18] = 0 + f[9] - f[12] - f[13] - f[14] - f[15] - f[16] - f[17] - f[19] - f[20] - f[21] - f[22] - f[23] - f[24]
-	f[33] = 0 + f[18] + f[20] + f[21] + f[22] + f[23] + f[26] + f[30]
-	f[35] = 0 + f[33] - f[34]
-	f[37] = 0 + f[35] + f[36]
-	f[38] = 0 + f[37] - f[39]
-	f[41] = 0 + f[38]
-	f[42] = 0 + f[41] - f[43]
-	f[44] = 0 + f[42]
-	f[47] = 0 + f[44] + f[46] - f[48]
-	f[52] = 0 + f[47] + f[49]
-	f[63] = 0 + f[75] + f[76]
-	f[85] = 0 + f[87] + f[88] - f[86]
-	f[97] = 0 + f[98]
-	f[83] = 0 + f[85]
-	f[61] = 0 + f[96] + f[97] - f[91] - f[92] - f[95]
-	f[60] = 0 + f[61]
-	f[82] = 0 + f[83] + f[84]
-	f[55] = 0 + f[60] - f[58]
-	f[81] = 0 + f[82]
-	f[54] = 0 + f[55] + f[56]
-	f[74] = 0 + f[81] - f[80]
-	f[53] = 0 + f[52] - f[54]
-	f[59] = 0 + f[53] - f[58]
-	f[62] = 0 + f[59] - f[63]
-	f[64] = 0 + f[62] - f[65]
+	f[12] = 0 + f[9] - f[13] - f[14] - f[15] - f[16] - f[17] - f[18] - f[19] - f[20] - f[21] - f[22] - f[23] - f[24]
+	f[26] = 0 + f[12] + f[13] + f[14] + f[15] - f[27]
+	f[35] = 0 + f[26] + f[32]
+	f[37] = 0 + f[35] - f[36]
+	f[39] = 0 + f[37] + f[38]
+	f[40] = 0 + f[39] - f[41]
+	f[43] = 0 + f[40]
+	f[44] = 0 + f[43] - f[45]
+	f[46] = 0 + f[44]
+	f[50] = 0 + f[51] + f[52]
+	f[77] = 0 + f[79] + f[80]
+	f[83] = 0 + f[85] + f[86]
+	f[95] = 0 + f[98] + f[99]
+	f[106] = 0 + f[107] + f[108]
+	f[73] = 0 + f[101] - f[75] - f[78] - f[88]
+	f[49] = 0 + f[46] + f[48] - f[50]
+	f[54] = 0 + f[49] + f[51]
+	f[65] = 0 + f[77] + f[78]
+	f[93] = 0 + f[95] + f[96] - f[94]
+	f[105] = 0 + f[106]
+	f[91] = 0 + f[93]
+	f[63] = 0 + f[104] + f[105] - f[99] - f[100] - f[103]
+	f[62] = 0 + f[63]
+	f[90] = 0 + f[91] + f[92]
+	f[57] = 0 + f[62] - f[60]
+	f[89] = 0 + f[90]
+	f[56] = 0 + f[57] + f[58]
+	f[84] = 0 + f[89] - f[87]
+	f[55] = 0 + f[54] - f[56]
+	f[61] = 0 + f[55] - f[60]
+	f[64] = 0 + f[61] - f[65]
 	f[66] = 0 + f[64] - f[67]
 	f[68] = 0 + f[66] - f[69]
 	f[70] = 0 + f[68] - f[71]
-	r[0] = 0 + f[103]
+	f[72] = 0 + f[70] - f[73]
+	f[76] = 0 + f[72] + f[74]
+	r[0] = 0 + f[111]
 	r[1] = 0 + f[1]
 	r[2] = 0 + f[4]
 	r[3] = 0 + f[3]
@@ -444,56 +463,60 @@ func (pl *Pipeline) runs() (r [len(NodeNames)]uint64) {
 	r[8] = 0 + f[24]
 	r[9] = 0 + f[12] + f[13] + f[14] + f[15]
 	r[10] = 0 + f[16] + f[17]
-	r[11] = 0 + f[19] + f[28]
-	r[12] = 0 + f[27] + f[29] + f[31]
-	r[13] = 0 + f[18] + f[20] + f[21] + f[22] + f[23] + f[26] + f[30]
-	r[14] = 0 + f[33]
-	r[15] = 0 + f[34]
-	r[16] = 0 + f[35] + f[36]
-	r[17] = 0 + f[37]
+	r[11] = 0 + f[22] + f[23] + f[28]
+	r[12] = 0 + f[18] + f[19] + f[20] + f[21] + f[30]
+	r[13] = 0 + f[27] + f[29] + f[31] + f[33]
+	r[14] = 0 + f[26] + f[32]
+	r[15] = 0 + f[35]
+	r[16] = 0 + f[36]
+	r[17] = 0 + f[37] + f[38]
 	r[18] = 0 + f[39]
-	r[19] = 0 + f[38]
-	r[20] = 0 + f[41]
-	r[21] = 0 + f[42]
-	r[22] = 0 + f[43]
-	r[23] = 0 + f[44] + f[46]
-	r[24] = 0 + f[48]
+	r[19] = 0 + f[41]
+	r[20] = 0 + f[40]
+	r[21] = 0 + f[43]
+	r[22] = 0 + f[44]
+	r[23] = 0 + f[45]
+	r[24] = 0 + f[46] + f[48]
 	r[25] = 0 + f[50]
-	r[26] = 0 + f[47] + f[49]
-	r[27] = 0 + f[52]
+	r[26] = 0 + f[52]
+	r[27] = 0 + f[49] + f[51]
 	r[28] = 0 + f[54]
 	r[29] = 0 + f[56]
-	r[30] = 0 + f[53]
-	r[31] = 0 + f[55] + f[58]
-	r[32] = 0 + f[60]
-	r[33] = 0 + f[59]
-	r[34] = 0 + f[62]
+	r[30] = 0 + f[58]
+	r[31] = 0 + f[55]
+	r[32] = 0 + f[57] + f[60]
+	r[33] = 0 + f[62]
+	r[34] = 0 + f[61]
 	r[35] = 0 + f[64]
 	r[36] = 0 + f[66]
 	r[37] = 0 + f[68]
-	r[38] = 0 + f[69]
-	r[39] = 0 + f[70] + f[72]
-	r[40] = 0 + f[63]
-	r[41] = 0 + f[75]
-	r[42] = 0 + f[78]
-	r[43] = 0 + f[77]
-	r[44] = 0 + f[74] + f[80]
-	r[45] = 0 + f[81]
-	r[46] = 0 + f[82]
-	r[47] = 0 + f[83]
-	r[48] = 0 + f[84]
-	r[49] = 0 + f[85] + f[86]
-	r[50] = 0 + f[88]
-	r[51] = 0 + f[87]
-	r[52] = 0 + f[90]
-	r[53] = 0 + f[61] + f[91] + f[92] + f[95]
-	r[54] = 0 + f[97]
-	r[55] = 0 + f[98]
-	r[56] = 0 + f[99]
-	r[57] = 0 + f[100]
-	r[58] = 0 + f[71] + f[73] + f[76]
-	r[59] = 0 + f[65] + f[67]
-	r[60] = 0 + f[93] + f[94]
+	r[38] = 0 + f[70]
+	r[39] = 0 + f[71]
+	r[40] = 0 + f[72] + f[74]
+	r[41] = 0 + f[65]
+	r[42] = 0 + f[77]
+	r[43] = 0 + f[80]
+	r[44] = 0 + f[79]
+	r[45] = 0 + f[76] + f[82]
+	r[46] = 0 + f[83]
+	r[47] = 0 + f[86]
+	r[48] = 0 + f[84] + f[87]
+	r[49] = 0 + f[89]
+	r[50] = 0 + f[90]
+	r[51] = 0 + f[91]
+	r[52] = 0 + f[92]
+	r[53] = 0 + f[93] + f[94]
+	r[54] = 0 + f[96]
+	r[55] = 0 + f[95]
+	r[56] = 0 + f[98]
+	r[57] = 0 + f[63] + f[99] + f[100] + f[103]
+	r[58] = 0 + f[105]
+	r[59] = 0 + f[106]
+	r[60] = 0 + f[107]
+	r[61] = 0 + f[108]
+	r[62] = 0 + f[73] + f[75] + f[78] + f[88]
+	r[63] = 0 + f[67] + f[69]
+	r[64] = 0 + f[101] + f[102]
 	return r
 }
 
@@ -591,32 +614,46 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m26
 	var m27 uint64 // rx.done
 	_ = m27
+	var m28 uint64 // rx.cqes
+	_ = m28
+	var m29 uint64 // rx.wqe
+	_ = m29
+	var m30 uint64 // rx.w
+	_ = m30
+	var m31 uint64 // rx.known
+	_ = m31
+	var m32 uint64 // rx.missing
+	_ = m32
 	h15 := 0 // qp
 	_ = h15
-	var m28 uint64 // qp.epsn
-	_ = m28
-	var m29 uint64 // qp.msn
-	_ = m29
-	var m30 uint64 // qp.peer
-	_ = m30
-	var m31 uint64 // qp.busy
-	_ = m31
-	var m32 uint64 // qp.naked
-	_ = m32
-	var m33 uint64 // qp.len
+	var m33 uint64 // qp.epsn
 	_ = m33
-	var m34 uint64 // qp.off
+	var m34 uint64 // qp.msn
 	_ = m34
-	var m35 uint64 // qp.va
+	var m35 uint64 // qp.peer
 	_ = m35
-	var m36 uint64 // qp.rkey
+	var m36 uint64 // qp.busy
 	_ = m36
-	var m37 packet.Value // qp.bitmap
+	var m37 uint64 // qp.naked
 	_ = m37
-	var m38 packet.Value // qp.ends
+	var m38 uint64 // qp.len
 	_ = m38
+	var m39 uint64 // qp.off
+	_ = m39
+	var m40 uint64 // qp.va
+	_ = m40
+	var m41 uint64 // qp.rkey
+	_ = m41
+	var m42 packet.Value // qp.bitmap
+	_ = m42
+	var m43 packet.Value // qp.ends
+	_ = m43
+	var m44 uint64 // qp.rwqe
+	_ = m44
 	h16 := -1 // placement
 	_ = h16
+	h17 := -1 // irneth
+	_ = h17
 	{ // RxQueue: input
 		parsed1 := false
 		for { // the parse graph from ethernet; break ends it
@@ -635,6 +672,7 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 			h12 = -1
 			h13 = -1
 			h16 = -1
+			h17 = -1
 			cur = 0
 			x2 := (h0 >= 0) // already there: nothing to do
 			if !x2 {
@@ -1106,6 +1144,10 @@ n3:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 4, Valid: true}
+		}
 		ok48, wellFormed49 := p.VerifyICRC(9)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
@@ -1168,6 +1210,10 @@ n3:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
+		}
 		if ok48 && wellFormed49 {
 			goto n5
 		}
@@ -1214,22 +1260,22 @@ n7:
 		case v52 == 0xb:
 			pl.edges[3]++
 			goto n10
-		case v52 == 0x4:
-			goto n13
-		case v52 == 0x5:
-			goto n11
 		case v52 == 0x0:
-			pl.edges[4]++
-			goto n13
+			goto n12
 		case v52 == 0x1:
-			pl.edges[5]++
-			goto n13
+			pl.edges[4]++
+			goto n12
 		case v52 == 0x2:
+			pl.edges[5]++
+			goto n12
+		case v52 == 0x4:
 			pl.edges[6]++
-			goto n13
+			goto n12
 		case v52 == 0x3:
+			goto n11
+		case v52 == 0x5:
 			pl.edges[7]++
-			goto n13
+			goto n11
 		default:
 			goto n8
 		}
@@ -1243,68 +1289,79 @@ n9:
 		if cur >= 0 && cur+16 <= len(data) {
 			h10 = cur
 			cur += 16 // reth
-			pl.edges[8]++
-			goto n13
+			goto n14
 		}
-		goto n12
+		goto n13
 	}
 n10:
 	{ // RxRETHImm: extract reth
 		if cur >= 0 && cur+16 <= len(data) {
 			h10 = cur
 			cur += 16 // reth
-			pl.edges[9]++
+			pl.edges[8]++
 			goto n11
 		}
-		pl.edges[25]++
-		goto n12
+		pl.edges[27]++
+		goto n13
 	}
 n11:
 	{ // RxImmDt: extract immdt
 		if cur >= 0 && cur+4 <= len(data) {
 			h11 = cur
 			cur += 4 // immdt
-			pl.edges[10]++
-			goto n13
+			pl.edges[9]++
+			goto n12
 		}
-		pl.edges[26]++
-		goto n12
+		pl.edges[28]++
+		goto n13
 	}
 n12:
+	{ // RxIRNETH: extract irneth
+		if cur >= 0 && cur+4 <= len(data) {
+			h17 = cur
+			cur += 4 // irneth
+			pl.edges[10]++
+			goto n14
+		}
+		pl.edges[29]++
+		goto n13
+	}
+n13:
 	{ // RxTruncated: drop truncated
 		return pl.drop(6)
 	}
-n13:
-	{ // RxHdrs: set rx.qpn, rx.has_reth, rx.has_imm, rx.hdrs
+n14:
+	{ // RxHdrs: set rx.qpn, rx.has_reth, rx.has_imm, rx.wqe, rx.hdrs
 		b54 := data[h9 : h9+12] // bth
 		m0 = ((uint64(b54[0])<<56 | uint64(b54[1])<<48 | uint64(b54[2])<<40 | uint64(b54[3])<<32 | uint64(b54[4])<<24 | uint64(b54[5])<<16 | uint64(b54[6])<<8 | uint64(b54[7])) >> 0 & 0xffffff)
 		m12 = (fastpath.B2U((h10 >= 0)))
 		m11 = (fastpath.B2U((h11 >= 0)))
-		m2 = ((((0xc + ((0x10 * m12) & 0x3f)) & 0x7f) + ((0x4 * m11) & 0xf)) & 0xff)
-		goto n14
-	}
-n14:
-	{ // RxImm: test valid(immdt)
-		if h11 >= 0 {
-			goto n15
-		}
-		goto n16
+		m29 = (fastpath.B2U((h17 >= 0)))
+		m2 = ((((((0xc + ((0x10 * m12) & 0x3f)) & 0x7f) + ((0x4 * m11) & 0xf)) & 0xff) + ((0x4 * m29) & 0xf)) & 0x1ff) & 0xff
+		goto n15
 	}
 n15:
+	{ // RxImm: test valid(immdt)
+		if h11 >= 0 {
+			goto n16
+		}
+		goto n17
+	}
+n16:
 	{ // RxSetImm: set rx.imm
 		b55 := data[h11 : h11+4] // immdt
 		m10 = (uint64(b55[0])<<24 | uint64(b55[1])<<16 | uint64(b55[2])<<8 | uint64(b55[3]))
 		pl.edges[11]++
-		goto n16
+		goto n17
 	}
-n16:
+n17:
 	{ // RxSize: set rx.size
 		b56 := data[h8 : h8+8]  // udp
 		b57 := data[h9 : h9+12] // bth
 		m1 = (((((uint64(b56[4])<<8 | uint64(b56[5])) - 0x8) - m2) - (uint64(b57[1]) >> 4 & 0x3)) - 0x4) & 0xffffffff
-		goto n17
+		goto n18
 	}
-n17:
+n18:
 	{ // RxSizeOK: test rx.size <= 4096 && 8 + rx.hdrs + bth.pad + 4 <= udp.length
 		c58 := (m1 <= 0x1000)
 		if c58 {
@@ -1313,38 +1370,38 @@ n17:
 			c58 = (((((((0x8 + m2) & 0x1ff) + (uint64(b59[1]) >> 4 & 0x3)) & 0x3ff) + 0x4) & 0x7ff) <= (uint64(b60[4])<<8 | uint64(b60[5])))
 		}
 		if c58 {
-			goto n19
+			goto n20
 		}
-		goto n18
+		goto n19
 	}
-n18:
+n19:
 	{ // RxBadLength: drop bad length
 		return pl.drop(7)
 	}
-n19:
+n20:
 	{ // RxAddresses: set rx.smac, rx.dmac, rx.sport
 		b61 := data[h0 : h0+14] // ethernet
 		m21 = ((uint64(b61[0])<<56 | uint64(b61[1])<<48 | uint64(b61[2])<<40 | uint64(b61[3])<<32 | uint64(b61[4])<<24 | uint64(b61[5])<<16 | uint64(b61[6])<<8 | uint64(b61[7])) >> 16 & 0xffffffffffff)
 		m22 = ((uint64(b61[4])<<56 | uint64(b61[5])<<48 | uint64(b61[6])<<40 | uint64(b61[7])<<32 | uint64(b61[8])<<24 | uint64(b61[9])<<16 | uint64(b61[10])<<8 | uint64(b61[11])) >> 0 & 0xffffffffffff)
 		b62 := data[h8 : h8+8] // udp
 		m20 = (uint64(b62[0])<<8 | uint64(b62[1]))
-		goto n20
-	}
-n20:
-	{ // RxIsIPv4: test valid(ipv4)
-		if h3 >= 0 {
-			goto n21
-		}
-		goto n22
+		goto n21
 	}
 n21:
+	{ // RxIsIPv4: test valid(ipv4)
+		if h3 >= 0 {
+			goto n22
+		}
+		goto n23
+	}
+n22:
 	{ // RxIPv4: set rx.sip, rx.dip
 		b63 := data[h3 : h3+20] // ipv4
 		m23 = packet.Value{Lo: (uint64(b63[16])<<24 | uint64(b63[17])<<16 | uint64(b63[18])<<8 | uint64(b63[19]))}
 		m24 = packet.Value{Lo: (uint64(b63[12])<<24 | uint64(b63[13])<<16 | uint64(b63[14])<<8 | uint64(b63[15]))}
-		goto n23
+		goto n24
 	}
-n22:
+n23:
 	{ // RxIPv6: set rx.sip, rx.dip, rx.v6
 		if !(h4 >= 0) {
 			return pl.drop(8)
@@ -1354,31 +1411,32 @@ n22:
 		m24 = packet.Value{Hi: (uint64(b64[8])<<56 | uint64(b64[9])<<48 | uint64(b64[10])<<40 | uint64(b64[11])<<32 | uint64(b64[12])<<24 | uint64(b64[13])<<16 | uint64(b64[14])<<8 | uint64(b64[15])), Lo: (uint64(b64[16])<<56 | uint64(b64[17])<<48 | uint64(b64[18])<<40 | uint64(b64[19])<<32 | uint64(b64[20])<<24 | uint64(b64[21])<<16 | uint64(b64[22])<<8 | uint64(b64[23]))}
 		m19 = (0x1)
 		pl.edges[12]++
-		goto n23
-	}
-n23:
-	{ // RxLoad: load qps
-		var rk65 packet.RegisterKey
-		rk65[0] = packet.V(m0)
-		var rv66 [11]packet.Value
-		ok67 := pl.regs[0].Load(&rk65, rv66[:])
-		m28 = rv66[0].Lo
-		m29 = rv66[1].Lo
-		m30 = rv66[2].Lo
-		m31 = rv66[3].Lo
-		m32 = rv66[4].Lo
-		m33 = rv66[5].Lo
-		m34 = rv66[6].Lo
-		m35 = rv66[7].Lo
-		m36 = rv66[8].Lo
-		m37 = rv66[9]
-		m38 = rv66[10]
-		if ok67 {
-			goto n26
-		}
 		goto n24
 	}
 n24:
+	{ // RxLoad: load qps
+		var rk65 packet.RegisterKey
+		rk65[0] = packet.V(m0)
+		var rv66 [12]packet.Value
+		ok67 := pl.regs[0].Load(&rk65, rv66[:])
+		m33 = rv66[0].Lo
+		m34 = rv66[1].Lo
+		m35 = rv66[2].Lo
+		m36 = rv66[3].Lo
+		m37 = rv66[4].Lo
+		m38 = rv66[5].Lo
+		m39 = rv66[6].Lo
+		m40 = rv66[7].Lo
+		m41 = rv66[8].Lo
+		m42 = rv66[9]
+		m43 = rv66[10]
+		m44 = rv66[11].Lo
+		if ok67 {
+			goto n27
+		}
+		goto n25
+	}
+n25:
 	{ // RxConnection: lookup connections
 		act, params := 1, []packet.Value(nil)
 		b69 := data[h9 : h9+12] // bth
@@ -1406,70 +1464,70 @@ n24:
 		case 0: // connected
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m28 = (params[0].Lo)
-			m30 = (params[1].Lo)
+			m33 = (params[0].Lo)
+			m35 = (params[1].Lo)
 			pl.edges[13]++
-			goto n26
+			goto n27
 		default: // unknown_qp
-			goto n25
+			goto n26
 		}
 	}
-n25:
+n26:
 	{ // RxUnknownQP: drop unknown QP
 		return pl.drop(9)
 	}
-n26:
+n27:
 	{ // RxPSN: set rx.d
 		b73 := data[h9 : h9+12] // bth
-		m3 = (((((uint64(b73[4])<<56 | uint64(b73[5])<<48 | uint64(b73[6])<<40 | uint64(b73[7])<<32 | uint64(b73[8])<<24 | uint64(b73[9])<<16 | uint64(b73[10])<<8 | uint64(b73[11])) >> 0 & 0xffffff) - m28) & 0xffffff) & 0xffffff)
-		goto n27
-	}
-n27:
-	{ // RxInWindow: test rx.d < 128
-		if m3 < 0x80 {
-			goto n30
-		}
+		m3 = (((((uint64(b73[4])<<56 | uint64(b73[5])<<48 | uint64(b73[6])<<40 | uint64(b73[7])<<32 | uint64(b73[8])<<24 | uint64(b73[9])<<16 | uint64(b73[10])<<8 | uint64(b73[11])) >> 0 & 0xffffff) - m33) & 0xffffff) & 0xffffff)
 		goto n28
 	}
 n28:
-	{ // RxBehind: test rx.d >= 0x800000
-		if m3 >= 0x800000 {
+	{ // RxInWindow: test rx.d < 128
+		if m3 < 0x80 {
 			goto n31
 		}
 		goto n29
 	}
 n29:
+	{ // RxBehind: test rx.d >= 0x800000
+		if m3 >= 0x800000 {
+			goto n32
+		}
+		goto n30
+	}
+n30:
 	{ // RxBeyond: drop beyond the window
 		return pl.drop(10)
 	}
-n30:
-	{ // RxSeen: test (qp.bitmap >> rx.d) & 1 == 1
-		if (m37.Shr(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Lo: 0x1}) == packet.Value{Lo: 0x1}) {
-			pl.edges[14]++
-			goto n31
-		}
-		goto n33
-	}
 n31:
-	{ // RxDuplicate: set rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack
-		m16 = (0x0)
-		m17 = (((m28 - 0x1) & 0xffffff) & 0xffffff)
-		m18 = (m29)
-		m7 = (0x1)
-		goto n32
+	{ // RxSeen: test ((qp.bitmap | qp.ends) >> rx.d) & 1 == 1
+		if (m42.Or(m43).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Shr(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Lo: 0x1}) == packet.Value{Lo: 0x1}) {
+			pl.edges[14]++
+			goto n32
+		}
+		goto n34
 	}
 n32:
-	{ // RxResent: count duplicate
-		goto n53
+	{ // RxDuplicate: set rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack
+		m16 = (0x0)
+		m17 = (((m33 - 0x1) & 0xffffff) & 0xffffff)
+		m18 = (m34)
+		m7 = (0x1)
+		goto n33
 	}
 n33:
-	{ // RxIsWrite: test valid(reth)
-		if h10 >= 0 {
-			goto n34
-		}
-		goto n40
+	{ // RxResent: count duplicate
+		goto n57
 	}
 n34:
+	{ // RxIsWrite: test valid(reth)
+		if h10 >= 0 {
+			goto n35
+		}
+		goto n41
+	}
+n35:
 	{ // RxRegion: lookup regions
 		act, params := 1, []packet.Value(nil)
 		b75 := data[h10 : h10+16] // reth
@@ -1499,12 +1557,12 @@ n34:
 			_ = params
 			m14 = (params[0].Lo)
 			m15 = (params[1].Lo)
-			goto n35
+			goto n36
 		default: // no_region
-			goto n59
+			goto n63
 		}
 	}
-n35:
+n36:
 	{ // RxBounds: test reth.va >= rx.base && reth.va + rx.size <= rx.base + rx.rlen
 		b80 := data[h10 : h10+16] // reth
 		c79 := ((uint64(b80[0])<<56 | uint64(b80[1])<<48 | uint64(b80[2])<<40 | uint64(b80[3])<<32 | uint64(b80[4])<<24 | uint64(b80[5])<<16 | uint64(b80[6])<<8 | uint64(b80[7])) >= m14)
@@ -1512,12 +1570,12 @@ n35:
 			c79 = (packet.Value{Lo: (uint64(b80[0])<<56 | uint64(b80[1])<<48 | uint64(b80[2])<<40 | uint64(b80[3])<<32 | uint64(b80[4])<<24 | uint64(b80[5])<<16 | uint64(b80[6])<<8 | uint64(b80[7]))}.Add(packet.Value{Lo: m1}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff}).Cmp(packet.Value{Lo: m14}.Add(packet.Value{Lo: m15}).And(packet.Value{Hi: 0x1, Lo: 0xffffffffffffffff})) <= 0)
 		}
 		if c79 {
-			goto n36
+			goto n37
 		}
 		pl.edges[15]++
-		goto n59
+		goto n63
 	}
-n36:
+n37:
 	{ // RxShape: test bth.opcode == 0x0a || bth.opcode == 0x0b
 		b82 := data[h9 : h9+12] // bth
 		c81 := (uint64(b82[0]) == 0xa)
@@ -1525,36 +1583,36 @@ n36:
 			c81 = (uint64(b82[0]) == 0xb)
 		}
 		if c81 {
-			goto n37
+			goto n38
 		}
-		goto n38
+		goto n39
 	}
-n37:
+n38:
 	{ // RxOnlyLen: test rx.size == reth.dma_len
 		b83 := data[h10 : h10+16] // reth
 		if m1 == (uint64(b83[12])<<24 | uint64(b83[13])<<16 | uint64(b83[14])<<8 | uint64(b83[15])) {
-			goto n39
+			goto n40
 		}
-		goto n58
+		goto n62
 	}
-n38:
+n39:
 	{ // RxPartLen: test rx.size <= reth.dma_len
 		b84 := data[h10 : h10+16] // reth
 		if m1 <= (uint64(b84[12])<<24 | uint64(b84[13])<<16 | uint64(b84[14])<<8 | uint64(b84[15])) {
 			pl.edges[16]++
-			goto n39
+			goto n40
 		}
 		pl.edges[17]++
-		goto n58
+		goto n62
 	}
-n39:
+n40:
 	{ // RxWrite: set rx.at, rx.rkey
 		b85 := data[h10 : h10+16] // reth
 		m8 = ((uint64(b85[0])<<56 | uint64(b85[1])<<48 | uint64(b85[2])<<40 | uint64(b85[3])<<32 | uint64(b85[4])<<24 | uint64(b85[5])<<16 | uint64(b85[6])<<8 | uint64(b85[7])) - m14)
 		m25 = (uint64(b85[8])<<24 | uint64(b85[9])<<16 | uint64(b85[10])<<8 | uint64(b85[11]))
-		goto n44
+		goto n45
 	}
-n40:
+n41:
 	{ // RxIsSend: test bth.opcode == 0x04 || bth.opcode == 0x05
 		b87 := data[h9 : h9+12] // bth
 		c86 := (uint64(b87[0]) == 0x4)
@@ -1562,147 +1620,181 @@ n40:
 			c86 = (uint64(b87[0]) == 0x5)
 		}
 		if c86 {
-			goto n41
+			goto n42
 		}
 		pl.edges[18]++
-		goto n58
-	}
-n41:
-	{ // RxSendInOrder: test rx.d == 0
-		if m3 == 0x0 {
-			goto n43
-		}
-		goto n42
+		goto n62
 	}
 n42:
+	{ // RxSendInOrder: test rx.d == 0
+		if m3 == 0x0 {
+			goto n44
+		}
+		goto n43
+	}
+n43:
 	{ // RxSendAhead: drop SEND out of order
 		return pl.drop(11)
 	}
-n43:
+n44:
 	{ // RxSend: set rx.send
 		m5 = (0x1)
 		pl.edges[19]++
-		goto n44
-	}
-n44:
-	{ // RxMark: set rx.accepted, rx.last, rx.poff, qp.bitmap, qp.ends
-		m13 = (0x1)
-		b91 := data[h9 : h9+12] // bth
-		c90 := (uint64(b91[0]) >= 0x8)
-		if c90 {
-			c90 = (uint64(b91[0]) <= 0xb)
-		}
-		c89 := c90
-		if !c89 {
-			c89 = (uint64(b91[0]) == 0x4)
-		}
-		c88 := c89
-		if !c88 {
-			c88 = (uint64(b91[0]) == 0x5)
-		}
-		m4 = (fastpath.B2U(c88))
-		m9 = (packet.Value{Lo: uint64(len(data) - h0)}.Sub(packet.Value{Lo: uint64(len(data) - h9)}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Add(packet.Value{Lo: m2}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).Lo & 0xffff
-		m37 = m37.Or(packet.Value{Lo: 0x1}.Shl(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
-		m38 = m38.Or(packet.Value{Lo: m4}.Shl(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n45
 	}
 n45:
-	{ // RxAdvance: set rx.n, rx.done, qp.epsn, qp.msn, qp.bitmap, qp.ends, rx.ack, rx.ackmsn
-		m26 = (packet.Value{Lo: uint64(m37.And(m37.Add(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Not().And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).OnesCount())}).Lo
-		m27 = (packet.Value{Lo: uint64(m38.And(packet.Value{Lo: 0x1}.Shl(uint(min(packet.Value{Lo: m26}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).OnesCount())}).Lo
-		m28 = (((m28 + m26) & 0x1ffffff) & 0xffffff)
-		m29 = (((m29 + m27) & 0x1ffffff) & 0xffffff)
-		m37 = m37.Shr(uint(min(packet.Value{Lo: m26}.Lo, 128)))
-		m38 = m38.Shr(uint(min(packet.Value{Lo: m26}.Lo, 128)))
-		m7 = (0x1)
-		m18 = (m29)
-		goto n46
-	}
-n46:
-	{ // RxInOrder: test rx.n > 0
-		if m26 > 0x0 {
-			goto n47
+	{ // RxHasWQE: test rx.wqe == 1
+		if m29 == 0x1 {
+			goto n46
 		}
 		goto n48
 	}
+n46:
+	{ // RxWQEWindow: set rx.w, rx.known, rx.missing
+		if !(h17 >= 0) {
+			return pl.drop(12)
+		}
+		b88 := data[h17 : h17+4] // irneth
+		m30 = ((((uint64(b88[1])<<16 | uint64(b88[2])<<8 | uint64(b88[3])) - m44) & 0xffffff) & 0xffffff)
+		m31 = (packet.Value{Lo: uint64(m43.And(m42.Not().And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Lo: 0x1}.Shl(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).OnesCount())}).Lo
+		m32 = (packet.Value{Lo: m3}.Sub(packet.Value{Lo: uint64(m42.Or(m43).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).And(packet.Value{Lo: 0x1}.Shl(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).OnesCount())}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).Lo & 0xff
+		goto n47
+	}
 n47:
-	{ // RxACK: set rx.syndrome, rx.ackpsn
-		m16 = (0x0)
-		m17 = (((m28 - 0x1) & 0xffffff) & 0xffffff)
-		goto n49
+	{ // RxWQEFits: test rx.w >= rx.known && rx.w <= rx.known + rx.missing
+		c89 := (m30 >= m31)
+		if c89 {
+			c89 = (m30 <= ((m31 + m32) & 0x1ff))
+		}
+		if c89 {
+			pl.edges[20]++
+			goto n48
+		}
+		pl.edges[21]++
+		goto n62
 	}
 n48:
-	{ // RxNAKSequence: set rx.syndrome, rx.ackpsn
-		m16 = (0x60)
-		m17 = (m28)
-		pl.edges[20]++
+	{ // RxMark: set rx.accepted, rx.last, rx.poff, qp.bitmap, qp.ends
+		m13 = (0x1)
+		b93 := data[h9 : h9+12] // bth
+		c92 := (uint64(b93[0]) >= 0x8)
+		if c92 {
+			c92 = (uint64(b93[0]) <= 0xb)
+		}
+		c91 := c92
+		if !c91 {
+			c91 = (uint64(b93[0]) == 0x4)
+		}
+		c90 := c91
+		if !c90 {
+			c90 = (uint64(b93[0]) == 0x5)
+		}
+		m4 = (fastpath.B2U(c90))
+		m9 = (packet.Value{Lo: uint64(len(data) - h0)}.Sub(packet.Value{Lo: uint64(len(data) - h9)}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Add(packet.Value{Lo: m2}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).Lo & 0xffff
+		m42 = m42.Or(packet.Value{Lo: ((m29 ^ 0x1) & 0x1)}.Shl(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
+		m43 = m43.Or(packet.Value{Lo: m4}.Shl(uint(min(packet.Value{Lo: m3}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})
 		goto n49
 	}
 n49:
-	{ // RxStore: store qps
-		var rk92 packet.RegisterKey
-		rk92[0] = packet.V(m0)
-		var rv93 [11]packet.Value
-		rv93[0] = packet.V(m28)
-		rv93[1] = packet.V(m29)
-		rv93[2] = packet.V(m30)
-		rv93[3] = packet.V(m31)
-		rv93[4] = packet.V(m32)
-		rv93[5] = packet.V(m33)
-		rv93[6] = packet.V(m34)
-		rv93[7] = packet.V(m35)
-		rv93[8] = packet.V(m36)
-		rv93[9] = m37
-		rv93[10] = m38
-		ok94 := pl.regs[0].Store(&rk92, rv93[:])
-		if ok94 {
-			goto n51
-		}
+	{ // RxAdvance: set rx.n, rx.done, rx.cqes, qp.epsn, qp.rwqe, qp.msn, qp.bitmap, qp.ends, rx.ack, rx.ackmsn
+		m26 = (packet.Value{Lo: uint64(m42.Or(m43).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).And(m42.Or(m43).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Add(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Not().And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).OnesCount())}).Lo
+		m27 = (packet.Value{Lo: uint64(m43.And(packet.Value{Lo: 0x1}.Shl(uint(min(packet.Value{Lo: m26}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).OnesCount())}).Lo
+		m28 = (packet.Value{Lo: uint64(m43.And(m42.Not().And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).And(packet.Value{Lo: 0x1}.Shl(uint(min(packet.Value{Lo: m26}.Lo, 128))).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Sub(packet.Value{Lo: 0x1}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).OnesCount())}).Lo
+		m33 = (((m33 + m26) & 0x1ffffff) & 0xffffff)
+		m44 = (((m44 + m28) & 0x1ffffff) & 0xffffff)
+		m34 = (((m34 + m27) & 0x1ffffff) & 0xffffff)
+		m42 = m42.Shr(uint(min(packet.Value{Lo: m26}.Lo, 128)))
+		m43 = m43.Shr(uint(min(packet.Value{Lo: m26}.Lo, 128)))
+		m7 = (0x1)
+		m18 = (m34)
 		goto n50
 	}
 n50:
-	{ // RxQPsFull: drop QP register full
-		return pl.drop(12)
+	{ // RxInOrder: test rx.n > 0
+		if m26 > 0x0 {
+			goto n51
+		}
+		goto n52
 	}
 n51:
-	{ // RxHasPayload: test rx.size > 0
-		if m1 > 0x0 {
-			goto n52
-		}
-		pl.edges[21]++
+	{ // RxACK: set rx.syndrome, rx.ackpsn
+		m16 = (0x0)
+		m17 = (((m33 - 0x1) & 0xffffff) & 0xffffff)
 		goto n53
 	}
 n52:
-	{ // RxData: set rx.data
-		m6 = (0x1)
+	{ // RxNAKSequence: set rx.syndrome, rx.ackpsn
+		m16 = (0x60)
+		m17 = (m33)
 		pl.edges[22]++
 		goto n53
 	}
-n58:
+n53:
+	{ // RxStore: store qps
+		var rk94 packet.RegisterKey
+		rk94[0] = packet.V(m0)
+		var rv95 [12]packet.Value
+		rv95[0] = packet.V(m33)
+		rv95[1] = packet.V(m34)
+		rv95[2] = packet.V(m35)
+		rv95[3] = packet.V(m36)
+		rv95[4] = packet.V(m37)
+		rv95[5] = packet.V(m38)
+		rv95[6] = packet.V(m39)
+		rv95[7] = packet.V(m40)
+		rv95[8] = packet.V(m41)
+		rv95[9] = m42
+		rv95[10] = m43
+		rv95[11] = packet.V(m44)
+		ok96 := pl.regs[0].Store(&rk94, rv95[:])
+		if ok96 {
+			goto n55
+		}
+		goto n54
+	}
+n54:
+	{ // RxQPsFull: drop QP register full
+		return pl.drop(13)
+	}
+n55:
+	{ // RxHasPayload: test rx.size > 0
+		if m1 > 0x0 {
+			goto n56
+		}
+		pl.edges[23]++
+		goto n57
+	}
+n56:
+	{ // RxData: set rx.data
+		m6 = (0x1)
+		pl.edges[24]++
+		goto n57
+	}
+n62:
 	{ // RxNAKInvalid: set rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack
 		m16 = (0x61)
-		b95 := data[h9 : h9+12] // bth
-		m17 = ((uint64(b95[4])<<56 | uint64(b95[5])<<48 | uint64(b95[6])<<40 | uint64(b95[7])<<32 | uint64(b95[8])<<24 | uint64(b95[9])<<16 | uint64(b95[10])<<8 | uint64(b95[11])) >> 0 & 0xffffff)
-		m18 = (m29)
+		b97 := data[h9 : h9+12] // bth
+		m17 = ((uint64(b97[4])<<56 | uint64(b97[5])<<48 | uint64(b97[6])<<40 | uint64(b97[7])<<32 | uint64(b97[8])<<24 | uint64(b97[9])<<16 | uint64(b97[10])<<8 | uint64(b97[11])) >> 0 & 0xffffff)
+		m18 = (m34)
 		m7 = (0x1)
-		goto n60
+		goto n64
 	}
-n59:
+n63:
 	{ // RxNAKAccess: set rx.syndrome, rx.ackpsn, rx.ackmsn, rx.ack
 		m16 = (0x62)
-		b96 := data[h9 : h9+12] // bth
-		m17 = ((uint64(b96[4])<<56 | uint64(b96[5])<<48 | uint64(b96[6])<<40 | uint64(b96[7])<<32 | uint64(b96[8])<<24 | uint64(b96[9])<<16 | uint64(b96[10])<<8 | uint64(b96[11])) >> 0 & 0xffffff)
-		m18 = (m29)
+		b98 := data[h9 : h9+12] // bth
+		m17 = ((uint64(b98[4])<<56 | uint64(b98[5])<<48 | uint64(b98[6])<<40 | uint64(b98[7])<<32 | uint64(b98[8])<<24 | uint64(b98[9])<<16 | uint64(b98[10])<<8 | uint64(b98[11])) >> 0 & 0xffffff)
+		m18 = (m34)
 		m7 = (0x1)
-		pl.edges[23]++
-		goto n60
+		pl.edges[25]++
+		goto n64
 	}
-n60:
+n64:
 	{ // RxRefused: count NAKed
-		pl.edges[24]++
-		goto n53
+		pl.edges[26]++
+		goto n57
 	}
-n53:
+n57:
 	{ // RxPlacement: push placement
 		p.Load(buf, off, n) // the packet's buffer; its state follows
 		p.Data, p.Cursor = data, cur
@@ -1768,7 +1860,11 @@ n53:
 		if h16 >= 0 {
 			p.Hdr[16] = packet.HeaderState{Off: h16, Len: 85, Valid: true}
 		}
-		rt97 := p.Push(16, 0, 0)
+		p.Hdr[17] = packet.HeaderState{}
+		if h17 >= 0 {
+			p.Hdr[17] = packet.HeaderState{Off: h17, Len: 4, Valid: true}
+		}
+		rt99 := p.Push(16, 0, 0)
 		data, cur = p.Data, p.Cursor
 		h0 = -1
 		if p.Hdr[0].Valid {
@@ -1830,138 +1926,142 @@ n53:
 		if p.Hdr[16].Valid {
 			h16 = p.Hdr[16].Off
 		}
-		if !rt97 {
-			return pl.drop(13)
+		h17 = -1
+		if p.Hdr[17].Valid {
+			h17 = p.Hdr[17].Off
 		}
-		goto n54
+		if !rt99 {
+			return pl.drop(14)
+		}
+		goto n58
 	}
-n54:
+n58:
 	{ // RxPlacementFields: set placement.rkey, placement.offset, placement.length, placement.imm, placement.qpn, placement.data, placement.ack, placement.has_imm, placement.send, placement.v6, placement.accepted, placement.poff, placement.syndrome, placement.psn, placement.msn, placement.peer, placement.sport, placement.smac, placement.dmac, placement.sip, placement.dip, placement.rpsn
-		b98 := data[h16 : h16+85] // placement
-		s99 := uint32(m25)
-		b98[0] = byte(s99 >> 24)
-		b98[1] = byte(s99 >> 16)
-		b98[2] = byte(s99 >> 8)
-		b98[3] = byte(s99)
-		s100 := uint64(m8)
-		b98[4] = byte(s100 >> 56)
-		b98[5] = byte(s100 >> 48)
-		b98[6] = byte(s100 >> 40)
-		b98[7] = byte(s100 >> 32)
-		b98[8] = byte(s100 >> 24)
-		b98[9] = byte(s100 >> 16)
-		b98[10] = byte(s100 >> 8)
-		b98[11] = byte(s100)
-		s101 := uint32(m1)
-		b98[12] = byte(s101 >> 24)
-		b98[13] = byte(s101 >> 16)
-		b98[14] = byte(s101 >> 8)
-		b98[15] = byte(s101)
-		s102 := uint32(m10)
-		b98[16] = byte(s102 >> 24)
-		b98[17] = byte(s102 >> 16)
-		b98[18] = byte(s102 >> 8)
-		b98[19] = byte(s102)
-		s103 := uint64(m0)
-		b98[20] = byte(s103 >> 16)
-		b98[21] = byte(s103 >> 8)
-		b98[22] = byte(s103)
-		b98[23] = b98[23]&^0x80 | byte(m6)<<7&0x80
-		b98[23] = b98[23]&^0x40 | byte(m7)<<6&0x40
-		b98[23] = b98[23]&^0x20 | byte(m11)<<5&0x20
-		b98[23] = b98[23]&^0x10 | byte(m5)<<4&0x10
-		b98[23] = b98[23]&^0x8 | byte(m19)<<3&0x8
-		b98[23] = b98[23]&^0x4 | byte(m13)<<2&0x4
-		s104 := uint16(m9)
-		b98[24] = byte(s104 >> 8)
-		b98[25] = byte(s104)
-		b98[26] = byte(m16)
-		s105 := uint64(m17)
-		b98[27] = byte(s105 >> 16)
-		b98[28] = byte(s105 >> 8)
-		b98[29] = byte(s105)
-		s106 := uint64(m18)
-		b98[30] = byte(s106 >> 16)
-		b98[31] = byte(s106 >> 8)
-		b98[32] = byte(s106)
-		s107 := uint64(m30)
-		b98[33] = byte(s107 >> 16)
-		b98[34] = byte(s107 >> 8)
-		b98[35] = byte(s107)
-		s108 := uint16(m20)
-		b98[36] = byte(s108 >> 8)
-		b98[37] = byte(s108)
-		s109 := uint64(m21)
-		b98[38] = byte(s109 >> 40)
-		b98[39] = byte(s109 >> 32)
-		b98[40] = byte(s109 >> 24)
-		b98[41] = byte(s109 >> 16)
-		b98[42] = byte(s109 >> 8)
-		b98[43] = byte(s109)
-		s110 := uint64(m22)
-		b98[44] = byte(s110 >> 40)
-		b98[45] = byte(s110 >> 32)
-		b98[46] = byte(s110 >> 24)
-		b98[47] = byte(s110 >> 16)
-		b98[48] = byte(s110 >> 8)
-		b98[49] = byte(s110)
-		v111 := m23
-		s112 := uint64(v111.Hi)
-		b98[50] = byte(s112 >> 56)
-		b98[51] = byte(s112 >> 48)
-		b98[52] = byte(s112 >> 40)
-		b98[53] = byte(s112 >> 32)
-		b98[54] = byte(s112 >> 24)
-		b98[55] = byte(s112 >> 16)
-		b98[56] = byte(s112 >> 8)
-		b98[57] = byte(s112)
-		s113 := uint64(v111.Lo)
-		b98[58] = byte(s113 >> 56)
-		b98[59] = byte(s113 >> 48)
-		b98[60] = byte(s113 >> 40)
-		b98[61] = byte(s113 >> 32)
-		b98[62] = byte(s113 >> 24)
-		b98[63] = byte(s113 >> 16)
-		b98[64] = byte(s113 >> 8)
-		b98[65] = byte(s113)
-		v114 := m24
-		s115 := uint64(v114.Hi)
-		b98[66] = byte(s115 >> 56)
-		b98[67] = byte(s115 >> 48)
-		b98[68] = byte(s115 >> 40)
-		b98[69] = byte(s115 >> 32)
-		b98[70] = byte(s115 >> 24)
-		b98[71] = byte(s115 >> 16)
-		b98[72] = byte(s115 >> 8)
-		b98[73] = byte(s115)
-		s116 := uint64(v114.Lo)
-		b98[74] = byte(s116 >> 56)
-		b98[75] = byte(s116 >> 48)
-		b98[76] = byte(s116 >> 40)
-		b98[77] = byte(s116 >> 32)
-		b98[78] = byte(s116 >> 24)
-		b98[79] = byte(s116 >> 16)
-		b98[80] = byte(s116 >> 8)
-		b98[81] = byte(s116)
-		b117 := data[h9 : h9+12] // bth
-		s118 := uint64(((uint64(b117[4])<<56 | uint64(b117[5])<<48 | uint64(b117[6])<<40 | uint64(b117[7])<<32 | uint64(b117[8])<<24 | uint64(b117[9])<<16 | uint64(b117[10])<<8 | uint64(b117[11])) >> 0 & 0xffffff))
-		b98[82] = byte(s118 >> 16)
-		b98[83] = byte(s118 >> 8)
-		b98[84] = byte(s118)
-		goto n55
+		b100 := data[h16 : h16+85] // placement
+		s101 := uint32(m25)
+		b100[0] = byte(s101 >> 24)
+		b100[1] = byte(s101 >> 16)
+		b100[2] = byte(s101 >> 8)
+		b100[3] = byte(s101)
+		s102 := uint64(m8)
+		b100[4] = byte(s102 >> 56)
+		b100[5] = byte(s102 >> 48)
+		b100[6] = byte(s102 >> 40)
+		b100[7] = byte(s102 >> 32)
+		b100[8] = byte(s102 >> 24)
+		b100[9] = byte(s102 >> 16)
+		b100[10] = byte(s102 >> 8)
+		b100[11] = byte(s102)
+		s103 := uint32(m1)
+		b100[12] = byte(s103 >> 24)
+		b100[13] = byte(s103 >> 16)
+		b100[14] = byte(s103 >> 8)
+		b100[15] = byte(s103)
+		s104 := uint32(m10)
+		b100[16] = byte(s104 >> 24)
+		b100[17] = byte(s104 >> 16)
+		b100[18] = byte(s104 >> 8)
+		b100[19] = byte(s104)
+		s105 := uint64(m0)
+		b100[20] = byte(s105 >> 16)
+		b100[21] = byte(s105 >> 8)
+		b100[22] = byte(s105)
+		b100[23] = b100[23]&^0x80 | byte(m6)<<7&0x80
+		b100[23] = b100[23]&^0x40 | byte(m7)<<6&0x40
+		b100[23] = b100[23]&^0x20 | byte(m11)<<5&0x20
+		b100[23] = b100[23]&^0x10 | byte(m5)<<4&0x10
+		b100[23] = b100[23]&^0x8 | byte(m19)<<3&0x8
+		b100[23] = b100[23]&^0x4 | byte(m13)<<2&0x4
+		s106 := uint16(m9)
+		b100[24] = byte(s106 >> 8)
+		b100[25] = byte(s106)
+		b100[26] = byte(m16)
+		s107 := uint64(m17)
+		b100[27] = byte(s107 >> 16)
+		b100[28] = byte(s107 >> 8)
+		b100[29] = byte(s107)
+		s108 := uint64(m18)
+		b100[30] = byte(s108 >> 16)
+		b100[31] = byte(s108 >> 8)
+		b100[32] = byte(s108)
+		s109 := uint64(m35)
+		b100[33] = byte(s109 >> 16)
+		b100[34] = byte(s109 >> 8)
+		b100[35] = byte(s109)
+		s110 := uint16(m20)
+		b100[36] = byte(s110 >> 8)
+		b100[37] = byte(s110)
+		s111 := uint64(m21)
+		b100[38] = byte(s111 >> 40)
+		b100[39] = byte(s111 >> 32)
+		b100[40] = byte(s111 >> 24)
+		b100[41] = byte(s111 >> 16)
+		b100[42] = byte(s111 >> 8)
+		b100[43] = byte(s111)
+		s112 := uint64(m22)
+		b100[44] = byte(s112 >> 40)
+		b100[45] = byte(s112 >> 32)
+		b100[46] = byte(s112 >> 24)
+		b100[47] = byte(s112 >> 16)
+		b100[48] = byte(s112 >> 8)
+		b100[49] = byte(s112)
+		v113 := m23
+		s114 := uint64(v113.Hi)
+		b100[50] = byte(s114 >> 56)
+		b100[51] = byte(s114 >> 48)
+		b100[52] = byte(s114 >> 40)
+		b100[53] = byte(s114 >> 32)
+		b100[54] = byte(s114 >> 24)
+		b100[55] = byte(s114 >> 16)
+		b100[56] = byte(s114 >> 8)
+		b100[57] = byte(s114)
+		s115 := uint64(v113.Lo)
+		b100[58] = byte(s115 >> 56)
+		b100[59] = byte(s115 >> 48)
+		b100[60] = byte(s115 >> 40)
+		b100[61] = byte(s115 >> 32)
+		b100[62] = byte(s115 >> 24)
+		b100[63] = byte(s115 >> 16)
+		b100[64] = byte(s115 >> 8)
+		b100[65] = byte(s115)
+		v116 := m24
+		s117 := uint64(v116.Hi)
+		b100[66] = byte(s117 >> 56)
+		b100[67] = byte(s117 >> 48)
+		b100[68] = byte(s117 >> 40)
+		b100[69] = byte(s117 >> 32)
+		b100[70] = byte(s117 >> 24)
+		b100[71] = byte(s117 >> 16)
+		b100[72] = byte(s117 >> 8)
+		b100[73] = byte(s117)
+		s118 := uint64(v116.Lo)
+		b100[74] = byte(s118 >> 56)
+		b100[75] = byte(s118 >> 48)
+		b100[76] = byte(s118 >> 40)
+		b100[77] = byte(s118 >> 32)
+		b100[78] = byte(s118 >> 24)
+		b100[79] = byte(s118 >> 16)
+		b100[80] = byte(s118 >> 8)
+		b100[81] = byte(s118)
+		b119 := data[h9 : h9+12] // bth
+		s120 := uint64(((uint64(b119[4])<<56 | uint64(b119[5])<<48 | uint64(b119[6])<<40 | uint64(b119[7])<<32 | uint64(b119[8])<<24 | uint64(b119[9])<<16 | uint64(b119[10])<<8 | uint64(b119[11])) >> 0 & 0xffffff))
+		b100[82] = byte(s120 >> 16)
+		b100[83] = byte(s120 >> 8)
+		b100[84] = byte(s120)
+		goto n59
 	}
-n55:
+n59:
 	{ // RxIsData: test rx.data == 1
 		if m6 == 0x1 {
-			goto n56
+			goto n60
 		}
-		goto n57
+		goto n61
 	}
-n56:
+n60:
 	{ // RxMemory: steer socket memory
 		return pl.sink(0, data)
 	}
-n57:
+n61:
 	{ // RxReply: steer socket reply
 		return pl.sink(1, data)
 	}

@@ -16,7 +16,7 @@ var Schema = newSchema()
 
 func newSchema() *packet.Schema {
 	s := &packet.Schema{
-		MetaFields: 39,
+		MetaFields: 45,
 		Headers: []*packet.HeaderSpec{
 			{Name: "ethernet", ID: 0, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "dst", Offset: 0, Width: 48},
@@ -142,8 +142,13 @@ func newSchema() *packet.Schema {
 				{Name: "rkey", Offset: 760, Width: 32},
 				{Name: "n", Offset: 792, Width: 8},
 				{Name: "done", Offset: 800, Width: 8},
+				{Name: "cqes", Offset: 808, Width: 8},
+				{Name: "wqe", Offset: 816, Width: 1},
+				{Name: "w", Offset: 817, Width: 24},
+				{Name: "known", Offset: 841, Width: 8},
+				{Name: "missing", Offset: 849, Width: 8},
 			}},
-			{Name: "qp", ID: 15, Metadata: true, MetaBase: 28, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "qp", ID: 15, Metadata: true, MetaBase: 33, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "epsn", Offset: 0, Width: 24},
 				{Name: "msn", Offset: 24, Width: 24},
 				{Name: "peer", Offset: 48, Width: 24},
@@ -155,6 +160,7 @@ func newSchema() *packet.Schema {
 				{Name: "rkey", Offset: 202, Width: 32},
 				{Name: "bitmap", Offset: 234, Width: 128},
 				{Name: "ends", Offset: 362, Width: 128},
+				{Name: "rwqe", Offset: 490, Width: 24},
 			}},
 			{Name: "placement", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "rkey", Offset: 0, Width: 32},
@@ -488,30 +494,42 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m26
 	var m27 uint64 // rx.done
 	_ = m27
+	var m28 uint64 // rx.cqes
+	_ = m28
+	var m29 uint64 // rx.wqe
+	_ = m29
+	var m30 uint64 // rx.w
+	_ = m30
+	var m31 uint64 // rx.known
+	_ = m31
+	var m32 uint64 // rx.missing
+	_ = m32
 	h15 := 0 // qp
 	_ = h15
-	var m28 uint64 // qp.epsn
-	_ = m28
-	var m29 uint64 // qp.msn
-	_ = m29
-	var m30 uint64 // qp.peer
-	_ = m30
-	var m31 uint64 // qp.busy
-	_ = m31
-	var m32 uint64 // qp.naked
-	_ = m32
-	var m33 uint64 // qp.len
+	var m33 uint64 // qp.epsn
 	_ = m33
-	var m34 uint64 // qp.off
+	var m34 uint64 // qp.msn
 	_ = m34
-	var m35 uint64 // qp.va
+	var m35 uint64 // qp.peer
 	_ = m35
-	var m36 uint64 // qp.rkey
+	var m36 uint64 // qp.busy
 	_ = m36
-	var m37 packet.Value // qp.bitmap
+	var m37 uint64 // qp.naked
 	_ = m37
-	var m38 packet.Value // qp.ends
+	var m38 uint64 // qp.len
 	_ = m38
+	var m39 uint64 // qp.off
+	_ = m39
+	var m40 uint64 // qp.va
+	_ = m40
+	var m41 uint64 // qp.rkey
+	_ = m41
+	var m42 packet.Value // qp.bitmap
+	_ = m42
+	var m43 packet.Value // qp.ends
+	_ = m43
+	var m44 uint64 // qp.rwqe
+	_ = m44
 	h16 := -1 // placement
 	_ = h16
 	{ // In: input

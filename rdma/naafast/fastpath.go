@@ -16,7 +16,7 @@ var Schema = newSchema()
 
 func newSchema() *packet.Schema {
 	s := &packet.Schema{
-		MetaFields: 39,
+		MetaFields: 45,
 		Headers: []*packet.HeaderSpec{
 			{Name: "ethernet", ID: 0, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "dst", Offset: 0, Width: 48},
@@ -142,8 +142,13 @@ func newSchema() *packet.Schema {
 				{Name: "rkey", Offset: 760, Width: 32},
 				{Name: "n", Offset: 792, Width: 8},
 				{Name: "done", Offset: 800, Width: 8},
+				{Name: "cqes", Offset: 808, Width: 8},
+				{Name: "wqe", Offset: 816, Width: 1},
+				{Name: "w", Offset: 817, Width: 24},
+				{Name: "known", Offset: 841, Width: 8},
+				{Name: "missing", Offset: 849, Width: 8},
 			}},
-			{Name: "qp", ID: 15, Metadata: true, MetaBase: 28, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
+			{Name: "qp", ID: 15, Metadata: true, MetaBase: 33, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "epsn", Offset: 0, Width: 24},
 				{Name: "msn", Offset: 24, Width: 24},
 				{Name: "peer", Offset: 48, Width: 24},
@@ -155,6 +160,7 @@ func newSchema() *packet.Schema {
 				{Name: "rkey", Offset: 202, Width: 32},
 				{Name: "bitmap", Offset: 234, Width: 128},
 				{Name: "ends", Offset: 362, Width: 128},
+				{Name: "rwqe", Offset: 490, Width: 24},
 			}},
 			{Name: "placement", ID: 16, Metadata: false, MetaBase: 0, Checksum: -1, ChecksumKind: 0, ChecksumOptional: false, Fields: []packet.FieldSpec{
 				{Name: "rkey", Offset: 0, Width: 32},
@@ -613,30 +619,42 @@ func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {
 	_ = m26
 	var m27 uint64 // rx.done
 	_ = m27
+	var m28 uint64 // rx.cqes
+	_ = m28
+	var m29 uint64 // rx.wqe
+	_ = m29
+	var m30 uint64 // rx.w
+	_ = m30
+	var m31 uint64 // rx.known
+	_ = m31
+	var m32 uint64 // rx.missing
+	_ = m32
 	h15 := 0 // qp
 	_ = h15
-	var m28 uint64 // qp.epsn
-	_ = m28
-	var m29 uint64 // qp.msn
-	_ = m29
-	var m30 uint64 // qp.peer
-	_ = m30
-	var m31 uint64 // qp.busy
-	_ = m31
-	var m32 uint64 // qp.naked
-	_ = m32
-	var m33 uint64 // qp.len
+	var m33 uint64 // qp.epsn
 	_ = m33
-	var m34 uint64 // qp.off
+	var m34 uint64 // qp.msn
 	_ = m34
-	var m35 uint64 // qp.va
+	var m35 uint64 // qp.peer
 	_ = m35
-	var m36 uint64 // qp.rkey
+	var m36 uint64 // qp.busy
 	_ = m36
-	var m37 packet.Value // qp.bitmap
+	var m37 uint64 // qp.naked
 	_ = m37
-	var m38 packet.Value // qp.ends
+	var m38 uint64 // qp.len
 	_ = m38
+	var m39 uint64 // qp.off
+	_ = m39
+	var m40 uint64 // qp.va
+	_ = m40
+	var m41 uint64 // qp.rkey
+	_ = m41
+	var m42 packet.Value // qp.bitmap
+	_ = m42
+	var m43 packet.Value // qp.ends
+	_ = m43
+	var m44 uint64 // qp.rwqe
+	_ = m44
 	h16 := -1 // placement
 	_ = h16
 	{ // RxQueue: input
@@ -1835,19 +1853,20 @@ n20:
 	{ // RxLoad: load qps
 		var rk121 packet.RegisterKey
 		rk121[0] = packet.V(m0)
-		var rv122 [11]packet.Value
+		var rv122 [12]packet.Value
 		ok123 := pl.regs[0].Load(&rk121, rv122[:])
-		m28 = rv122[0].Lo
-		m29 = rv122[1].Lo
-		m30 = rv122[2].Lo
-		m31 = rv122[3].Lo
-		m32 = rv122[4].Lo
-		m33 = rv122[5].Lo
-		m34 = rv122[6].Lo
-		m35 = rv122[7].Lo
-		m36 = rv122[8].Lo
-		m37 = rv122[9]
-		m38 = rv122[10]
+		m33 = rv122[0].Lo
+		m34 = rv122[1].Lo
+		m35 = rv122[2].Lo
+		m36 = rv122[3].Lo
+		m37 = rv122[4].Lo
+		m38 = rv122[5].Lo
+		m39 = rv122[6].Lo
+		m40 = rv122[7].Lo
+		m41 = rv122[8].Lo
+		m42 = rv122[9]
+		m43 = rv122[10]
+		m44 = rv122[11].Lo
 		if ok123 {
 			goto n23
 		}
@@ -1881,8 +1900,8 @@ n21:
 		case 0: // connected
 			params := (*[2]packet.Value)(params)
 			_ = params
-			m28 = (params[0].Lo)
-			m30 = (params[1].Lo)
+			m33 = (params[0].Lo)
+			m35 = (params[1].Lo)
 			pl.edges[3]++
 			goto n23
 		default: // unknown_qp
@@ -1896,7 +1915,7 @@ n22:
 n23:
 	{ // RxPSN: set rx.d
 		b129 := data[h9 : h9+12] // bth
-		m3 = (((((uint64(b129[4])<<56 | uint64(b129[5])<<48 | uint64(b129[6])<<40 | uint64(b129[7])<<32 | uint64(b129[8])<<24 | uint64(b129[9])<<16 | uint64(b129[10])<<8 | uint64(b129[11])) >> 0 & 0xffffff) - m28) & 0xffffff) & 0xffffff)
+		m3 = (((((uint64(b129[4])<<56 | uint64(b129[5])<<48 | uint64(b129[6])<<40 | uint64(b129[7])<<32 | uint64(b129[8])<<24 | uint64(b129[9])<<16 | uint64(b129[10])<<8 | uint64(b129[11])) >> 0 & 0xffffff) - m33) & 0xffffff) & 0xffffff)
 		goto n24
 	}
 n24:
@@ -1915,7 +1934,7 @@ n25:
 	}
 n26:
 	{ // RxNAKedBefore: test qp.naked == 1
-		if m32 == 0x1 {
+		if m37 == 0x1 {
 			goto n27
 		}
 		goto n28
@@ -1926,28 +1945,29 @@ n27:
 	}
 n28:
 	{ // RxNAKSequence: set qp.naked, rx.syndrome, rx.ackpsn, rx.ackmsn
-		m32 = (0x1)
+		m37 = (0x1)
 		m16 = (0x60)
-		m17 = (m28)
-		m18 = (m29)
+		m17 = (m33)
+		m18 = (m34)
 		goto n29
 	}
 n29:
 	{ // RxStoreNAK: store qps
 		var rk130 packet.RegisterKey
 		rk130[0] = packet.V(m0)
-		var rv131 [11]packet.Value
-		rv131[0] = packet.V(m28)
-		rv131[1] = packet.V(m29)
-		rv131[2] = packet.V(m30)
-		rv131[3] = packet.V(m31)
-		rv131[4] = packet.V(m32)
-		rv131[5] = packet.V(m33)
-		rv131[6] = packet.V(m34)
-		rv131[7] = packet.V(m35)
-		rv131[8] = packet.V(m36)
-		rv131[9] = m37
-		rv131[10] = m38
+		var rv131 [12]packet.Value
+		rv131[0] = packet.V(m33)
+		rv131[1] = packet.V(m34)
+		rv131[2] = packet.V(m35)
+		rv131[3] = packet.V(m36)
+		rv131[4] = packet.V(m37)
+		rv131[5] = packet.V(m38)
+		rv131[6] = packet.V(m39)
+		rv131[7] = packet.V(m40)
+		rv131[8] = packet.V(m41)
+		rv131[9] = m42
+		rv131[10] = m43
+		rv131[11] = packet.V(m44)
 		ok132 := pl.regs[0].Store(&rk130, rv131[:])
 		if ok132 {
 			goto n57
@@ -1957,8 +1977,8 @@ n29:
 n31:
 	{ // RxDuplicate: set rx.syndrome, rx.ackpsn, rx.ackmsn
 		m16 = (0x0)
-		m17 = (((m28 - 0x1) & 0xffffff) & 0xffffff)
-		m18 = (m29)
+		m17 = (((m33 - 0x1) & 0xffffff) & 0xffffff)
+		m18 = (m34)
 		goto n32
 	}
 n32:
@@ -2012,7 +2032,7 @@ n34:
 	}
 n35:
 	{ // RxIdle: test qp.busy == 0
-		if m31 == 0x0 {
+		if m36 == 0x0 {
 			goto n39
 		}
 		pl.edges[12]++
@@ -2020,7 +2040,7 @@ n35:
 	}
 n36:
 	{ // RxIdleSend: test qp.busy == 0
-		if m31 == 0x0 {
+		if m36 == 0x0 {
 			goto n46
 		}
 		pl.edges[13]++
@@ -2028,9 +2048,9 @@ n36:
 	}
 n37:
 	{ // RxInWrite: test qp.busy == 1 && qp.off + rx.size < qp.len
-		c135 := (m31 == 0x1)
+		c135 := (m36 == 0x1)
 		if c135 {
-			c135 = (((m34 + m1) & 0x1ffffffff) < m33)
+			c135 = (((m39 + m1) & 0x1ffffffff) < m38)
 		}
 		if c135 {
 			goto n47
@@ -2040,9 +2060,9 @@ n37:
 	}
 n38:
 	{ // RxInWriteLast: test qp.busy == 1 && qp.off + rx.size == qp.len
-		c136 := (m31 == 0x1)
+		c136 := (m36 == 0x1)
 		if c136 {
-			c136 = (((m34 + m1) & 0x1ffffffff) == m33)
+			c136 = (((m39 + m1) & 0x1ffffffff) == m38)
 		}
 		if c136 {
 			goto n48
@@ -2110,10 +2130,10 @@ n41:
 			return pl.drop(13)
 		}
 		b144 := data[h10 : h10+16] // reth
-		m33 = (uint64(b144[12])<<24 | uint64(b144[13])<<16 | uint64(b144[14])<<8 | uint64(b144[15]))
-		m34 = (0x0)
-		m35 = ((uint64(b144[0])<<56 | uint64(b144[1])<<48 | uint64(b144[2])<<40 | uint64(b144[3])<<32 | uint64(b144[4])<<24 | uint64(b144[5])<<16 | uint64(b144[6])<<8 | uint64(b144[7])) - m14)
-		m36 = (uint64(b144[8])<<24 | uint64(b144[9])<<16 | uint64(b144[10])<<8 | uint64(b144[11]))
+		m38 = (uint64(b144[12])<<24 | uint64(b144[13])<<16 | uint64(b144[14])<<8 | uint64(b144[15]))
+		m39 = (0x0)
+		m40 = ((uint64(b144[0])<<56 | uint64(b144[1])<<48 | uint64(b144[2])<<40 | uint64(b144[3])<<32 | uint64(b144[4])<<24 | uint64(b144[5])<<16 | uint64(b144[6])<<8 | uint64(b144[7])) - m14)
+		m41 = (uint64(b144[8])<<24 | uint64(b144[9])<<16 | uint64(b144[10])<<8 | uint64(b144[11]))
 		goto n42
 	}
 n42:
@@ -2126,7 +2146,7 @@ n42:
 	}
 n43:
 	{ // RxFirst: test rx.size < qp.len
-		if m1 < m33 {
+		if m1 < m38 {
 			goto n44
 		}
 		pl.edges[17]++
@@ -2134,13 +2154,13 @@ n43:
 	}
 n44:
 	{ // RxBegin: set qp.busy, rx.last
-		m31 = (0x1)
+		m36 = (0x1)
 		m4 = (0x0)
 		goto n50
 	}
 n45:
 	{ // RxOnly: test rx.size == qp.len
-		if m1 == m33 {
+		if m1 == m38 {
 			goto n49
 		}
 		pl.edges[18]++
@@ -2148,10 +2168,10 @@ n45:
 	}
 n46:
 	{ // RxSend: set qp.len, qp.off, qp.va, qp.rkey, rx.send
-		m33 = (m1)
-		m34 = (0x0)
-		m35 = (0x0)
-		m36 = (0x0)
+		m38 = (m1)
+		m39 = (0x0)
+		m40 = (0x0)
+		m41 = (0x0)
 		m5 = (0x1)
 		pl.edges[19]++
 		goto n49
@@ -2164,7 +2184,7 @@ n47:
 	}
 n48:
 	{ // RxLast: set qp.busy
-		m31 = (0x0)
+		m36 = (0x0)
 		pl.edges[21]++
 		goto n49
 	}
@@ -2180,36 +2200,37 @@ n50:
 		m16 = (0x0)
 		b146 := data[h9 : h9+12] // bth
 		m17 = ((uint64(b146[4])<<56 | uint64(b146[5])<<48 | uint64(b146[6])<<40 | uint64(b146[7])<<32 | uint64(b146[8])<<24 | uint64(b146[9])<<16 | uint64(b146[10])<<8 | uint64(b146[11])) >> 0 & 0xffffff)
-		m18 = (((m29 + m4) & 0x1ffffff) & 0xffffff)
+		m18 = (((m34 + m4) & 0x1ffffff) & 0xffffff)
 		m7 = (((uint64(b146[8]) >> 7 & 0x1) | m4) & 0x1)
-		m8 = (m35 + m34)
+		m8 = (m40 + m39)
 		m9 = (packet.Value{Lo: uint64(len(data) - h0)}.Sub(packet.Value{Lo: uint64(len(data) - h9)}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff}).Add(packet.Value{Lo: m2}).And(packet.Value{Hi: 0xffffffffffffffff, Lo: 0xffffffffffffffff})).Lo & 0xffff
 		goto n51
 	}
 n51:
 	{ // RxAdvance: set qp.off, qp.epsn, qp.naked, qp.msn
-		m34 = ((m34 + m1) & 0x1ffffffff) & 0xffffffff
-		m28 = (((m28 + 0x1) & 0x1ffffff) & 0xffffff)
-		m32 = (0x0)
-		m29 = (((m29 + m4) & 0x1ffffff) & 0xffffff)
+		m39 = ((m39 + m1) & 0x1ffffffff) & 0xffffffff
+		m33 = (((m33 + 0x1) & 0x1ffffff) & 0xffffff)
+		m37 = (0x0)
+		m34 = (((m34 + m4) & 0x1ffffff) & 0xffffff)
 		goto n52
 	}
 n52:
 	{ // RxStore: store qps
 		var rk147 packet.RegisterKey
 		rk147[0] = packet.V(m0)
-		var rv148 [11]packet.Value
-		rv148[0] = packet.V(m28)
-		rv148[1] = packet.V(m29)
-		rv148[2] = packet.V(m30)
-		rv148[3] = packet.V(m31)
-		rv148[4] = packet.V(m32)
-		rv148[5] = packet.V(m33)
-		rv148[6] = packet.V(m34)
-		rv148[7] = packet.V(m35)
-		rv148[8] = packet.V(m36)
-		rv148[9] = m37
-		rv148[10] = m38
+		var rv148 [12]packet.Value
+		rv148[0] = packet.V(m33)
+		rv148[1] = packet.V(m34)
+		rv148[2] = packet.V(m35)
+		rv148[3] = packet.V(m36)
+		rv148[4] = packet.V(m37)
+		rv148[5] = packet.V(m38)
+		rv148[6] = packet.V(m39)
+		rv148[7] = packet.V(m40)
+		rv148[8] = packet.V(m41)
+		rv148[9] = m42
+		rv148[10] = m43
+		rv148[11] = packet.V(m44)
 		ok149 := pl.regs[0].Store(&rk147, rv148[:])
 		if ok149 {
 			goto n53
@@ -2251,7 +2272,7 @@ n62:
 		m16 = (0x61)
 		b150 := data[h9 : h9+12] // bth
 		m17 = ((uint64(b150[4])<<56 | uint64(b150[5])<<48 | uint64(b150[6])<<40 | uint64(b150[7])<<32 | uint64(b150[8])<<24 | uint64(b150[9])<<16 | uint64(b150[10])<<8 | uint64(b150[11])) >> 0 & 0xffffff)
-		m18 = (m29)
+		m18 = (m34)
 		goto n64
 	}
 n63:
@@ -2259,7 +2280,7 @@ n63:
 		m16 = (0x62)
 		b151 := data[h9 : h9+12] // bth
 		m17 = ((uint64(b151[4])<<56 | uint64(b151[5])<<48 | uint64(b151[6])<<40 | uint64(b151[7])<<32 | uint64(b151[8])<<24 | uint64(b151[9])<<16 | uint64(b151[10])<<8 | uint64(b151[11])) >> 0 & 0xffffff)
-		m18 = (m29)
+		m18 = (m34)
 		pl.edges[25]++
 		goto n64
 	}
@@ -2404,7 +2425,7 @@ n57:
 n58:
 	{ // RxPlacementFields: set placement.rkey, placement.offset, placement.length, placement.imm, placement.qpn, placement.data, placement.ack, placement.has_imm, placement.send, placement.v6, placement.accepted, placement.poff, placement.syndrome, placement.psn, placement.msn, placement.peer, placement.sport, placement.smac, placement.dmac, placement.sip, placement.dip, placement.rpsn
 		b153 := data[h16 : h16+85] // placement
-		s154 := uint32(m36)
+		s154 := uint32(m41)
 		b153[0] = byte(s154 >> 24)
 		b153[1] = byte(s154 >> 16)
 		b153[2] = byte(s154 >> 8)
@@ -2450,7 +2471,7 @@ n58:
 		b153[30] = byte(s161 >> 16)
 		b153[31] = byte(s161 >> 8)
 		b153[32] = byte(s161)
-		s162 := uint64(m30)
+		s162 := uint64(m35)
 		b153[33] = byte(s162 >> 16)
 		b153[34] = byte(s162 >> 8)
 		b153[35] = byte(s162)

@@ -4,6 +4,9 @@
 package syntax
 
 import (
+	"bytes"
+	"errors"
+
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 )
@@ -448,4 +451,75 @@ type Ref struct {
 }
 
 // Parse parses one file; errors are participle's, positioned.
-func Parse(name string, src []byte) (*File, error) { return parser.ParseBytes(name, src) }
+func Parse(name string, src []byte) (*File, error) {
+	f, err := parser.ParseBytes(name, src)
+	if err != nil {
+		return nil, inNode(name, src, err)
+	}
+	return f, nil
+}
+
+// stmtParser parses one statement of a node.
+var stmtParser = participle.MustBuild[NodeStmt](
+	participle.Lexer(Lexer),
+	participle.Elide("Comment", "Whitespace"),
+	participle.UseLookahead(4),
+)
+
+// inNode finds where a node's statement goes wrong. A statement that fails
+// part way (`op switch x 1 -> a` without its braces) makes participle
+// backtrack out of the whole node and report "expected }" at the word
+// `node`, far from the mistake; parsing the node's statements one by one,
+// each from its own bytes, finds the first that fails and its own error.
+// Any other error is kept.
+func inNode(name string, src []byte, err error) error {
+	var pe participle.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	node := pe.Position()
+	if node.Offset < 0 || node.Offset >= len(src) || !bytes.HasPrefix(src[node.Offset:], []byte("node")) {
+		return err
+	}
+	lx, lerr := Lexer.Lex(name, bytes.NewReader(src[node.Offset:]))
+	if lerr != nil {
+		return err
+	}
+	// The statements' starts, then the node's end.
+	var stmts []lexer.Position
+	for depth := 0; ; {
+		t, terr := lx.Next()
+		if terr != nil || t.EOF() {
+			return err
+		}
+		if t.Value == "{" {
+			depth++
+		} else if t.Value == "}" {
+			if depth--; depth == 0 {
+				stmts = append(stmts, t.Pos)
+				break
+			}
+		} else if depth == 1 && (t.Value == "op" || t.Value == "port" || t.Value == "spawn") {
+			stmts = append(stmts, t.Pos)
+		}
+	}
+	for i := 0; i+1 < len(stmts); i++ {
+		at, end := stmts[i], stmts[i+1]
+		_, serr := stmtParser.ParseBytes(name, src[node.Offset+at.Offset:node.Offset+end.Offset])
+		if !errors.As(serr, &pe) {
+			continue
+		}
+		// The statement's positions made the file's.
+		pos := pe.Position()
+		pos.Offset += node.Offset + at.Offset
+		if pos.Line == 1 {
+			pos.Column += at.Column - 1
+			if at.Line == 1 {
+				pos.Column += node.Column - 1
+			}
+		}
+		pos.Line += node.Line - 1 + at.Line - 1
+		return participle.Errorf(pos, "%s", pe.Message())
+	}
+	return err
+}
