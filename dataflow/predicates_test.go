@@ -10,6 +10,7 @@ import (
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/predicate"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -202,7 +203,7 @@ lpg L {
 			if got := predicate.Satisfiable(ps.Port(g.Node("Again").Port("miss"))); got != tc.missSeen {
 				t.Errorf("predicates: the second lookup's miss satisfiable: %v, want %v", got, tc.missSeen)
 			}
-			ts, err := packet.LoadTables(g.Schema, "t.tables", strings.NewReader("table_add t hit 7 =>\n"))
+			ts, err := table.Load(g.Schema, "t.tables", strings.NewReader("table_add t hit 7 =>\n"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/lpg"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/verify"
 )
 
@@ -45,7 +45,7 @@ func TestEmbeddingAgainstLPG(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				tables := func() ([]*packet.Table, error) { return ejfat.Tables(m, file, strings.NewReader(string(script))) }
+				tables := func() ([]*table.Table, error) { return ejfat.Tables(m, file, strings.NewReader(string(script))) }
 				seeds, err := ejfat.Corpus()
 				if err != nil {
 					t.Fatal(err)

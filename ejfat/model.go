@@ -14,7 +14,7 @@ import (
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/models"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -57,8 +57,8 @@ func LPG(version string) (*lang.Model, *dataflow.Graph, error) {
 
 // Tables makes the runtime tables of model m filled from a table_add
 // script (nil r: empty tables).
-func Tables(m *lang.Model, name string, r io.Reader) ([]*packet.Table, error) {
-	return packet.LoadTables(m.Schema, name, r)
+func Tables(m *lang.Model, name string, r io.Reader) ([]*table.Table, error) {
+	return table.Load(m.Schema, name, r)
 }
 
 // Embedding loads a version's model and returns it with its LPG embedded

@@ -16,7 +16,7 @@ import (
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/xdptest"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -50,7 +50,7 @@ func TestXDPSplitAgainstInterpreter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := func() []*packet.Table {
+	tables := func() []*table.Table {
 		ts, err := Tables(m, xdpTables[version], bytes.NewReader(script))
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +62,7 @@ func TestXDPSplitAgainstInterpreter(t *testing.T) {
 		t.Fatal(err)
 	}
 	want.SetMaxFrame(xdp.MaxFrame)
-	hts, err := packet.LoadTables(lb2026host.Schema, xdpTables[version], bytes.NewReader(script))
+	hts, err := table.Load(lb2026host.Schema, xdpTables[version], bytes.NewReader(script))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/models"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -194,7 +194,7 @@ type reasmResult struct {
 // keeps what reaches the LPG's Deliver and the drops by reason.
 func runReasm(t *testing.T, g *dataflow.Graph, em *embed.Embedding, frames [][]byte) reasmResult {
 	t.Helper()
-	ts, err := packet.LoadTables(g.Schema, "entries", strings.NewReader(testutil.ReassemblerEntries))
+	ts, err := table.Load(g.Schema, "entries", strings.NewReader(testutil.ReassemblerEntries))
 	if err != nil {
 		t.Fatal(err)
 	}

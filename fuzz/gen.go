@@ -59,7 +59,7 @@ type gen struct {
 	// header's length or the parse.
 	fixed     map[string]bool
 	meta      []field
-	tables    []table
+	tables    []genTable
 	registers []string
 	states    []string
 	buffer    string             // the event length of state s0
@@ -68,7 +68,7 @@ type gen struct {
 	ports     []int
 }
 
-type table struct {
+type genTable struct {
 	name    string
 	keys    []key
 	actions []string
@@ -332,7 +332,7 @@ func (g *gen) statesDecl() {
 func (g *gen) tablesDecl() {
 	n := g.pick(3)
 	for t := 0; t < n; t++ {
-		tb := table{name: fmt.Sprintf("t%d", t), size: 1 + g.pick(64)}
+		tb := genTable{name: fmt.Sprintf("t%d", t), size: 1 + g.pick(64)}
 		na := 1 + g.pick(3)
 		for a := 0; a < na; a++ {
 			name := fmt.Sprintf("t%da%d", t, a)
@@ -388,7 +388,7 @@ func (g *gen) args(action string) string {
 }
 
 // entries writes up to the table's size of random entries.
-func (g *gen) entries(tb table) {
+func (g *gen) entries(tb genTable) {
 	n := min(tb.size, g.pick(6))
 	if len(tb.keys) == 0 {
 		n = min(n, 1)

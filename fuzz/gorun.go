@@ -59,7 +59,7 @@ func RunGo(dir string, cases []GoCase) (diffs []Diff, refused map[string]string,
 			return nil, nil, err
 		}
 		fmt.Fprintf(&imports, "\t%s \"nscfuzz/%s\"\n", pkg, pkg)
-		fmt.Fprintf(&runs, "\trun(%d, %s.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return %s.New(ts) })\n", len(built), pkg, pkg)
+		fmt.Fprintf(&runs, "\trun(%d, %s.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return %s.New(ts) })\n", len(built), pkg, pkg)
 		var frames bytes.Buffer
 		for _, f := range c.Frames {
 			frames.Write(binary.BigEndian.AppendUint32(nil, uint32(len(f))))
@@ -240,17 +240,18 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 //IMPORTS
 )
 
-func run(i int, s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline, error)) {
+func run(i int, s *packet.Schema, mk func([]*table.Table) (fastpath.Pipeline, error)) {
 	dir := fmt.Sprintf("m%d/", i)
 	raw, err := os.ReadFile(dir + "tables.txt")
 	if err != nil {
 		fmt.Printf("e %d %v\n", i, err)
 		return
 	}
-	ts, err := packet.LoadTables(s, "tables", bytes.NewReader(raw))
+	ts, err := table.Load(s, "tables", bytes.NewReader(raw))
 	if err != nil {
 		fmt.Printf("e %d %v\n", i, err)
 		return

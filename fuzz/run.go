@@ -12,7 +12,7 @@ import (
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/models"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 	"github.com/dragonet-go/nsc/verify"
 )
@@ -45,12 +45,12 @@ type Outcome = sim.Outcome
 func Interp(m *sim.Machine, frame []byte) Outcome { return m.Outcome(frame) }
 
 // tables loads the model's table_add script for graph g's schema.
-func tables(g *dataflow.Graph, m Model) ([]*packet.Table, error) {
+func tables(g *dataflow.Graph, m Model) ([]*table.Table, error) {
 	return loadTables(g, m.Name, m.Tables)
 }
 
-func loadTables(g *dataflow.Graph, name, script string) ([]*packet.Table, error) {
-	return packet.LoadTables(g.Schema, name+".tables", bytes.NewReader([]byte(script)))
+func loadTables(g *dataflow.Graph, name, script string) ([]*table.Table, error) {
+	return table.Load(g.Schema, name+".tables", bytes.NewReader([]byte(script)))
 }
 
 // Prepared is a loaded model with its packets and embeddings.
@@ -131,7 +131,7 @@ func (p *Prepared) CheckEmbeddings() ([]Diff, error) {
 				all = append(all, c)
 			}
 		}
-		res, err := verify.RunTables(em, func() ([]*packet.Table, error) { return tables(em.Graph, p.Model) }, all, nil)
+		res, err := verify.RunTables(em, func() ([]*table.Table, error) { return tables(em.Graph, p.Model) }, all, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: verify %s: %w", p.Model.Name, name, err)
 		}
@@ -139,7 +139,7 @@ func (p *Prepared) CheckEmbeddings() ([]Diff, error) {
 			// Differences are what a lie looks like. Where these frames show
 			// it, verify's own packets (no frames given) must show it too.
 			if len(res.Mismatches) > 0 {
-				own, err := verify.RunTables(em, func() ([]*packet.Table, error) { return tables(em.Graph, p.Model) }, verify.Generate(em, 2000, 1), nil)
+				own, err := verify.RunTables(em, func() ([]*table.Table, error) { return tables(em.Graph, p.Model) }, verify.Generate(em, 2000, 1), nil)
 				if err != nil {
 					return nil, fmt.Errorf("%s: verify %s: %w", p.Model.Name, name, err)
 				}

@@ -135,7 +135,7 @@ func BenchmarkLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	size := 0
-	for _, f := range m.Files {
+	for _, f := range lang.Files(m) {
 		src, _ := fs.ReadFile(models.FS, strings.TrimPrefix(f, "nsc:"))
 		size += len(src)
 	}
@@ -187,7 +187,7 @@ func TestAbsoluteInclude(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{hdr, main}; strings.Join(m.Files, " ") != strings.Join(want, " ") {
-		t.Errorf("files read %q, want %q", m.Files, want)
+	if want := []string{hdr, main}; strings.Join(lang.Files(m), " ") != strings.Join(want, " ") {
+		t.Errorf("files read %q, want %q", lang.Files(m), want)
 	}
 }

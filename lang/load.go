@@ -28,8 +28,7 @@ import (
 type Model struct {
 	Schema *packet.Schema
 	Graphs []*dataflow.Graph
-	// Files are the files read, includes first.
-	Files []string
+	files  []string // the files read, includes first
 }
 
 // Graph returns the named graph.
@@ -58,11 +57,11 @@ type Loader struct {
 	Library  fs.FS
 }
 
-// MaxModelBytes bounds a model file: a model is text a person writes.
-const MaxModelBytes = 8 << 20
+// maxModelBytes bounds a model file: a model is text a person writes.
+const maxModelBytes = 8 << 20
 
 // ReadModel reads a model file from disk: a regular file of at most
-// MaxModelBytes (not a device, a FIFO or a directory, which could feed the
+// 8 MiB (not a device, a FIFO or a directory, which could feed the
 // parser without end).
 func ReadModel(name string) ([]byte, error) {
 	f, err := os.Open(name)
@@ -77,9 +76,9 @@ func ReadModel(name string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file but %s", fileKind(st.Mode()))}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxModelBytes+1))
-	if err == nil && len(b) > MaxModelBytes {
-		err = &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d MiB, the most a model file may hold", MaxModelBytes>>20)}
+	b, err := io.ReadAll(io.LimitReader(f, maxModelBytes+1))
+	if err == nil && len(b) > maxModelBytes {
+		err = &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d MiB, the most a model file may hold", maxModelBytes>>20)}
 	}
 	return b, err
 }
@@ -98,8 +97,8 @@ func fileKind(m fs.FileMode) string {
 	return "a special file"
 }
 
-// DefaultSize is a table's size when the model gives none.
-const DefaultSize = 1024
+// defaultSize is a table's size when the model gives none.
+const defaultSize = 1024
 
 // parseFile parses one file without resolving it.
 func parseFile(name string, src []byte) (*syntax.File, error) {
@@ -291,7 +290,7 @@ func (l *loader) resolve() *Model {
 	l.states()
 	l.registers()
 	l.schema.Finish()
-	m := &Model{Schema: l.schema, Files: l.files}
+	m := &Model{Schema: l.schema, files: l.files}
 	for _, d := range l.decls {
 		if d.Graph != nil {
 			if g := l.graph(d.Graph); g != nil {
@@ -648,7 +647,7 @@ func (l *loader) tables() {
 			l.errorf(td.Pos, "table %s declared twice", td.Name)
 			continue
 		}
-		def := &packet.TableDef{Spec: &packet.TableSpec{Name: td.Name, Size: DefaultSize}, Default: -1}
+		def := &packet.TableDef{Spec: &packet.TableSpec{Name: td.Name, Size: defaultSize}, Default: -1}
 		spec := def.Spec
 		var deflt *syntax.Call
 		r := l.resolver(scope{})

@@ -5,9 +5,9 @@ import (
 	"github.com/dragonet-go/nsc/packet"
 )
 
-// DefaultRegisterSize is a register's size when its declaration leaves it
+// defaultRegisterSize is a register's size when its declaration leaves it
 // out.
-const DefaultRegisterSize = 1024
+const defaultRegisterSize = 1024
 
 func (l *loader) registers() {
 	s := l.schema
@@ -28,7 +28,7 @@ func (l *loader) registers() {
 
 // register resolves one declaration; nil after recording an error.
 func (l *loader) register(rd *syntax.RegisterDecl) *packet.RegisterDef {
-	r := &packet.RegisterDef{Name: rd.Name, Value: -1, Size: DefaultRegisterSize}
+	r := &packet.RegisterDef{Name: rd.Name, Value: -1, Size: defaultRegisterSize}
 	before := len(l.errs)
 	seen := map[string]bool{}
 	res := l.resolver(scope{})

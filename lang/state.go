@@ -11,10 +11,10 @@ import (
 
 // State defaults, when a state declaration leaves them out.
 const (
-	DefaultStateMax     = 1 << 30
-	DefaultStateTimeout = 500 * time.Millisecond
-	DefaultStateEvents  = 1024
-	DefaultStateBytes   = 4 << 30
+	defaultStateMax     = 1 << 30
+	defaultStateTimeout = 500 * time.Millisecond
+	defaultStateEvents  = 1024
+	defaultStateBytes   = 4 << 30
 )
 
 var byteUnits = map[string]uint64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -43,7 +43,7 @@ func (l *loader) states() {
 
 // state resolves one declaration; nil after recording an error.
 func (l *loader) state(sd *syntax.StateDecl) *packet.StateDef {
-	st := &packet.StateDef{Name: sd.Name, Max: DefaultStateMax, Timeout: DefaultStateTimeout, Events: DefaultStateEvents, Bytes: DefaultStateBytes}
+	st := &packet.StateDef{Name: sd.Name, Max: defaultStateMax, Timeout: defaultStateTimeout, Events: defaultStateEvents, Bytes: defaultStateBytes}
 	before := len(l.errs)
 	seen := map[string]bool{}
 	once := func(it *syntax.StateItem, item string) bool {

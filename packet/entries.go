@@ -26,6 +26,7 @@ type ScriptError struct {
 }
 
 func (e *ScriptError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
+
 func (e *ScriptError) Unwrap() error { return e.Err }
 
 // scriptWord is a word of a script and the line it is on.
@@ -152,40 +153,6 @@ func isCommand(word string) bool {
 		return true
 	}
 	return false
-}
-
-// LoadTables makes empty runtime tables for every table of s, in
-// Schema.Tables order, and fills them from a table_add script read from r
-// (name is for messages). Errors name the line. Each table's index is
-// built once, from all its entries.
-func LoadTables(s *Schema, name string, r io.Reader) ([]*Table, error) {
-	ts := make([]*Table, len(s.Tables))
-	for i, t := range s.Tables {
-		ts[i] = NewTable(t.Spec)
-	}
-	if r == nil {
-		return ts, nil
-	}
-	entries, err := ParseEntries(name, r, s.TableSpec)
-	if err != nil {
-		return nil, err
-	}
-	at, n := make([]int, len(entries)), make([]int, len(ts))
-	for k, te := range entries {
-		at[k], _ = s.Table(te.Table)
-		n[at[k]]++
-	}
-	byTable := make([][]Entry, len(ts))
-	for i := range byTable {
-		byTable[i] = make([]Entry, 0, n[i])
-	}
-	for k, te := range entries {
-		byTable[at[k]] = append(byTable[at[k]], te.Entry)
-	}
-	for i, es := range byTable {
-		ts[i].load(es) // ParseEntries checked them against the same specs
-	}
-	return ts, nil
 }
 
 // parseEntry parses the words after one table_add, which is at line start.

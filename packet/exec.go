@@ -9,13 +9,13 @@ const (
 	Malformed = -2
 )
 
-// Env is what operations need besides the packet: the runtime tables, in
-// Schema.Tables order, the keyed state (nil: place is malformed), and
-// scratch space so lookups do not allocate.
+// Env is what operations need besides the packet: the runtime tables and
+// registers, the keyed state (nil: place is malformed), and scratch space
+// so lookups do not allocate.
 type Env struct {
-	Tables    []*Table
+	Tables    Tables
 	States    States
-	Registers []*Register // in Schema.Registers order
+	Registers Registers
 	keys      []Value
 }
 
@@ -112,6 +112,15 @@ func (o *Op) Exec(p *Packet, env *Env) int {
 	return Malformed
 }
 
+// Tables are the run-time tables a lookup reads (packet/table's Set):
+// they live apart from the IR, as States do, so that what reads a model
+// (predicate, embed, the generators) does not carry them.
+type Tables interface {
+	// Lookup returns the entry of table i (in Schema.Tables order) that
+	// keys match, if any.
+	Lookup(i int, keys []Value) (e *Entry, hit bool)
+}
+
 func boolPort(b bool) int {
 	if b {
 		return 0
@@ -130,7 +139,7 @@ func (o *Op) lookup(p *Packet, env *Env) int {
 		env.keys = append(env.keys, v)
 	}
 	act, params := def.Default, def.DefaultParams
-	if e, hit := env.Tables[o.Table].Lookup(env.keys); hit {
+	if e, hit := env.Tables.Lookup(o.Table, env.keys); hit {
 		act, params = e.Action, e.Params
 	}
 	if !p.assign(p.Schema.Actions[def.Actions[act]].Body, params, nil) {

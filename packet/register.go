@@ -26,74 +26,37 @@ var (
 	StorePorts = []string{"out", "full"}
 )
 
-// Register is a register array at run time, for the interpreter and the
-// generated Go alike: a map from keys to values, at most Def.Size of them.
-// A Register is for one goroutine.
-type Register struct {
-	Def     *RegisterDef
-	entries map[RegisterKey][]Value
-}
-
-// NewRegisters makes the empty registers of a schema, in Schema.Registers
-// order.
-func NewRegisters(s *Schema) []*Register {
-	rs := make([]*Register, len(s.Registers))
-	for i, d := range s.Registers {
-		rs[i] = &Register{Def: d, entries: map[RegisterKey][]Value{}}
-	}
-	return rs
-}
-
-// Load copies the entry of key k into dst and reports whether there was
-// one; on a miss dst is zeroed.
-func (r *Register) Load(k *RegisterKey, dst []Value) bool {
-	v, ok := r.entries[*k]
-	if !ok {
-		clear(dst)
-		return false
-	}
-	copy(dst, v)
-	return true
-}
-
-// Store copies src into the entry of key k, made if there is none; false
-// (nothing stored) when a new entry would go past Def.Size.
-func (r *Register) Store(k *RegisterKey, src []Value) bool {
-	v, ok := r.entries[*k]
-	if !ok {
-		if len(r.entries) >= r.Def.Size {
-			return false
-		}
-		v = make([]Value, len(src))
-		r.entries[*k] = v
-	}
-	copy(v, src)
-	return true
-}
-
-// Len is the number of entries.
-func (r *Register) Len() int { return len(r.entries) }
-
 // registerOp runs load or store of register o.Register on p.
 func (o *Op) registerOp(p *Packet, env *Env) int {
-	if o.Register >= len(env.Registers) {
+	if env.Registers == nil || o.Register >= len(p.Schema.Registers) {
 		return Malformed
 	}
-	r := env.Registers[o.Register]
+	def := p.Schema.Registers[o.Register]
 	var k RegisterKey
-	for i, e := range r.Def.Keys {
+	for i, e := range def.Keys {
 		v, ok := e.Eval(p, nil)
 		if !ok {
 			return Malformed
 		}
 		k[i] = v
 	}
-	h := p.Schema.Headers[r.Def.Value]
+	h := p.Schema.Headers[def.Value]
 	fields := p.Meta[h.MetaBase : h.MetaBase+len(h.Fields)]
 	if o.Kind == OpLoad {
-		return boolPort(r.Load(&k, fields))
+		return boolPort(env.Registers.Load(o.Register, &k, fields))
 	}
-	return boolPort(r.Store(&k, fields))
+	return boolPort(env.Registers.Store(o.Register, &k, fields))
+}
+
+// Registers are the register arrays at run time (packet/table's
+// RegisterSet), apart from the IR as Tables are.
+type Registers interface {
+	// Load copies the entry of key k of register i into dst and reports
+	// whether there was one; on a miss dst is zeroed.
+	Load(i int, k *RegisterKey, dst []Value) bool
+	// Store copies src into the entry of key k of register i; false when
+	// the register is full.
+	Store(i int, k *RegisterKey, src []Value) bool
 }
 
 // Register returns the index of the named register.

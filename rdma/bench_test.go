@@ -8,6 +8,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma"
 	"github.com/dragonet-go/nsc/rdma/irnfast"
 	"github.com/dragonet-go/nsc/rdma/naafast"
@@ -37,8 +38,8 @@ func message(irn bool) [][]byte {
 // PSN) starts each message.
 func BenchmarkResponder(b *testing.B) {
 	frames := message(false)
-	tables := func(s *packet.Schema) []*packet.Table {
-		ts, err := packet.LoadTables(s, "tables", strings.NewReader(tablesText))
+	tables := func(s *packet.Schema) []*table.Table {
+		ts, err := table.Load(s, "tables", strings.NewReader(tablesText))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/lpg"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/verify"
 )
 
@@ -83,8 +84,8 @@ func TestDevices(t *testing.T) {
 					cases = append(cases, verify.Case{Source: lpg.RxEntry, Frame: f})
 				}
 			}
-			tables := func() ([]*packet.Table, error) {
-				return packet.LoadTables(m.Schema, "tables", strings.NewReader(tablesText))
+			tables := func() ([]*table.Table, error) {
+				return table.Load(m.Schema, "tables", strings.NewReader(tablesText))
 			}
 			res, err := verify.RunTables(em, tables, cases, nil)
 			if err != nil {

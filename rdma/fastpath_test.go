@@ -16,6 +16,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma/naaackfast"
 	"github.com/dragonet-go/nsc/rdma/naafast"
 )
@@ -30,14 +31,14 @@ type pair struct {
 
 func newPair(t testing.TB) *pair {
 	t.Helper()
-	return newPairOf(t, naafast.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return naafast.New(ts) }, newResponder(t))
+	return newPairOf(t, naafast.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return naafast.New(ts) }, newResponder(t))
 }
 
 // newPairOf is the generated responder New makes (of schema s) with the
 // test's tables, against r.
-func newPairOf(t testing.TB, s *packet.Schema, mk func([]*packet.Table) (fastpath.Pipeline, error), r *responder) *pair {
+func newPairOf(t testing.TB, s *packet.Schema, mk func([]*table.Table) (fastpath.Pipeline, error), r *responder) *pair {
 	t.Helper()
-	ts, err := packet.LoadTables(s, "tables", strings.NewReader(tablesText))
+	ts, err := table.Load(s, "tables", strings.NewReader(tablesText))
 	if err != nil {
 		t.Fatal(err)
 	}

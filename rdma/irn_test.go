@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma"
 	"github.com/dragonet-go/nsc/rdma/irnfast"
 )
@@ -13,7 +13,7 @@ func newIRN(t testing.TB) *responder { return newResponderOf(t, "rdma/irn.nsc", 
 
 func newIRNPair(t testing.TB) *pair {
 	t.Helper()
-	return newPairOf(t, irnfast.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return irnfast.New(ts) }, newIRN(t))
+	return newPairOf(t, irnfast.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnfast.New(ts) }, newIRN(t))
 }
 
 // irnScenarios are crafted traffic with the outcomes IRN's selective

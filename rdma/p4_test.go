@@ -12,7 +12,7 @@ import (
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -55,7 +55,7 @@ func TestP4Split(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := p4sim.New(parsed, p4.V1Model, map[string]*packet.Table{})
+			run := p4sim.New(parsed, p4.V1Model, map[string]*table.Table{})
 			labels := p4sim.CounterLabels(prog.Source)
 			want, err := sim.New(em.Graph, splitTables(t, m.Schema))
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma/irnfast"
 	"github.com/dragonet-go/nsc/rdma/irnxdphost"
 	"github.com/dragonet-go/nsc/rdma/naaackfast"
@@ -65,12 +66,12 @@ type imm struct{ qpn, psn, imm uint32 }
 // generated is a generated responder and the schema of its tables.
 type generated struct {
 	schema *packet.Schema
-	new    func([]*packet.Table) (fastpath.Pipeline, error)
+	new    func([]*table.Table) (fastpath.Pipeline, error)
 }
 
 var (
-	goBackN = generated{naafast.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return naafast.New(ts) }}
-	irn     = generated{irnfast.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return irnfast.New(ts) }}
+	goBackN = generated{naafast.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return naafast.New(ts) }}
+	irn     = generated{irnfast.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnfast.New(ts) }}
 	// xdpHosts are the host parts of the responders split between
 	// RDMAXDP's program and the host (models/rdma/xdp.nsc), by model,
 	// with the graph the program runs.
@@ -78,8 +79,8 @@ var (
 		graph string
 		gen   generated
 	}{
-		"naa": {"NAAResponder@RDMAXDP", generated{naaxdphost.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return naaxdphost.New(ts) }}},
-		"irn": {"IRNResponder@RDMAXDP", generated{irnxdphost.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return irnxdphost.New(ts) }}},
+		"naa": {"NAAResponder@RDMAXDP", generated{naaxdphost.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return naaxdphost.New(ts) }}},
+		"irn": {"IRNResponder@RDMAXDP", generated{irnxdphost.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnxdphost.New(ts) }}},
 	}
 )
 
@@ -103,7 +104,7 @@ func newResponderFor(g generated, qps []QP, regions []*Region) (*Responder, erro
 	for _, r := range regions {
 		fmt.Fprintf(&script, "table_add regions region %#x => %#x %#x\n", r.RKey, r.Base, len(r.Mem))
 	}
-	ts, err := packet.LoadTables(g.schema, "responder", strings.NewReader(script.String()))
+	ts, err := table.Load(g.schema, "responder", strings.NewReader(script.String()))
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func XDPHost(model, graph, name string, script io.Reader) (*Responder, error) {
 	if graph != h.graph {
 		return nil, fmt.Errorf("the host part of responder %s runs with a program of graph %s, not %s", model, h.graph, graph)
 	}
-	ts, err := packet.LoadTables(h.gen.schema, name, script)
+	ts, err := table.Load(h.gen.schema, name, script)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func XDPHost(model, graph, name string, script io.Reader) (*Responder, error) {
 	return newResponder(h.gen, ts, regions)
 }
 
-func newResponder(g generated, ts []*packet.Table, regions []*Region) (*Responder, error) {
+func newResponder(g generated, ts []*table.Table, regions []*Region) (*Responder, error) {
 	r := &Responder{schema: g.schema, regions: map[uint32]*Region{}, memory: -1}
 	for _, g := range regions {
 		r.regions[g.RKey] = g

@@ -11,6 +11,7 @@ import (
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -52,7 +53,7 @@ func newResponderOf(t testing.TB, files, lpg string) *responder {
 	t.Helper()
 	m := testutil.Model(t, strings.Fields(files)...)
 	g, _ := m.Graph(lpg)
-	ts, err := packet.LoadTables(m.Schema, "tables", strings.NewReader(tablesText))
+	ts, err := table.Load(m.Schema, "tables", strings.NewReader(tablesText))
 	if err != nil {
 		t.Fatal(err)
 	}

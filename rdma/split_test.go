@@ -19,6 +19,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma"
 	"github.com/dragonet-go/nsc/rdma/irnxdphost"
 	"github.com/dragonet-go/nsc/rdma/naaxdphost"
@@ -47,11 +48,11 @@ func TestXDPSplit(t *testing.T) {
 	for _, c := range []struct {
 		file, lpg string
 		sc        func() map[string][]step
-		host      func([]*packet.Table) (fastpath.Pipeline, error)
+		host      func([]*table.Table) (fastpath.Pipeline, error)
 		s         *packet.Schema
 	}{
-		{"rdma/naa.nsc", "NAAResponder", scenarios, func(ts []*packet.Table) (fastpath.Pipeline, error) { return naaxdphost.New(ts) }, naaxdphost.Schema},
-		{"rdma/irn.nsc", "IRNResponder", irnScenarios, func(ts []*packet.Table) (fastpath.Pipeline, error) { return irnxdphost.New(ts) }, irnxdphost.Schema},
+		{"rdma/naa.nsc", "NAAResponder", scenarios, func(ts []*table.Table) (fastpath.Pipeline, error) { return naaxdphost.New(ts) }, naaxdphost.Schema},
+		{"rdma/irn.nsc", "IRNResponder", irnScenarios, func(ts []*table.Table) (fastpath.Pipeline, error) { return irnxdphost.New(ts) }, irnxdphost.Schema},
 	} {
 		t.Run(c.lpg, func(t *testing.T) {
 			m := testutil.Model(t, c.file, "rdma/xdp.nsc")
@@ -142,9 +143,9 @@ func TestXDPSplit(t *testing.T) {
 }
 
 // splitTables are the tests' QP and region tables for schema s.
-func splitTables(t *testing.T, s *packet.Schema) []*packet.Table {
+func splitTables(t *testing.T, s *packet.Schema) []*table.Table {
 	t.Helper()
-	ts, err := packet.LoadTables(s, "tables", strings.NewReader(tablesText))
+	ts, err := table.Load(s, "tables", strings.NewReader(tablesText))
 	if err != nil {
 		t.Fatal(err)
 	}

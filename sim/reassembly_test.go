@@ -15,6 +15,7 @@ import (
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -31,7 +32,7 @@ func newRig(t testing.TB) *rig {
 	t.Helper()
 	md := testutil.Model(t, "ejfat/reassembler.nsc")
 	g, _ := md.Graph("Reassembler")
-	ts, err := packet.LoadTables(md.Schema, "entries", strings.NewReader(testutil.ReassemblerEntries))
+	ts, err := table.Load(md.Schema, "entries", strings.NewReader(testutil.ReassemblerEntries))
 	if err != nil {
 		t.Fatal(err)
 	}

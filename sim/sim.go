@@ -7,6 +7,7 @@ import (
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // MaxSpawn bounds the tasks one frame may spawn, so a spawn cycle ends.
@@ -74,14 +75,14 @@ const (
 
 // New prepares a machine for g, a validated graph. tables holds the runtime
 // tables in Schema.Tables order; nil makes empty ones.
-func New(g *dataflow.Graph, tables []*packet.Table) (*Machine, error) {
+func New(g *dataflow.Graph, tables []*table.Table) (*Machine, error) {
 	order := g.Order()
 	if order == nil {
 		return nil, fmt.Errorf("graph %s has a cycle", g.Name)
 	}
 	if tables == nil {
 		for _, t := range g.Schema.Tables {
-			tables = append(tables, packet.NewTable(t.Spec))
+			tables = append(tables, table.New(t.Spec))
 		}
 	}
 	if len(tables) != len(g.Schema.Tables) {
@@ -92,7 +93,7 @@ func New(g *dataflow.Graph, tables []*packet.Table) (*Machine, error) {
 		pos:      make([]int, len(g.Nodes)),
 		ops:      make([][]operand, len(g.Nodes)),
 		ports:    make([][]int, len(g.Nodes)),
-		env:      packet.Env{Tables: tables, Registers: packet.NewRegisters(g.Schema)},
+		env:      packet.Env{Tables: table.Set(tables), Registers: table.RegisterSet(table.NewRegisters(g.Schema))},
 		fired:    make([]int, len(g.Nodes)),
 		pkt:      packet.NewPacket(g.Schema),
 		nodeRuns: make([]uint64, len(g.Nodes)),
@@ -134,7 +135,9 @@ func New(g *dataflow.Graph, tables []*packet.Table) (*Machine, error) {
 
 // ForgetRegisters empties the machine's registers, as if it were new;
 // its keyed state, tables and counters stay.
-func (m *Machine) ForgetRegisters() { m.env.Registers = packet.NewRegisters(m.g.Schema) }
+func (m *Machine) ForgetRegisters() {
+	m.env.Registers = table.RegisterSet(table.NewRegisters(m.g.Schema))
+}
 
 // Graph is the graph the machine runs.
 func (m *Machine) Graph() *dataflow.Graph { return m.g }

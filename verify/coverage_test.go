@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/verify"
 )
 
@@ -19,13 +19,13 @@ import (
 // route's port stays unreached, and verify says so.
 func TestCoverageOfAUserModel(t *testing.T) {
 	em := embedding(t, load(t, "testdata/gre.nsc"), "GRETerm", "XDP")
-	tables := func() ([]*packet.Table, error) {
+	tables := func() ([]*table.Table, error) {
 		f, err := os.Open("testdata/gre.tables")
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		return packet.LoadTables(em.LPG.Schema, "gre.tables", f)
+		return table.Load(em.LPG.Schema, "gre.tables", f)
 	}
 	ts, err := tables()
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/lpg"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/predicate"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -238,8 +239,8 @@ func Run(em *embed.Embedding, cases []Case, progress func(done int)) (*Result, e
 // RunTables is Run with the tables tables makes (nil: empty ones), one
 // set for each side (and for a device's part), so that packets reach what only entries lead to (an
 // LB's forwarding and its rewrites).
-func RunTables(em *embed.Embedding, tables func() ([]*packet.Table, error), cases []Case, progress func(done int)) (*Result, error) {
-	load := func() ([]*packet.Table, error) {
+func RunTables(em *embed.Embedding, tables func() ([]*table.Table, error), cases []Case, progress func(done int)) (*Result, error) {
+	load := func() ([]*table.Table, error) {
 		if tables == nil {
 			return nil, nil
 		}
@@ -407,7 +408,7 @@ func Generate(em *embed.Embedding, n int, seed uint64) []Case {
 // GenerateTables is Generate for a run with tables (in Schema.Tables
 // order; nil: empty ones): a frame meant to take a lookup's action port
 // has the key fields of an entry of that action.
-func GenerateTables(em *embed.Embedding, n int, seed uint64, tables []*packet.Table) []Case {
+func GenerateTables(em *embed.Embedding, n int, seed uint64, tables []*table.Table) []Case {
 	rnd := rand.New(rand.NewPCG(seed, seed^0x6e7363))
 	g := em.Graph
 	space := predicate.NewSpace()

@@ -495,7 +495,7 @@ func (c *gen) ComputeICRC(x *lower.ICRC) {
 }
 
 // Register generates a lowered load or store as a call of the
-// register's runtime (packet.Register) with the key evaluated and the
+// register's runtime (table.Register) with the key evaluated and the
 // value header's fields, the metadata locals, copied out or in.
 func (c *gen) Register(r *lower.Register) string {
 	h := r.Value
@@ -622,7 +622,7 @@ func (c *gen) Lookup(n *dataflow.Node, l *lower.Lookup) {
 
 // lookupWords looks a table's keys up as 64-bit words, a wide key's two
 // (high first), probing the table's structures inline where it has one
-// generated code can read (packet.Probes: the accessor is small enough for
+// generated code can read (table.Probes: the accessor is small enough for
 // Go to inline even here) and calling the table's word lookup where it has
 // not.
 func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
@@ -669,7 +669,7 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 		c.emit("%s &= %s.Mask", k, pi)
 		// The first probe outside the loop, which only collisions enter:
 		// a loop on the way costs the register allocator's moves.
-		c.emit("m, j := uint64(len(%s.Slots)-1), packet.PackedHash(%s)>>(%s.Shift&63)", pi, k, pi)
+		c.emit("m, j := uint64(len(%s.Slots)-1), table.PackedHash(%s)>>(%s.Shift&63)", pi, k, pi)
 		c.emit("sl := &%s.Slots[j]", pi)
 		c.emit("for sl.Entry != 0 && sl.Key != %s { j = (j + 1) & m; sl = &%s.Slots[j] }", k, pi)
 		hit("sl")
@@ -689,7 +689,7 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 			}
 		}
 		all := strings.Join(masked, ", ")
-		c.emit("%s := packet.WordsHash(%s)", h, all)
+		c.emit("%s := table.WordsHash(%s)", h, all)
 		// Shift is below 64; saying so spares Go's test for a wider one.
 		// The first probe outside the loop, as for Packed. A slot holds
 		// the key words a hit compares (zeros past the key's) and the
@@ -751,7 +751,7 @@ func (c *gen) lookupWords(n *dataflow.Node, l *lower.Lookup) {
 			same = []string{"true"} // no exact keys: one group
 		}
 		c.emit("} else if %s := %s.Intervals; %s != nil {", iv, pr, iv)
-		c.emit("%s := packet.WordsHash(%s)", h, strings.Join(exact, ", "))
+		c.emit("%s := table.WordsHash(%s)", h, strings.Join(exact, ", "))
 		c.emit("for m, j := uint64(len(%s.Groups)-1), %s>>(%s.Shift&63); ; j = (j + 1) & m {", iv, h, iv)
 		c.emit("g := &%s.Groups[j]", iv)
 		c.emit("if g.Hi == 0 { break }")
@@ -919,7 +919,7 @@ func (c *gen) hdr(h int) string {
 // maskTo is maskSuffix(w) for the value of e, or nothing where the value
 // fits w bits anyway: generated expressions are cut to their widths (u64,
 // low, value), the fields read and the metadata too, and an action's
-// parameters fit theirs (packet.Table checks every entry and default;
+// parameters fit theirs (table.Table checks every entry and default;
 // New, that the tables are the schema's).
 func maskTo(e *packet.Expr, w int) string {
 	switch e.Kind {
@@ -1190,7 +1190,7 @@ func (c *gen) file(opt Options) ([]byte, error) {
 	if c.usesBits || len(c.s.States) > 0 {
 		w.WriteString("\n")
 	}
-	w.WriteString("\t\"github.com/dragonet-go/nsc/backends/golang/fastpath\"\n\t\"github.com/dragonet-go/nsc/packet\"\n)\n\n")
+	w.WriteString("\t\"github.com/dragonet-go/nsc/backends/golang/fastpath\"\n\t\"github.com/dragonet-go/nsc/packet\"\n\t\"github.com/dragonet-go/nsc/packet/table\"\n)\n\n")
 	c.schema(&w)
 	c.names(&w)
 	w.Write(c.vars.Bytes())

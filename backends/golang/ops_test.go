@@ -12,7 +12,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang/internal/opsfast"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -28,7 +28,7 @@ func opsPair(t testing.TB) (*opsfast.Pipeline, *sim.Machine) {
 	g, _ := m.Graph("OpsRx")
 	const script = "../flow/testdata/ops.tables"
 	mach, raw := testutil.Interpreter(t, m, g, script)
-	ts, err := packet.LoadTables(opsfast.Schema, script, bytes.NewReader(raw))
+	ts, err := table.Load(opsfast.Schema, script, bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestNewRefusesOtherTables(t *testing.T) {
 			a.Params[0].Width++
 			spec.Actions[j] = a
 			other := slices.Clone(ts)
-			other[i] = packet.NewTable(&spec)
+			other[i] = table.New(&spec)
 			if _, err := opsfast.New(other); err == nil || !strings.Contains(err.Error(), "action "+fmt.Sprint(j)) {
 				t.Errorf("table %s with param %s wider: error %v", spec.Name, a.Params[0].Name, err)
 			}

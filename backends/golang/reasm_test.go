@@ -16,6 +16,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -173,8 +174,8 @@ func reasmCorpus(t testing.TB) []step {
 func reasmPair(t testing.TB, now *time.Time) (*reasmfast.Pipeline, *sim.Machine) {
 	md := testutil.Model(t, "ejfat/reassembler.nsc")
 	g, _ := md.Graph("Reassembler")
-	load := func(s *packet.Schema) []*packet.Table {
-		ts, err := packet.LoadTables(s, "entries", strings.NewReader(testutil.ReassemblerEntries))
+	load := func(s *packet.Schema) []*table.Table {
+		ts, err := table.Load(s, "entries", strings.NewReader(testutil.ReassemblerEntries))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ func (c *gen) pipeline(w *bytes.Buffer) {
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [%d]*packet.Table // an array: one load less to a table
+	tables [%d]*table.Table // an array: one load less to a table
 	keys   [%d]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -34,12 +34,12 @@ var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: Drop
 `, len(c.s.Tables), max(c.maxKeys, 1), c.counters, c.statesField()+c.registersField())
 	w.WriteString(`
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
@@ -50,7 +50,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -108,20 +108,20 @@ func (c *gen) statesField() string {
 }
 
 // The registers of a graph with load and store operations: the
-// interpreter's runtime (packet.Register), one per register.
+// interpreter's runtime (table.Register), one per register.
 
 func (c *gen) registersField() string {
 	if len(c.s.Registers) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("\tregs [%d]*packet.Register // in Schema.Registers order\n", len(c.s.Registers))
+	return fmt.Sprintf("\tregs [%d]*table.Register // in Schema.Registers order\n", len(c.s.Registers))
 }
 
 func (c *gen) registersInit() string {
 	if len(c.s.Registers) == 0 {
 		return ""
 	}
-	return "\tcopy(pl.regs[:], packet.NewRegisters(Schema))\n"
+	return "\tcopy(pl.regs[:], table.NewRegisters(Schema))\n"
 }
 
 func (c *gen) statesInit() string {

@@ -45,7 +45,7 @@ type Lookup struct {
 	Table int
 	Def   *packet.TableDef
 	Keys  []LookupKey
-	// The index shapes of packet.Table the keys allow. Packed: all keys
+	// The index shapes of table.Table the keys allow. Packed: all keys
 	// in one word, each at its Shift (packet.TableSpec.KeyWord). InWords:
 	// the keys as words (the packed one, or a tuple of at most
 	// packet.MaxKeyWords), each computed in 64 bits where it fits them;

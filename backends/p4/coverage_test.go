@@ -13,6 +13,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -175,7 +176,7 @@ func modelMachines(t *testing.T, m *lang.Model, lpg, arch, script string) (*p4.P
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := packet.LoadTables(m.Schema, "script", strings.NewReader(script))
+	ts, err := table.Load(m.Schema, "script", strings.NewReader(script))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // back reads a program's table_add lines (its golden .entries file) with
@@ -123,7 +124,7 @@ func TestEntriesBack(t *testing.T) {
 			}
 			// The same lookups: random keys and keys made from the entries.
 			p4ts := loadP4Tables(t, prog, lines)
-			ts, err := packet.LoadTables(m.Schema, gc.tables, bytes.NewReader(scriptBytes(t, gc.tables)))
+			ts, err := table.Load(m.Schema, gc.tables, bytes.NewReader(scriptBytes(t, gc.tables)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,13 +12,13 @@ import (
 	"github.com/dragonet-go/nsc/backends/p4/p4sim"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/internal/difftest"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
 // loadP4Tables fills the P4 interpreter's tables from table_add lines in
 // the program's names.
-func loadP4Tables(t testing.TB, prog *p4.Program, lines []byte) map[string]*packet.Table {
+func loadP4Tables(t testing.TB, prog *p4.Program, lines []byte) map[string]*table.Table {
 	t.Helper()
 	ts, err := p4sim.Tables(prog, lines)
 	if err != nil {

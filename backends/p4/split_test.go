@@ -16,6 +16,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -72,7 +73,7 @@ func TestSplitAgainstInterpreter(t *testing.T) {
 	}
 	dev := p4sim.New(parsed, p4.V1Model, loadP4Tables(t, prog, lines.Bytes()))
 	script := scriptBytes(t, "lb-2026.tables")
-	hts, err := packet.LoadTables(lb2026host.Schema, "lb-2026.tables", bytes.NewReader(script))
+	hts, err := table.Load(lb2026host.Schema, "lb-2026.tables", bytes.NewReader(script))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestSplitAgainstInterpreter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	its, err := packet.LoadTables(m.Schema, "lb-2026.tables", bytes.NewReader(script))
+	its, err := table.Load(m.Schema, "lb-2026.tables", bytes.NewReader(script))
 	if err != nil {
 		t.Fatal(err)
 	}

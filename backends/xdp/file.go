@@ -11,6 +11,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // runtimeC is the part of every program that does not depend on the
@@ -489,7 +490,7 @@ func nativeWord(b []byte) uint64 {
 // entries that match most frames tend to come first.
 const scanInline = 4
 
-// scanC writes a priority table's lookup: nsc_matchN, packet.Table's
+// scanC writes a priority table's lookup: nsc_matchN, table.Table's
 // matcher; nsc_findN, the first entry in priority order that matches (NULL
 // if none), which tries the first scanInline entries inline and calls
 // nsc_scanN, a bounded loop over the rest (index, -1 if none), if the
@@ -540,9 +541,9 @@ func (c *gen) scanC(w *bytes.Buffer, t int, spec *packet.TableSpec, l xdprun.Lay
 }
 
 // intervalsC writes the interval index of a priority table of exact keys
-// and one lpm or range key (packet.IntervalIndex, filled by the runner when
+// and one lpm or range key (table.IntervalIndex, filled by the runner when
 // the table has one): nsc_tN_g, its groups as packet lays them out (open
-// addressing over packet.WordsHash of the exact keys' words, the other
+// addressing over table.WordsHash of the exact keys' words, the other
 // key's word zero; hi 0 in an empty slot); nsc_tN_s, the segments by
 // start, each with its entry's place in nsc_tN (-1: none); nsc_tN_ivl,
 // whether the index is filled, the hash's shift and the slots' mask.
@@ -560,13 +561,13 @@ func (c *gen) intervalsC(w *bytes.Buffer, t int, l xdprun.Layout, size int) {
 	fmt.Fprintf(w, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, struct nsc_t%d_on);\n} nsc_t%d_ivl SEC(\".maps\");\n\n", t, t)
 	fmt.Fprintf(w, "NSC_INLINE const struct nsc_t%d_on *nsc_ivl_on%d(void)\n{\n\t__u32 z = 0;\n\tconst struct nsc_t%d_on *on = bpf_map_lookup_elem(&nsc_t%d_ivl, &z);\n\treturn on && on->on ? on : 0;\n}\n\n", t, t, t, t)
 	fmt.Fprintf(w, "NSC_INLINE const struct nsc_t%d_ent *nsc_ivl%d(const struct nsc_t%d_keys *k, const struct nsc_t%d_on *on)\n{\n", t, t, t, t)
-	// packet.WordsHash of the exact words, its multipliers as constants.
+	// table.WordsHash of the exact words, its multipliers as constants.
 	var terms []string
 	for j := range l.KeyWords {
 		if j != at {
 			var unit [packet.MaxKeyWords]uint64
 			unit[j] = 1
-			terms = append(terms, fmt.Sprintf("k->k[%d] * %s", j, ulit(packet.WordsHash(unit[0], unit[1], unit[2], unit[3]))))
+			terms = append(terms, fmt.Sprintf("k->k[%d] * %s", j, ulit(table.WordsHash(unit[0], unit[1], unit[2], unit[3]))))
 		}
 	}
 	if len(terms) == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/reasmfast"
 	"github.com/dragonet-go/nsc/ejfat/segment"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // demoCrossing sends one event across EJFAT in memory, every stage code nsc
@@ -37,7 +38,7 @@ table_add ipv4_src_filter_table allow_ip_src 0 %#x =>
 	if err != nil {
 		return err
 	}
-	byName := map[string]*packet.Table{}
+	byName := map[string]*table.Table{}
 	for _, t := range ts {
 		byName[t.Spec().Name] = t
 	}

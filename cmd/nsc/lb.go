@@ -20,7 +20,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 func runLB(e *env, args []string) error {
@@ -57,7 +57,7 @@ func runLB(e *env, args []string) error {
 		return err
 	}
 	cfg := lbnet.Config{
-		New:         func(ts []*packet.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket(*lb, ts) },
+		New:         func(ts []*table.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket(*lb, ts) },
 		Batch:       *batch,
 		MaxDatagram: *maxDatagram,
 		Pin:         *pin,
@@ -74,7 +74,7 @@ func runLB(e *env, args []string) error {
 			return usagef("--mac: %v", err)
 		}
 	}
-	load := func() ([]*packet.Table, net.HardwareAddr, error) {
+	load := func() ([]*table.Table, net.HardwareAddr, error) {
 		return loadLBTables(*lb, *tables, fromCP.entries(), fixed)
 	}
 	if fromCP.addr != "" { // start with the CP's tables if it answers
@@ -134,8 +134,8 @@ func runLB(e *env, args []string) error {
 // loadLBTables loads a table script whole, and more entries after it (a
 // control plane's), with the LB's MAC: fixed, or the one the MAC filter
 // admits.
-func loadLBTables(lb, file string, more []byte, fixed net.HardwareAddr) ([]*packet.Table, net.HardwareAddr, error) {
-	var ts []*packet.Table
+func loadLBTables(lb, file string, more []byte, fixed net.HardwareAddr) ([]*table.Table, net.HardwareAddr, error) {
+	var ts []*table.Table
 	if err := openTables(file, func(f *os.File) (err error) {
 		ts, err = lbfast.Tables(lb, file, io.MultiReader(f, strings.NewReader("\n"), bytes.NewReader(more)))
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -129,7 +130,7 @@ func runModel(e *env, files []string, lpgName, prgName, tables, in, dir, profile
 		if err != nil {
 			return err
 		}
-		if _, err := packet.LoadTables(g.Schema, tables, bytes.NewReader(b)); err != nil {
+		if _, err := table.Load(g.Schema, tables, bytes.NewReader(b)); err != nil {
 			return err
 		}
 		script = string(b)
@@ -202,7 +203,7 @@ func openTables(file string, use func(*os.File) error) error {
 
 // loadFast loads an LB's generated fast path with its tables.
 func loadFast(lb, tables string) (lbRunner, error) {
-	var ts []*packet.Table
+	var ts []*table.Table
 	err := openTables(tables, func(f *os.File) (err error) {
 		if f == nil {
 			ts, err = lbfast.Tables(lb, "", nil)

@@ -13,7 +13,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/lang"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -137,9 +137,9 @@ func pickSource(g *dataflow.Graph, name string) (*dataflow.Node, error) {
 }
 
 // loadTables makes the runtime tables and fills them from a table_add file.
-func loadTables(m *lang.Model, file string) ([]*packet.Table, error) {
+func loadTables(m *lang.Model, file string) ([]*table.Table, error) {
 	if file == "" {
-		return packet.LoadTables(m.Schema, "", nil)
+		return table.Load(m.Schema, "", nil)
 	}
 	return loadTablesFile(m.Schema, file)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/lpg"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/verify"
 )
 
@@ -41,13 +42,13 @@ func runVerify(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var load func() ([]*packet.Table, error)
-	var ts []*packet.Table
+	var load func() ([]*table.Table, error)
+	var ts []*table.Table
 	if *tables != "" {
 		if ts, err = loadTablesFile(em.LPG.Schema, *tables); err != nil {
 			return err
 		}
-		load = func() ([]*packet.Table, error) { return loadTablesFile(em.LPG.Schema, *tables) }
+		load = func() ([]*table.Table, error) { return loadTablesFile(em.LPG.Schema, *tables) }
 	}
 	cases := verify.GenerateTables(em, *n, *seed, ts)
 	if *frames != "" {
@@ -129,13 +130,13 @@ func verifyFailed(em *embed.Embedding, res *verify.Result, bad string) (string, 
 }
 
 // loadTablesFile reads table_add lines for the schema's tables.
-func loadTablesFile(s *packet.Schema, file string) ([]*packet.Table, error) {
+func loadTablesFile(s *packet.Schema, file string) ([]*table.Table, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return packet.LoadTables(s, file, f)
+	return table.Load(s, file, f)
 }
 
 // writeClaims says, per fact the embedded graph trusts the PRG with, how

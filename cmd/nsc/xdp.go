@@ -13,8 +13,8 @@ import (
 	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/internal/fileout"
 	"github.com/dragonet-go/nsc/internal/pcapio"
-	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/packet/frame"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // runXDP runs a compiled XDP program: `nsc xdp run` (BPF_PROG_TEST_RUN
@@ -40,7 +40,7 @@ func loadXDP(obj, tables string) (*xdprun.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ts []*packet.Table
+	var ts []*table.Table
 	err = openTables(tables, func(f *os.File) (err error) {
 		if f == nil {
 			ts, err = r.Tables("", nil)

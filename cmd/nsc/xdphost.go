@@ -12,6 +12,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/xdp/xdprun"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma"
 )
 
@@ -145,12 +146,12 @@ func openLBHost(lb, tables string, meta *xdprun.Meta) (*lbHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ts []*packet.Table
+	var ts []*table.Table
 	if err := openTables(tables, func(f *os.File) (err error) {
 		if f == nil {
-			ts, err = packet.LoadTables(part.Schema, "", nil)
+			ts, err = table.Load(part.Schema, "", nil)
 		} else {
-			ts, err = packet.LoadTables(part.Schema, tables, f)
+			ts, err = table.Load(part.Schema, tables, f)
 		}
 		return err
 	}); err != nil {

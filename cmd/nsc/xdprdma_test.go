@@ -22,7 +22,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/pcapio"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/internal/xdptest"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/rdma"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -107,7 +107,7 @@ func interpretResponder(t *testing.T, file, lpg, tables string, frames [][]byte)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := packet.LoadTables(mod.Schema, tables, script)
+	ts, err := table.Load(mod.Schema, tables, script)
 	script.Close()
 	if err != nil {
 		t.Fatal(err)

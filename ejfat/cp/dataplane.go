@@ -11,6 +11,7 @@ import (
 
 	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // DataPlane programs the LB instances' epoch, calendar and member tables.
@@ -241,9 +242,9 @@ func (c *CP) member(x Session, m uint16) (calendar.Member, error) {
 // whole new table set and hands it to Install (lbnet.LB.SetTables, say),
 // so that a packet runs over either the old set or the new one.
 type TableSet struct {
-	Empty   func() ([]*packet.Table, error) // the model's tables, empty
+	Empty   func() ([]*table.Table, error) // the model's tables, empty
 	Base    []packet.TableEntry
-	Install func([]*packet.Table) error
+	Install func([]*table.Table) error
 
 	mu    sync.Mutex
 	state map[int][]packet.TableEntry
@@ -260,7 +261,7 @@ func (s *TableSet) Apply(instance int, state []packet.TableEntry, _ calendar.Dif
 	if err != nil {
 		return err
 	}
-	updates := make([][]packet.Update, len(ts))
+	updates := make([][]table.Update, len(ts))
 	index := map[string]int{}
 	for i, t := range ts {
 		index[t.Spec().Name] = i
@@ -271,7 +272,7 @@ func (s *TableSet) Apply(instance int, state []packet.TableEntry, _ calendar.Dif
 			if !ok {
 				return fmt.Errorf("no table %s", te.Table)
 			}
-			updates[i] = append(updates[i], packet.Update{Kind: packet.InsertEntry, Entry: te.Entry})
+			updates[i] = append(updates[i], table.Update{Kind: table.InsertEntry, Entry: te.Entry})
 		}
 		return nil
 	}

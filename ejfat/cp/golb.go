@@ -11,6 +11,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // GoLB is an in-process LB, as `nsc lb` runs it (ejfat/lbnet over the
@@ -38,13 +39,13 @@ type GoLBConfig struct {
 
 // NewGoLB opens the LB's sockets and installs the base entries; Run it.
 func NewGoLB(cfg GoLBConfig) (*GoLB, error) {
-	empty := func() ([]*packet.Table, error) { return lbfast.Tables(cfg.Model, "", nil) }
+	empty := func() ([]*table.Table, error) { return lbfast.Tables(cfg.Model, "", nil) }
 	ts, err := empty()
 	if err != nil {
 		return nil, err
 	}
 	specs := func(name string) (*packet.TableSpec, bool) {
-		i := slices.IndexFunc(ts, func(t *packet.Table) bool { return t.Spec().Name == name })
+		i := slices.IndexFunc(ts, func(t *table.Table) bool { return t.Spec().Name == name })
 		if i < 0 {
 			return nil, false
 		}
@@ -59,13 +60,13 @@ func NewGoLB(cfg GoLBConfig) (*GoLB, error) {
 		return nil, err
 	}
 	g.LB, err = lbnet.New(lbnet.Config{Conns: g.Conns,
-		New: func(ts []*packet.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket(cfg.Model, ts) }})
+		New: func(ts []*table.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket(cfg.Model, ts) }})
 	if err != nil {
 		g.Close()
 		return nil, err
 	}
 	own := cfg.MAC
-	install := func(ts []*packet.Table) error {
+	install := func(ts []*table.Table) error {
 		if own == nil {
 			var ok bool
 			if own, ok = lbnet.OwnMAC(ts); !ok {

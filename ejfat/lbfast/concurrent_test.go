@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // TestTablesUpdatedWhileForwarding: the control plane replaces the member
@@ -24,7 +25,7 @@ func TestTablesUpdatedWhileForwarding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var members *packet.Table
+	var members *table.Table
 	for _, tb := range ts {
 		if tb.Spec().Name == "member_info_lookup_table" {
 			members = tb

@@ -30,24 +30,25 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026host"
 	"github.com/dragonet-go/nsc/ejfat/lbfast/lb2026udp"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 type version struct {
 	schema *packet.Schema
-	new    func([]*packet.Table) (fastpath.Pipeline, error)
-	socket func([]*packet.Table) (fastpath.Pipeline, error) // on LinuxUDP
+	new    func([]*table.Table) (fastpath.Pipeline, error)
+	socket func([]*table.Table) (fastpath.Pipeline, error) // on LinuxUDP
 }
 
 var versions = map[string]version{
 	"lb-2021": {lb2021.Schema,
-		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2021.New(ts) },
-		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2021udp.New(ts) }},
+		func(ts []*table.Table) (fastpath.Pipeline, error) { return lb2021.New(ts) },
+		func(ts []*table.Table) (fastpath.Pipeline, error) { return lb2021udp.New(ts) }},
 	"lb-2025": {lb2025.Schema,
-		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2025.New(ts) },
-		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2025udp.New(ts) }},
+		func(ts []*table.Table) (fastpath.Pipeline, error) { return lb2025.New(ts) },
+		func(ts []*table.Table) (fastpath.Pipeline, error) { return lb2025udp.New(ts) }},
 	"lb-2026": {lb2026.Schema,
-		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026.New(ts) },
-		func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026udp.New(ts) }},
+		func(ts []*table.Table) (fastpath.Pipeline, error) { return lb2026.New(ts) },
+		func(ts []*table.Table) (fastpath.Pipeline, error) { return lb2026udp.New(ts) }},
 }
 
 func lookup(v string) (version, error) {
@@ -65,16 +66,16 @@ func lookup(v string) (version, error) {
 
 // Tables makes the runtime tables of a version's fast path, filled from a
 // table_add script (nil r: empty).
-func Tables(v, name string, r io.Reader) ([]*packet.Table, error) {
+func Tables(v, name string, r io.Reader) ([]*table.Table, error) {
 	x, err := lookup(v)
 	if err != nil {
 		return nil, err
 	}
-	return packet.LoadTables(x.schema, name, r)
+	return table.Load(x.schema, name, r)
 }
 
 // New returns a version's fast path on HostRaw over tables made by Tables.
-func New(v string, tables []*packet.Table) (fastpath.Pipeline, error) {
+func New(v string, tables []*table.Table) (fastpath.Pipeline, error) {
 	x, err := lookup(v)
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func New(v string, tables []*packet.Table) (fastpath.Pipeline, error) {
 // NewSocket returns a version's fast path on LinuxUDP over tables made by
 // Tables (both fast paths have the same tables): frames enter as the wire
 // had them and leave for the kernel, which frames them anew.
-func NewSocket(v string, tables []*packet.Table) (fastpath.Pipeline, error) {
+func NewSocket(v string, tables []*table.Table) (fastpath.Pipeline, error) {
 	x, err := lookup(v)
 	if err != nil {
 		return nil, err
@@ -96,7 +97,7 @@ func NewSocket(v string, tables []*packet.Table) (fastpath.Pipeline, error) {
 // Part is a generated fast path and the schema its tables are made from.
 type Part struct {
 	Schema *packet.Schema
-	New    func([]*packet.Table) (fastpath.Pipeline, error)
+	New    func([]*table.Table) (fastpath.Pipeline, error)
 }
 
 // hosts are the host parts of each version, by the graph of the device's
@@ -105,7 +106,7 @@ var hosts = map[string]map[string]Part{
 	"lb-2026": {"LB2026@XDPSmall": lb2026Host, "LB2026@BMv2Small": lb2026Host},
 }
 
-var lb2026Host = Part{lb2026host.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return lb2026host.New(ts) }}
+var lb2026Host = Part{lb2026host.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return lb2026host.New(ts) }}
 
 // Host returns the host part of version v split with the device whose
 // program runs graph (its name in the program, as nsc compile wrote it).

@@ -30,6 +30,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/packet/frame"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 const (
@@ -50,7 +51,7 @@ type Config struct {
 	Conns []*net.UDPConn
 	// New makes a worker's fast path over a table set (lbfast.NewSocket
 	// for one LB version).
-	New func([]*packet.Table) (fastpath.Pipeline, error)
+	New func([]*table.Table) (fastpath.Pipeline, error)
 	// Batch is how many messages one system call moves at most (1 to
 	// MaxBatch; 0: DefaultBatch); of large ones (coalesced), a worker
 	// receives about 1 MiB at a time.
@@ -136,7 +137,7 @@ func New(cfg Config) (*LB, error) {
 // worker runs over from its next batch on. The tables must not change
 // afterwards (load a new set instead). When the fast path refuses them,
 // the LB keeps its tables and SetTables says why.
-func (lb *LB) SetTables(ts []*packet.Table, mac net.HardwareAddr) error {
+func (lb *LB) SetTables(ts []*table.Table, mac net.HardwareAddr) error {
 	if len(mac) != 6 {
 		return fmt.Errorf("lbnet: the LB's MAC must be 6 bytes, got %v", mac)
 	}
@@ -222,7 +223,7 @@ func addDrops(drops map[fastpath.DropSite]uint64, pl fastpath.Pipeline) {
 
 // OwnMAC finds the LB's own MAC in its tables: the first unicast value of
 // an exact `ethernet.dst` key (the MAC filter's entries).
-func OwnMAC(tables []*packet.Table) (net.HardwareAddr, bool) {
+func OwnMAC(tables []*table.Table) (net.HardwareAddr, bool) {
 	for _, t := range tables {
 		for k, ks := range t.Spec().Keys {
 			if ks.Name != "ethernet.dst" || ks.Kind != packet.Exact {

@@ -16,14 +16,14 @@ import (
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
 	"github.com/dragonet-go/nsc/ejfat/lbnet/lbtest"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // wait bounds every wait for a datagram: a failure, not a measurement.
 const wait = 5 * time.Second
 
 // tables loads an lb-2025 table script, failing the test if it is bad.
-func tables(t testing.TB, script string) ([]*packet.Table, net.HardwareAddr) {
+func tables(t testing.TB, script string) ([]*table.Table, net.HardwareAddr) {
 	t.Helper()
 	ts, err := lbfast.Tables("lb-2025", "test.tables", strings.NewReader(script))
 	if err != nil {
@@ -48,7 +48,7 @@ func newLB(t testing.TB, workers int, cfg lbnet.Config) (*lbnet.LB, *net.UDPAddr
 		t.Cleanup(func() { c.Close() })
 	}
 	cfg.Conns = conns
-	cfg.New = func(ts []*packet.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket("lb-2025", ts) }
+	cfg.New = func(ts []*table.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket("lb-2025", ts) }
 	lb, err := lbnet.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestSetTablesWhileForwarding(t *testing.T) {
 	const n = 3000
 	m := [2]*lbtest.Member{lbtest.NewMember(t, 0), lbtest.NewMember(t, 1)}
 	lb, addr := newLB(t, 2, lbnet.Config{Batch: 8})
-	var sets [2][]*packet.Table
+	var sets [2][]*table.Table
 	var mac net.HardwareAddr
 	for i := range sets {
 		sets[i], mac = tables(t, lbtest.Tables(ip(addr), m[i].Dest(), m[i].Dest()))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Schema is the model's packet schema.
@@ -202,7 +203,7 @@ var countOf = [42]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [1]*packet.Table // an array: one load less to a table
+	tables [1]*table.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -220,12 +221,12 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
 
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
@@ -239,7 +240,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -980,7 +981,7 @@ n8:
 		k50 := kw47 << 0
 		if pi51 := &pr49.Packed; len(pi51.Slots) > 0 {
 			k50 &= pi51.Mask
-			m, j := uint64(len(pi51.Slots)-1), packet.PackedHash(k50)>>(pi51.Shift&63)
+			m, j := uint64(len(pi51.Slots)-1), table.PackedHash(k50)>>(pi51.Shift&63)
 			sl := &pi51.Slots[j]
 			for sl.Entry != 0 && sl.Key != k50 {
 				j = (j + 1) & m
@@ -998,7 +999,7 @@ n8:
 				}
 			}
 		} else if iv53 := pr49.Intervals; iv53 != nil {
-			h54 := packet.WordsHash(0, 0, 0, 0)
+			h54 := table.WordsHash(0, 0, 0, 0)
 			for m, j := uint64(len(iv53.Groups)-1), h54>>(iv53.Shift&63); ; j = (j + 1) & m {
 				g := &iv53.Groups[j]
 				if g.Hi == 0 {

@@ -17,7 +17,7 @@ import (
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/models"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -98,7 +98,7 @@ func Interpreter(t testing.TB, m *lang.Model, g *dataflow.Graph, script string) 
 			t.Fatal(err)
 		}
 	}
-	ts, err := packet.LoadTables(m.Schema, script, bytes.NewReader(raw))
+	ts, err := table.Load(m.Schema, script, bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}

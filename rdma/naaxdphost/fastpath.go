@@ -8,6 +8,7 @@ package naaxdphost
 import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Schema is the model's packet schema.
@@ -264,7 +265,7 @@ var countOf = [67]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [2]*packet.Table // an array: one load less to a table
+	tables [2]*table.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -272,7 +273,7 @@ type Pipeline struct {
 	// edges count the frames along the few edges the node runs do not
 	// follow from (see runs).
 	edges [28]uint64
-	regs  [1]*packet.Register // in Schema.Registers order
+	regs  [1]*table.Register // in Schema.Registers order
 }
 
 var _ fastpath.Pipeline = (*Pipeline)(nil)
@@ -281,24 +282,24 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
 
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
 	copy(pl.tables[:], tables)
-	copy(pl.regs[:], packet.NewRegisters(Schema))
+	copy(pl.regs[:], table.NewRegisters(Schema))
 	return pl, nil
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -1892,7 +1893,7 @@ n23:
 		k127 := kw124 << 0
 		if pi128 := &pr126.Packed; len(pi128.Slots) > 0 {
 			k127 &= pi128.Mask
-			m, j := uint64(len(pi128.Slots)-1), packet.PackedHash(k127)>>(pi128.Shift&63)
+			m, j := uint64(len(pi128.Slots)-1), table.PackedHash(k127)>>(pi128.Shift&63)
 			sl := &pi128.Slots[j]
 			for sl.Entry != 0 && sl.Key != k127 {
 				j = (j + 1) & m
@@ -2093,7 +2094,7 @@ n41:
 		k140 := kw137 << 0
 		if pi141 := &pr139.Packed; len(pi141.Slots) > 0 {
 			k140 &= pi141.Mask
-			m, j := uint64(len(pi141.Slots)-1), packet.PackedHash(k140)>>(pi141.Shift&63)
+			m, j := uint64(len(pi141.Slots)-1), table.PackedHash(k140)>>(pi141.Shift&63)
 			sl := &pi141.Slots[j]
 			for sl.Entry != 0 && sl.Key != k140 {
 				j = (j + 1) & m

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Result says where a frame went: out at sink number Sink with the bytes
@@ -53,7 +54,7 @@ type Pipeline interface {
 	// Each calls f for every non-zero counter.
 	Each(f func(kind, name, reason string, n uint64))
 	// Tables are the runtime tables, in the schema's order.
-	Tables() []*packet.Table
+	Tables() []*table.Table
 }
 
 // B2U is a condition as a number.
@@ -68,10 +69,10 @@ func B2U(b bool) uint64 {
 func OnesCount(x uint64) uint64 { return uint64(bits.OnesCount64(x)) }
 
 // NewTables makes empty runtime tables for schema s, in s.Tables order.
-func NewTables(s *packet.Schema) []*packet.Table {
-	ts := make([]*packet.Table, len(s.Tables))
+func NewTables(s *packet.Schema) []*table.Table {
+	ts := make([]*table.Table, len(s.Tables))
 	for i, t := range s.Tables {
-		ts[i] = packet.NewTable(t.Spec)
+		ts[i] = table.New(t.Spec)
 	}
 	return ts
 }
@@ -80,7 +81,7 @@ func NewTables(s *packet.Schema) []*packet.Table {
 // on: tables itself when it has s's tables in order, each of its spec's
 // shape (the generated code relies on keys, actions and parameter widths),
 // empty tables when it is nil, and an error otherwise.
-func CheckTables(s *packet.Schema, tables []*packet.Table) ([]*packet.Table, error) {
+func CheckTables(s *packet.Schema, tables []*table.Table) ([]*table.Table, error) {
 	if tables == nil {
 		return NewTables(s), nil
 	}

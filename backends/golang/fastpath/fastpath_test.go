@@ -11,6 +11,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 func lbSchema(t *testing.T) *packet.Schema {
@@ -35,7 +36,7 @@ func TestCheckTables(t *testing.T) {
 	if _, err := fastpath.CheckTables(s, ts[1:]); err == nil || !strings.Contains(err.Error(), "tables given") {
 		t.Errorf("one table short: %v", err)
 	}
-	swapped := append([]*packet.Table(nil), ts...)
+	swapped := append([]*table.Table(nil), ts...)
 	swapped[0], swapped[1] = swapped[1], swapped[0]
 	if _, err := fastpath.CheckTables(s, swapped); err == nil || !strings.HasPrefix(err.Error(), "table 0: ") {
 		t.Errorf("tables out of order: %v", err)

@@ -32,13 +32,13 @@ package main
 import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/backends/golang/gorun"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 
 	"nscrun/model"
 )
 
 func main() {
-	gorun.Serve(model.Schema, func(ts []*packet.Table) (fastpath.Pipeline, error) { return model.New(ts) })
+	gorun.Serve(model.Schema, func(ts []*table.Table) (fastpath.Pipeline, error) { return model.New(ts) })
 }
 `
 

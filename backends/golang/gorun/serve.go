@@ -13,6 +13,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang"
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -52,7 +53,7 @@ type done struct {
 // Serve is the main of a program nsc builds around a generated package
 // (the package's Schema and New): it runs the frames nsc sends through
 // the fast path. It exits the process.
-func Serve(s *packet.Schema, newPipeline func([]*packet.Table) (fastpath.Pipeline, error)) {
+func Serve(s *packet.Schema, newPipeline func([]*table.Table) (fastpath.Pipeline, error)) {
 	out := bufio.NewWriter(os.Stdout)
 	err := serve(bufio.NewReader(os.Stdin), out, s, newPipeline)
 	if err == nil {
@@ -65,7 +66,7 @@ func Serve(s *packet.Schema, newPipeline func([]*packet.Table) (fastpath.Pipelin
 	os.Exit(0)
 }
 
-func serve(r io.Reader, w io.Writer, s *packet.Schema, newPipeline func([]*packet.Table) (fastpath.Pipeline, error)) error {
+func serve(r io.Reader, w io.Writer, s *packet.Schema, newPipeline func([]*table.Table) (fastpath.Pipeline, error)) error {
 	dec, enc := gob.NewDecoder(r), gob.NewEncoder(w)
 	if err := enc.Encode(hello{protocol}); err != nil {
 		return err
@@ -77,7 +78,7 @@ func serve(r io.Reader, w io.Writer, s *packet.Schema, newPipeline func([]*packe
 	if st.Protocol != protocol {
 		return fmt.Errorf("nsc speaks protocol %d, this program %d", st.Protocol, protocol)
 	}
-	ts, err := packet.LoadTables(s, st.TablesName, strings.NewReader(st.Tables))
+	ts, err := table.Load(s, st.TablesName, strings.NewReader(st.Tables))
 	if err != nil {
 		return err
 	}

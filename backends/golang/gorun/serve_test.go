@@ -12,11 +12,11 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang/internal/udpfast"
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/internal/testutil"
-	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
-func newUDP(ts []*packet.Table) (fastpath.Pipeline, error) { return udpfast.New(ts) }
+func newUDP(ts []*table.Table) (fastpath.Pipeline, error) { return udpfast.New(ts) }
 
 // serveFrames runs frames through serve as a program would, and reads its
 // answers back as Program.Run does.

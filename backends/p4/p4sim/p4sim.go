@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // ---- lexer
@@ -180,7 +181,8 @@ type action struct {
 	body   []stmt
 }
 
-type table struct {
+// tableDecl is a table as the program declares it.
+type tableDecl struct {
 	keys    []expr
 	actions []string
 	dflt    string
@@ -193,7 +195,7 @@ type Program struct {
 	structs map[string][]structField
 	states  map[string][]stmt
 	actions map[string]*action
-	tables  map[string]*table
+	tables  map[string]*tableDecl
 	// control-level variable declarations and the apply block.
 	locals  []sDecl
 	apply   []stmt
@@ -268,7 +270,7 @@ func Parse(src string) (*Program, error) {
 	}
 	p := &pparser{t: toks}
 	prog := &Program{headers: map[string][]field{}, structs: map[string][]structField{}, states: map[string][]stmt{},
-		actions: map[string]*action{}, tables: map[string]*table{}}
+		actions: map[string]*action{}, tables: map[string]*tableDecl{}}
 	for p.i < len(p.t) && p.err == nil {
 		switch kw := p.next(); kw {
 		case "header":
@@ -384,7 +386,7 @@ func (p *pparser) controlBlock(prog *Program) {
 		case "table":
 			p.next()
 			tn := p.next()
-			t := &table{}
+			t := &tableDecl{}
 			p.want("{")
 			for p.peek() != "}" && p.err == nil {
 				switch item := p.next(); item {
@@ -689,7 +691,7 @@ type frame struct {
 type Machine struct {
 	prog   *Program
 	arch   string
-	tables map[string]*packet.Table
+	tables map[string]*table.Table
 	// state of the frame being run
 	valid    map[string]bool
 	store    map[string]*val
@@ -706,7 +708,7 @@ type stopErr struct{ err string }
 
 // New makes a machine for prog on arch (p4.V1Model or p4.XSA) with tables
 // by the program's table names (Tables).
-func New(prog *Program, arch string, tables map[string]*packet.Table) *Machine {
+func New(prog *Program, arch string, tables map[string]*table.Table) *Machine {
 	return &Machine{prog: prog, arch: arch, tables: tables, counts: map[string]int{}}
 }
 

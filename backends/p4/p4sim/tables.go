@@ -10,20 +10,21 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
 // Tables fills runtime tables, by the program's table identifiers, from
 // the table_add lines p4.Program.Tables.Entries wrote for prog.
-func Tables(prog *p4.Program, lines []byte) (map[string]*packet.Table, error) {
+func Tables(prog *p4.Program, lines []byte) (map[string]*table.Table, error) {
 	es, err := packet.ParseEntries("entries", bytes.NewReader(lines), prog.Tables.TableSpec)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*packet.Table{}
+	out := map[string]*table.Table{}
 	for _, tb := range prog.Tables {
 		spec, _ := prog.Tables.TableSpec(tb.Name)
-		out[ident(tb.Name)] = packet.NewTable(spec)
+		out[ident(tb.Name)] = table.New(spec)
 	}
 	for _, te := range es {
 		if err := out[ident(te.Table)].Insert(te.Entry); err != nil {

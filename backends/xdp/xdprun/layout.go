@@ -80,7 +80,7 @@ func (m *Meta) DropBase() int { return m.SinkBase() + len(m.Sinks) }
 func (m *Meta) Oversize() int { return m.DropBase() + len(m.Drops) }
 
 // Schema returns a schema holding just the tables' specs, in the model's
-// order: enough for packet.LoadTables to read a table_add script for the
+// order: enough for table.Load to read a table_add script for the
 // program.
 func (m *Meta) Schema() *packet.Schema {
 	s := &packet.Schema{}
@@ -336,7 +336,7 @@ func (l *Layout) lpmKey(e *packet.Entry, spec *packet.TableSpec) []byte {
 }
 
 // scanEntry is a priority entry: per key value, mask, low and high bound
-// (packet.Table's matcher), then the action and parameters.
+// (table.Table's matcher), then the action and parameters.
 func (l *Layout) scanEntry(e *packet.Entry, spec *packet.TableSpec) []byte {
 	var b []byte
 	for j, k := range spec.Keys {
@@ -389,7 +389,7 @@ func (l *Layout) readScanEntry(b []byte, spec *packet.TableSpec) packet.Entry {
 }
 
 // scanOrder is the order a priority table's entries are tried in:
-// by priority, lower first, then insertion (packet.Table's order).
+// by priority, lower first, then insertion (table.Table's order).
 func scanOrder(es []packet.Entry) []int {
 	order := make([]int, len(es))
 	for i := range order {

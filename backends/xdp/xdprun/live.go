@@ -15,6 +15,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Live changes a loaded program's tables entry by entry while frames run
@@ -496,10 +497,10 @@ func (l *Live) Entries(table string) ([]packet.Entry, error) {
 }
 
 // segments cuts the values of key at into segments by the entry that wins
-// there (packet.Table's lookup decides), by start; ents are indices into
+// there (table.Table's lookup decides), by start; ents are indices into
 // es, -1 for none.
 func segments(spec *packet.TableSpec, at int, keys [4]uint64, es []packet.Entry) ([]uint64, []int32, error) {
-	t := packet.NewTable(spec)
+	t := table.New(spec)
 	tagged := slices.Clone(es)
 	points := []uint64{0}
 	for i := range tagged {
@@ -573,7 +574,7 @@ func (gs *liveGroups) set(keys [4]uint64, es []packet.Entry, starts []uint64, en
 	}
 	j, ok := gs.slot[keys]
 	if !ok {
-		h := packet.WordsHash(keys[0], keys[1], keys[2], keys[3])
+		h := table.WordsHash(keys[0], keys[1], keys[2], keys[3])
 		taken := map[int]bool{}
 		for _, s := range gs.slot {
 			taken[s] = true

@@ -15,6 +15,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -104,7 +105,7 @@ func TestLiveAgainstInterpreter(t *testing.T) {
 		if err := packet.FormatEntries(&script, es, m.Schema.TableSpec); err != nil {
 			t.Fatal(err)
 		}
-		ts, err := packet.LoadTables(m.Schema, "model", strings.NewReader(script.String()))
+		ts, err := table.Load(m.Schema, "model", strings.NewReader(script.String()))
 		if err != nil {
 			t.Fatal(err)
 		}

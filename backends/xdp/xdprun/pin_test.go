@@ -12,6 +12,7 @@ import (
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -89,7 +90,7 @@ func TestPinReopen(t *testing.T) {
 		if err := packet.FormatEntries(&script, es, m.Schema.TableSpec); err != nil {
 			t.Fatal(err)
 		}
-		ts, err := packet.LoadTables(m.Schema, "model", strings.NewReader(script.String()))
+		ts, err := table.Load(m.Schema, "model", strings.NewReader(script.String()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
 
@@ -168,13 +169,13 @@ func (r *Runner) Program() *ebpf.Program { return r.prog }
 // Tables makes runtime tables of the program's model filled from a
 // table_add script (nil rd: empty), in the model's order: the same entries
 // the interpreter and the Go fast path take.
-func (r *Runner) Tables(name string, rd io.Reader) ([]*packet.Table, error) {
-	return packet.LoadTables(r.Meta.Schema(), name, rd)
+func (r *Runner) Tables(name string, rd io.Reader) ([]*table.Table, error) {
+	return table.Load(r.Meta.Schema(), name, rd)
 }
 
 // SetTables replaces the entries of every table map by those of ts (in the
-// model's order, as packet.LoadTables makes them).
-func (r *Runner) SetTables(ts []*packet.Table) error {
+// model's order, as table.Load makes them).
+func (r *Runner) SetTables(ts []*table.Table) error {
 	if len(ts) != len(r.Meta.Tables) {
 		return fmt.Errorf("%d tables given, the program has %d", len(ts), len(r.Meta.Tables))
 	}
@@ -297,7 +298,7 @@ func clearMap(m *ebpf.Map) error {
 
 // fillIntervals fills the interval index of a scanned table of exact keys
 // and one lpm or range key (file.go, intervalsC) from the entries'
-// packet.IntervalIndex, its entries named by their places in the scan
+// table.IntervalIndex, its entries named by their places in the scan
 // order, and turns it on; a table packet does not index so, or whose
 // groups lie farther than MaxProbe slots from home, stays scanned.
 func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l Layout) error {
@@ -305,7 +306,7 @@ func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l L
 	if g == nil || segs == nil || on == nil {
 		return fmt.Errorf("the program has no interval maps for %s", tm.Map)
 	}
-	tb := packet.NewTable(tm.Spec)
+	tb := table.New(tm.Spec)
 	if err := tb.Replace(es); err != nil {
 		return err
 	}
@@ -346,13 +347,13 @@ func (r *Runner) fillIntervals(tm TableMeta, es []packet.Entry, order []int, l L
 
 // probesWithin reports whether every group of iv lies within d slots of
 // the slot its hash picks.
-func probesWithin(iv *packet.IntervalIndex, d int) bool {
+func probesWithin(iv *table.IntervalIndex, d int) bool {
 	n := len(iv.Groups)
 	for i, gr := range iv.Groups {
 		if gr.Hi == 0 {
 			continue
 		}
-		home := int(packet.WordsHash(gr.Keys[0], gr.Keys[1], gr.Keys[2], gr.Keys[3]) >> iv.Shift)
+		home := int(table.WordsHash(gr.Keys[0], gr.Keys[1], gr.Keys[2], gr.Keys[3]) >> iv.Shift)
 		if (i-home+n)%n >= d {
 			return false
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/cp/calendar"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 var versions = []string{"lb-2025", "lb-2026"}
@@ -81,16 +82,16 @@ func testEpochs(t testing.TB, r *rand.Rand, ms []calendar.Member, boundaries ...
 
 // load puts entries into fresh tables of their specs (Replace, as a data
 // plane loads a whole state), failing on any the tables refuse.
-func load(t testing.TB, specs func(string) (*packet.TableSpec, bool), es []packet.TableEntry) map[string]*packet.Table {
+func load(t testing.TB, specs func(string) (*packet.TableSpec, bool), es []packet.TableEntry) map[string]*table.Table {
 	t.Helper()
 	byTable := map[string][]packet.Entry{}
 	for _, te := range es {
 		byTable[te.Table] = append(byTable[te.Table], te.Entry)
 	}
-	ts := map[string]*packet.Table{}
+	ts := map[string]*table.Table{}
 	for _, name := range []string{calendar.EpochTable, calendar.CalendarTable, calendar.MemberTable} {
 		spec, _ := specs(name)
-		ts[name] = packet.NewTable(spec)
+		ts[name] = table.New(spec)
 		if err := ts[name].Replace(byTable[name]); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +102,7 @@ func load(t testing.TB, specs func(string) (*packet.TableSpec, bool), es []packe
 // route is where the loaded tables send a v2 tick of LB lb: the epoch
 // table (the packet package's own lookup as the oracle), then slot tick
 // mod 512 of the calendar table. ok false: no epoch or no slot entry.
-func route(ts map[string]*packet.Table, lb uint8, tick uint64) (epoch uint32, member uint16, ok bool) {
+func route(ts map[string]*table.Table, lb uint8, tick uint64) (epoch uint32, member uint16, ok bool) {
 	e, hit := ts[calendar.EpochTable].Lookup([]packet.Value{packet.V(uint64(lb)), packet.V(tick)})
 	if !hit {
 		return 0, 0, false

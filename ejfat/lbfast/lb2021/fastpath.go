@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Schema is the model's packet schema.
@@ -166,7 +167,7 @@ var countOf = [35]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [4]*packet.Table // an array: one load less to a table
+	tables [4]*table.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -182,12 +183,12 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
 
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
@@ -198,7 +199,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -440,7 +441,7 @@ t18:
 			x22 := kw16 & wl19.Mask[1]
 			x23 := kw17.Hi & wl19.Mask[2]
 			x24 := kw17.Lo & wl19.Mask[3]
-			h20 := packet.WordsHash(x21, x22, x23, x24)
+			h20 := table.WordsHash(x21, x22, x23, x24)
 			m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63)
 			sl := &wl19.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x21 && sl.Keys[1] == x22 && sl.Keys[2] == x23 && sl.Keys[3] == x24) {
@@ -487,7 +488,7 @@ t21:
 		k28 := kw25 << 0
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
 			k28 &= pi29.Mask
-			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)>>(pi29.Shift&63)
+			m, j := uint64(len(pi29.Slots)-1), table.PackedHash(k28)>>(pi29.Shift&63)
 			sl := &pi29.Slots[j]
 			for sl.Entry != 0 && sl.Key != k28 {
 				j = (j + 1) & m
@@ -513,7 +514,7 @@ t21:
 				}
 			}
 		} else if iv31 := pr27.Intervals; iv31 != nil {
-			h32 := packet.WordsHash(0, 0, 0, 0)
+			h32 := table.WordsHash(0, 0, 0, 0)
 			for m, j := uint64(len(iv31.Groups)-1), h32>>(iv31.Shift&63); ; j = (j + 1) & m {
 				g := &iv31.Groups[j]
 				if g.Hi == 0 {
@@ -558,7 +559,7 @@ t23:
 		k37 := kw34<<0 | kw33<<12
 		if pi38 := &pr36.Packed; len(pi38.Slots) > 0 {
 			k37 &= pi38.Mask
-			m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37)>>(pi38.Shift&63)
+			m, j := uint64(len(pi38.Slots)-1), table.PackedHash(k37)>>(pi38.Shift&63)
 			sl := &pi38.Slots[j]
 			for sl.Entry != 0 && sl.Key != k37 {
 				j = (j + 1) & m
@@ -599,7 +600,7 @@ t25:
 		k45 := kw41<<0 | kw39<<16
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
 			k45 &= pi46.Mask
-			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)>>(pi46.Shift&63)
+			m, j := uint64(len(pi46.Slots)-1), table.PackedHash(k45)>>(pi46.Shift&63)
 			sl := &pi46.Slots[j]
 			for sl.Entry != 0 && sl.Key != k45 {
 				j = (j + 1) & m
@@ -960,7 +961,7 @@ n18:
 			x22 := kw16 & wl19.Mask[1]
 			x23 := kw17.Hi & wl19.Mask[2]
 			x24 := kw17.Lo & wl19.Mask[3]
-			h20 := packet.WordsHash(x21, x22, x23, x24)
+			h20 := table.WordsHash(x21, x22, x23, x24)
 			m, j := uint64(len(wl19.Slots)-1), h20>>(wl19.Shift&63)
 			sl := &wl19.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x21 && sl.Keys[1] == x22 && sl.Keys[2] == x23 && sl.Keys[3] == x24) {
@@ -1004,7 +1005,7 @@ n21:
 		k28 := kw25 << 0
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
 			k28 &= pi29.Mask
-			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)>>(pi29.Shift&63)
+			m, j := uint64(len(pi29.Slots)-1), table.PackedHash(k28)>>(pi29.Shift&63)
 			sl := &pi29.Slots[j]
 			for sl.Entry != 0 && sl.Key != k28 {
 				j = (j + 1) & m
@@ -1022,7 +1023,7 @@ n21:
 				}
 			}
 		} else if iv31 := pr27.Intervals; iv31 != nil {
-			h32 := packet.WordsHash(0, 0, 0, 0)
+			h32 := table.WordsHash(0, 0, 0, 0)
 			for m, j := uint64(len(iv31.Groups)-1), h32>>(iv31.Shift&63); ; j = (j + 1) & m {
 				g := &iv31.Groups[j]
 				if g.Hi == 0 {
@@ -1071,7 +1072,7 @@ n23:
 		k37 := kw34<<0 | kw33<<12
 		if pi38 := &pr36.Packed; len(pi38.Slots) > 0 {
 			k37 &= pi38.Mask
-			m, j := uint64(len(pi38.Slots)-1), packet.PackedHash(k37)>>(pi38.Shift&63)
+			m, j := uint64(len(pi38.Slots)-1), table.PackedHash(k37)>>(pi38.Shift&63)
 			sl := &pi38.Slots[j]
 			for sl.Entry != 0 && sl.Key != k37 {
 				j = (j + 1) & m
@@ -1108,7 +1109,7 @@ n25:
 		k45 := kw41<<0 | kw39<<16
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
 			k45 &= pi46.Mask
-			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)>>(pi46.Shift&63)
+			m, j := uint64(len(pi46.Slots)-1), table.PackedHash(k45)>>(pi46.Shift&63)
 			sl := &pi46.Slots[j]
 			for sl.Entry != 0 && sl.Key != k45 {
 				j = (j + 1) & m

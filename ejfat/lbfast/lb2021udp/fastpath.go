@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Schema is the model's packet schema.
@@ -169,7 +170,7 @@ var countOf = [38]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [4]*packet.Table // an array: one load less to a table
+	tables [4]*table.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -185,12 +186,12 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
 
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
@@ -201,7 +202,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -611,7 +612,7 @@ t21:
 			x32 := kw26 & wl29.Mask[1]
 			x33 := kw27.Hi & wl29.Mask[2]
 			x34 := kw27.Lo & wl29.Mask[3]
-			h30 := packet.WordsHash(x31, x32, x33, x34)
+			h30 := table.WordsHash(x31, x32, x33, x34)
 			m, j := uint64(len(wl29.Slots)-1), h30>>(wl29.Shift&63)
 			sl := &wl29.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x31 && sl.Keys[1] == x32 && sl.Keys[2] == x33 && sl.Keys[3] == x34) {
@@ -658,7 +659,7 @@ t24:
 		k38 := kw35 << 0
 		if pi39 := &pr37.Packed; len(pi39.Slots) > 0 {
 			k38 &= pi39.Mask
-			m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38)>>(pi39.Shift&63)
+			m, j := uint64(len(pi39.Slots)-1), table.PackedHash(k38)>>(pi39.Shift&63)
 			sl := &pi39.Slots[j]
 			for sl.Entry != 0 && sl.Key != k38 {
 				j = (j + 1) & m
@@ -684,7 +685,7 @@ t24:
 				}
 			}
 		} else if iv41 := pr37.Intervals; iv41 != nil {
-			h42 := packet.WordsHash(0, 0, 0, 0)
+			h42 := table.WordsHash(0, 0, 0, 0)
 			for m, j := uint64(len(iv41.Groups)-1), h42>>(iv41.Shift&63); ; j = (j + 1) & m {
 				g := &iv41.Groups[j]
 				if g.Hi == 0 {
@@ -729,7 +730,7 @@ t26:
 		k47 := kw44<<0 | kw43<<12
 		if pi48 := &pr46.Packed; len(pi48.Slots) > 0 {
 			k47 &= pi48.Mask
-			m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47)>>(pi48.Shift&63)
+			m, j := uint64(len(pi48.Slots)-1), table.PackedHash(k47)>>(pi48.Shift&63)
 			sl := &pi48.Slots[j]
 			for sl.Entry != 0 && sl.Key != k47 {
 				j = (j + 1) & m
@@ -770,7 +771,7 @@ t28:
 		k55 := kw51<<0 | kw49<<16
 		if pi56 := &pr54.Packed; len(pi56.Slots) > 0 {
 			k55 &= pi56.Mask
-			m, j := uint64(len(pi56.Slots)-1), packet.PackedHash(k55)>>(pi56.Shift&63)
+			m, j := uint64(len(pi56.Slots)-1), table.PackedHash(k55)>>(pi56.Shift&63)
 			sl := &pi56.Slots[j]
 			for sl.Entry != 0 && sl.Key != k55 {
 				j = (j + 1) & m
@@ -1295,7 +1296,7 @@ n21:
 			x32 := kw26 & wl29.Mask[1]
 			x33 := kw27.Hi & wl29.Mask[2]
 			x34 := kw27.Lo & wl29.Mask[3]
-			h30 := packet.WordsHash(x31, x32, x33, x34)
+			h30 := table.WordsHash(x31, x32, x33, x34)
 			m, j := uint64(len(wl29.Slots)-1), h30>>(wl29.Shift&63)
 			sl := &wl29.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x31 && sl.Keys[1] == x32 && sl.Keys[2] == x33 && sl.Keys[3] == x34) {
@@ -1339,7 +1340,7 @@ n24:
 		k38 := kw35 << 0
 		if pi39 := &pr37.Packed; len(pi39.Slots) > 0 {
 			k38 &= pi39.Mask
-			m, j := uint64(len(pi39.Slots)-1), packet.PackedHash(k38)>>(pi39.Shift&63)
+			m, j := uint64(len(pi39.Slots)-1), table.PackedHash(k38)>>(pi39.Shift&63)
 			sl := &pi39.Slots[j]
 			for sl.Entry != 0 && sl.Key != k38 {
 				j = (j + 1) & m
@@ -1357,7 +1358,7 @@ n24:
 				}
 			}
 		} else if iv41 := pr37.Intervals; iv41 != nil {
-			h42 := packet.WordsHash(0, 0, 0, 0)
+			h42 := table.WordsHash(0, 0, 0, 0)
 			for m, j := uint64(len(iv41.Groups)-1), h42>>(iv41.Shift&63); ; j = (j + 1) & m {
 				g := &iv41.Groups[j]
 				if g.Hi == 0 {
@@ -1406,7 +1407,7 @@ n26:
 		k47 := kw44<<0 | kw43<<12
 		if pi48 := &pr46.Packed; len(pi48.Slots) > 0 {
 			k47 &= pi48.Mask
-			m, j := uint64(len(pi48.Slots)-1), packet.PackedHash(k47)>>(pi48.Shift&63)
+			m, j := uint64(len(pi48.Slots)-1), table.PackedHash(k47)>>(pi48.Shift&63)
 			sl := &pi48.Slots[j]
 			for sl.Entry != 0 && sl.Key != k47 {
 				j = (j + 1) & m
@@ -1443,7 +1444,7 @@ n28:
 		k55 := kw51<<0 | kw49<<16
 		if pi56 := &pr54.Packed; len(pi56.Slots) > 0 {
 			k55 &= pi56.Mask
-			m, j := uint64(len(pi56.Slots)-1), packet.PackedHash(k55)>>(pi56.Shift&63)
+			m, j := uint64(len(pi56.Slots)-1), table.PackedHash(k55)>>(pi56.Shift&63)
 			sl := &pi56.Slots[j]
 			for sl.Entry != 0 && sl.Key != k55 {
 				j = (j + 1) & m

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Schema is the model's packet schema.
@@ -266,7 +267,7 @@ var countOf = [113]int{0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [7]*packet.Table // an array: one load less to a table
+	tables [7]*table.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -282,12 +283,12 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
 
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
@@ -298,7 +299,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -946,7 +947,7 @@ t36:
 		k34 := kw31<<0 | kw30<<48
 		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
 			k34 &= pi35.Mask
-			m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34)>>(pi35.Shift&63)
+			m, j := uint64(len(pi35.Slots)-1), table.PackedHash(k34)>>(pi35.Shift&63)
 			sl := &pi35.Slots[j]
 			for sl.Entry != 0 && sl.Key != k34 {
 				j = (j + 1) & m
@@ -1021,7 +1022,7 @@ t43:
 			x48 := kw41 & wl45.Mask[1]
 			x49 := kw43.Hi & wl45.Mask[2]
 			x50 := kw43.Lo & wl45.Mask[3]
-			h46 := packet.WordsHash(x47, x48, x49, x50)
+			h46 := table.WordsHash(x47, x48, x49, x50)
 			m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63)
 			sl := &wl45.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x47 && sl.Keys[1] == x48 && sl.Keys[2] == x49 && sl.Keys[3] == x50) {
@@ -1130,7 +1131,7 @@ t80:
 		k164 := kw161<<0 | kw160<<32
 		if pi165 := &pr163.Packed; len(pi165.Slots) > 0 {
 			k164 &= pi165.Mask
-			m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164)>>(pi165.Shift&63)
+			m, j := uint64(len(pi165.Slots)-1), table.PackedHash(k164)>>(pi165.Shift&63)
 			sl := &pi165.Slots[j]
 			for sl.Entry != 0 && sl.Key != k164 {
 				j = (j + 1) & m
@@ -1195,7 +1196,7 @@ t88:
 		if wl180 := &pr179.Words; len(wl180.Slots) > 0 {
 			x182 := kw177 & wl180.Mask[0]
 			x183 := kw178 & wl180.Mask[1]
-			h181 := packet.WordsHash(x182, x183, 0, 0)
+			h181 := table.WordsHash(x182, x183, 0, 0)
 			m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63)
 			sl := &wl180.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x182 && sl.Keys[1] == x183) {
@@ -1236,7 +1237,7 @@ t88:
 				}
 			}
 		} else if iv185 := pr179.Intervals; iv185 != nil {
-			h186 := packet.WordsHash(kw177, 0, 0, 0)
+			h186 := table.WordsHash(kw177, 0, 0, 0)
 			for m, j := uint64(len(iv185.Groups)-1), h186>>(iv185.Shift&63); ; j = (j + 1) & m {
 				g := &iv185.Groups[j]
 				if g.Hi == 0 {
@@ -1300,7 +1301,7 @@ t91:
 		k191 := kw189<<0 | kw188<<16 | kw187<<48
 		if pi192 := &pr190.Packed; len(pi192.Slots) > 0 {
 			k191 &= pi192.Mask
-			m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191)>>(pi192.Shift&63)
+			m, j := uint64(len(pi192.Slots)-1), table.PackedHash(k191)>>(pi192.Shift&63)
 			sl := &pi192.Slots[j]
 			for sl.Entry != 0 && sl.Key != k191 {
 				j = (j + 1) & m
@@ -1350,7 +1351,7 @@ t93:
 		k198 := kw196<<0 | kw194<<16 | kw193<<32
 		if pi199 := &pr197.Packed; len(pi199.Slots) > 0 {
 			k198 &= pi199.Mask
-			m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198)>>(pi199.Shift&63)
+			m, j := uint64(len(pi199.Slots)-1), table.PackedHash(k198)>>(pi199.Shift&63)
 			sl := &pi199.Slots[j]
 			for sl.Entry != 0 && sl.Key != k198 {
 				j = (j + 1) & m
@@ -2011,7 +2012,7 @@ n36:
 		k34 := kw31<<0 | kw30<<48
 		if pi35 := &pr33.Packed; len(pi35.Slots) > 0 {
 			k34 &= pi35.Mask
-			m, j := uint64(len(pi35.Slots)-1), packet.PackedHash(k34)>>(pi35.Shift&63)
+			m, j := uint64(len(pi35.Slots)-1), table.PackedHash(k34)>>(pi35.Shift&63)
 			sl := &pi35.Slots[j]
 			for sl.Entry != 0 && sl.Key != k34 {
 				j = (j + 1) & m
@@ -2098,7 +2099,7 @@ n43:
 			x48 := kw41 & wl45.Mask[1]
 			x49 := kw43.Hi & wl45.Mask[2]
 			x50 := kw43.Lo & wl45.Mask[3]
-			h46 := packet.WordsHash(x47, x48, x49, x50)
+			h46 := table.WordsHash(x47, x48, x49, x50)
 			m, j := uint64(len(wl45.Slots)-1), h46>>(wl45.Shift&63)
 			sl := &wl45.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x47 && sl.Keys[1] == x48 && sl.Keys[2] == x49 && sl.Keys[3] == x50) {
@@ -3665,7 +3666,7 @@ n80:
 		k164 := kw161<<0 | kw160<<32
 		if pi165 := &pr163.Packed; len(pi165.Slots) > 0 {
 			k164 &= pi165.Mask
-			m, j := uint64(len(pi165.Slots)-1), packet.PackedHash(k164)>>(pi165.Shift&63)
+			m, j := uint64(len(pi165.Slots)-1), table.PackedHash(k164)>>(pi165.Shift&63)
 			sl := &pi165.Slots[j]
 			for sl.Entry != 0 && sl.Key != k164 {
 				j = (j + 1) & m
@@ -3702,7 +3703,7 @@ n81:
 			x172 := kw166 & wl170.Mask[0]
 			x173 := kw167.Hi & wl170.Mask[1]
 			x174 := kw167.Lo & wl170.Mask[2]
-			h171 := packet.WordsHash(x172, x173, x174, 0)
+			h171 := table.WordsHash(x172, x173, x174, 0)
 			m, j := uint64(len(wl170.Slots)-1), h171>>(wl170.Shift&63)
 			sl := &wl170.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x172 && sl.Keys[1] == x173 && sl.Keys[2] == x174) {
@@ -3776,7 +3777,7 @@ n88:
 		if wl180 := &pr179.Words; len(wl180.Slots) > 0 {
 			x182 := kw177 & wl180.Mask[0]
 			x183 := kw178 & wl180.Mask[1]
-			h181 := packet.WordsHash(x182, x183, 0, 0)
+			h181 := table.WordsHash(x182, x183, 0, 0)
 			m, j := uint64(len(wl180.Slots)-1), h181>>(wl180.Shift&63)
 			sl := &wl180.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x182 && sl.Keys[1] == x183) {
@@ -3795,7 +3796,7 @@ n88:
 				}
 			}
 		} else if iv185 := pr179.Intervals; iv185 != nil {
-			h186 := packet.WordsHash(kw177, 0, 0, 0)
+			h186 := table.WordsHash(kw177, 0, 0, 0)
 			for m, j := uint64(len(iv185.Groups)-1), h186>>(iv185.Shift&63); ; j = (j + 1) & m {
 				g := &iv185.Groups[j]
 				if g.Hi == 0 {
@@ -3863,7 +3864,7 @@ n91:
 		k191 := kw189<<0 | kw188<<16 | kw187<<48
 		if pi192 := &pr190.Packed; len(pi192.Slots) > 0 {
 			k191 &= pi192.Mask
-			m, j := uint64(len(pi192.Slots)-1), packet.PackedHash(k191)>>(pi192.Shift&63)
+			m, j := uint64(len(pi192.Slots)-1), table.PackedHash(k191)>>(pi192.Shift&63)
 			sl := &pi192.Slots[j]
 			for sl.Entry != 0 && sl.Key != k191 {
 				j = (j + 1) & m
@@ -3905,7 +3906,7 @@ n93:
 		k198 := kw196<<0 | kw194<<16 | kw193<<32
 		if pi199 := &pr197.Packed; len(pi199.Slots) > 0 {
 			k198 &= pi199.Mask
-			m, j := uint64(len(pi199.Slots)-1), packet.PackedHash(k198)>>(pi199.Shift&63)
+			m, j := uint64(len(pi199.Slots)-1), table.PackedHash(k198)>>(pi199.Shift&63)
 			sl := &pi199.Slots[j]
 			for sl.Entry != 0 && sl.Key != k198 {
 				j = (j + 1) & m

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Schema is the model's packet schema.
@@ -280,7 +281,7 @@ var countOf = [99]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [7]*packet.Table // an array: one load less to a table
+	tables [7]*table.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -296,12 +297,12 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
 
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
@@ -312,7 +313,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -984,7 +985,7 @@ t24:
 		k28 := kw25<<0 | kw24<<48
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
 			k28 &= pi29.Mask
-			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)>>(pi29.Shift&63)
+			m, j := uint64(len(pi29.Slots)-1), table.PackedHash(k28)>>(pi29.Shift&63)
 			sl := &pi29.Slots[j]
 			for sl.Entry != 0 && sl.Key != k28 {
 				j = (j + 1) & m
@@ -1059,7 +1060,7 @@ t29:
 			x41 := kw34 & wl38.Mask[1]
 			x42 := kw36.Hi & wl38.Mask[2]
 			x43 := kw36.Lo & wl38.Mask[3]
-			h39 := packet.WordsHash(x40, x41, x42, x43)
+			h39 := table.WordsHash(x40, x41, x42, x43)
 			m, j := uint64(len(wl38.Slots)-1), h39>>(wl38.Shift&63)
 			sl := &wl38.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x40 && sl.Keys[1] == x41 && sl.Keys[2] == x42 && sl.Keys[3] == x43) {
@@ -1168,7 +1169,7 @@ t66:
 		k175 := kw172<<0 | kw171<<32
 		if pi176 := &pr174.Packed; len(pi176.Slots) > 0 {
 			k175 &= pi176.Mask
-			m, j := uint64(len(pi176.Slots)-1), packet.PackedHash(k175)>>(pi176.Shift&63)
+			m, j := uint64(len(pi176.Slots)-1), table.PackedHash(k175)>>(pi176.Shift&63)
 			sl := &pi176.Slots[j]
 			for sl.Entry != 0 && sl.Key != k175 {
 				j = (j + 1) & m
@@ -1233,7 +1234,7 @@ t74:
 		if wl191 := &pr190.Words; len(wl191.Slots) > 0 {
 			x193 := kw188 & wl191.Mask[0]
 			x194 := kw189 & wl191.Mask[1]
-			h192 := packet.WordsHash(x193, x194, 0, 0)
+			h192 := table.WordsHash(x193, x194, 0, 0)
 			m, j := uint64(len(wl191.Slots)-1), h192>>(wl191.Shift&63)
 			sl := &wl191.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x193 && sl.Keys[1] == x194) {
@@ -1274,7 +1275,7 @@ t74:
 				}
 			}
 		} else if iv196 := pr190.Intervals; iv196 != nil {
-			h197 := packet.WordsHash(kw188, 0, 0, 0)
+			h197 := table.WordsHash(kw188, 0, 0, 0)
 			for m, j := uint64(len(iv196.Groups)-1), h197>>(iv196.Shift&63); ; j = (j + 1) & m {
 				g := &iv196.Groups[j]
 				if g.Hi == 0 {
@@ -1338,7 +1339,7 @@ t77:
 		k202 := kw200<<0 | kw199<<16 | kw198<<48
 		if pi203 := &pr201.Packed; len(pi203.Slots) > 0 {
 			k202 &= pi203.Mask
-			m, j := uint64(len(pi203.Slots)-1), packet.PackedHash(k202)>>(pi203.Shift&63)
+			m, j := uint64(len(pi203.Slots)-1), table.PackedHash(k202)>>(pi203.Shift&63)
 			sl := &pi203.Slots[j]
 			for sl.Entry != 0 && sl.Key != k202 {
 				j = (j + 1) & m
@@ -1388,7 +1389,7 @@ t79:
 		k209 := kw207<<0 | kw205<<16 | kw204<<32
 		if pi210 := &pr208.Packed; len(pi210.Slots) > 0 {
 			k209 &= pi210.Mask
-			m, j := uint64(len(pi210.Slots)-1), packet.PackedHash(k209)>>(pi210.Shift&63)
+			m, j := uint64(len(pi210.Slots)-1), table.PackedHash(k209)>>(pi210.Shift&63)
 			sl := &pi210.Slots[j]
 			for sl.Entry != 0 && sl.Key != k209 {
 				j = (j + 1) & m
@@ -2159,7 +2160,7 @@ n24:
 		k28 := kw25<<0 | kw24<<48
 		if pi29 := &pr27.Packed; len(pi29.Slots) > 0 {
 			k28 &= pi29.Mask
-			m, j := uint64(len(pi29.Slots)-1), packet.PackedHash(k28)>>(pi29.Shift&63)
+			m, j := uint64(len(pi29.Slots)-1), table.PackedHash(k28)>>(pi29.Shift&63)
 			sl := &pi29.Slots[j]
 			for sl.Entry != 0 && sl.Key != k28 {
 				j = (j + 1) & m
@@ -2232,7 +2233,7 @@ n29:
 			x41 := kw34 & wl38.Mask[1]
 			x42 := kw36.Hi & wl38.Mask[2]
 			x43 := kw36.Lo & wl38.Mask[3]
-			h39 := packet.WordsHash(x40, x41, x42, x43)
+			h39 := table.WordsHash(x40, x41, x42, x43)
 			m, j := uint64(len(wl38.Slots)-1), h39>>(wl38.Shift&63)
 			sl := &wl38.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x40 && sl.Keys[1] == x41 && sl.Keys[2] == x42 && sl.Keys[3] == x43) {
@@ -4218,7 +4219,7 @@ n66:
 		k175 := kw172<<0 | kw171<<32
 		if pi176 := &pr174.Packed; len(pi176.Slots) > 0 {
 			k175 &= pi176.Mask
-			m, j := uint64(len(pi176.Slots)-1), packet.PackedHash(k175)>>(pi176.Shift&63)
+			m, j := uint64(len(pi176.Slots)-1), table.PackedHash(k175)>>(pi176.Shift&63)
 			sl := &pi176.Slots[j]
 			for sl.Entry != 0 && sl.Key != k175 {
 				j = (j + 1) & m
@@ -4255,7 +4256,7 @@ n67:
 			x183 := kw177 & wl181.Mask[0]
 			x184 := kw178.Hi & wl181.Mask[1]
 			x185 := kw178.Lo & wl181.Mask[2]
-			h182 := packet.WordsHash(x183, x184, x185, 0)
+			h182 := table.WordsHash(x183, x184, x185, 0)
 			m, j := uint64(len(wl181.Slots)-1), h182>>(wl181.Shift&63)
 			sl := &wl181.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x183 && sl.Keys[1] == x184 && sl.Keys[2] == x185) {
@@ -4329,7 +4330,7 @@ n74:
 		if wl191 := &pr190.Words; len(wl191.Slots) > 0 {
 			x193 := kw188 & wl191.Mask[0]
 			x194 := kw189 & wl191.Mask[1]
-			h192 := packet.WordsHash(x193, x194, 0, 0)
+			h192 := table.WordsHash(x193, x194, 0, 0)
 			m, j := uint64(len(wl191.Slots)-1), h192>>(wl191.Shift&63)
 			sl := &wl191.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x193 && sl.Keys[1] == x194) {
@@ -4348,7 +4349,7 @@ n74:
 				}
 			}
 		} else if iv196 := pr190.Intervals; iv196 != nil {
-			h197 := packet.WordsHash(kw188, 0, 0, 0)
+			h197 := table.WordsHash(kw188, 0, 0, 0)
 			for m, j := uint64(len(iv196.Groups)-1), h197>>(iv196.Shift&63); ; j = (j + 1) & m {
 				g := &iv196.Groups[j]
 				if g.Hi == 0 {
@@ -4416,7 +4417,7 @@ n77:
 		k202 := kw200<<0 | kw199<<16 | kw198<<48
 		if pi203 := &pr201.Packed; len(pi203.Slots) > 0 {
 			k202 &= pi203.Mask
-			m, j := uint64(len(pi203.Slots)-1), packet.PackedHash(k202)>>(pi203.Shift&63)
+			m, j := uint64(len(pi203.Slots)-1), table.PackedHash(k202)>>(pi203.Shift&63)
 			sl := &pi203.Slots[j]
 			for sl.Entry != 0 && sl.Key != k202 {
 				j = (j + 1) & m
@@ -4458,7 +4459,7 @@ n79:
 		k209 := kw207<<0 | kw205<<16 | kw204<<32
 		if pi210 := &pr208.Packed; len(pi210.Slots) > 0 {
 			k209 &= pi210.Mask
-			m, j := uint64(len(pi210.Slots)-1), packet.PackedHash(k209)>>(pi210.Shift&63)
+			m, j := uint64(len(pi210.Slots)-1), table.PackedHash(k209)>>(pi210.Shift&63)
 			sl := &pi210.Slots[j]
 			for sl.Entry != 0 && sl.Key != k209 {
 				j = (j + 1) & m

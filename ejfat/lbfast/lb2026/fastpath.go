@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Schema is the model's packet schema.
@@ -316,7 +317,7 @@ var countOf = [189]int{0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [8]*packet.Table // an array: one load less to a table
+	tables [8]*table.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -332,12 +333,12 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
 
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
@@ -348,7 +349,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -1253,7 +1254,7 @@ t74:
 		k57 := kw55 << 0
 		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
 			k57 &= pi58.Mask
-			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)>>(pi58.Shift&63)
+			m, j := uint64(len(pi58.Slots)-1), table.PackedHash(k57)>>(pi58.Shift&63)
 			sl := &pi58.Slots[j]
 			for sl.Entry != 0 && sl.Key != k57 {
 				j = (j + 1) & m
@@ -1314,7 +1315,7 @@ t76:
 		k64 := kw61<<0 | kw60<<48
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
 			k64 &= pi65.Mask
-			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)>>(pi65.Shift&63)
+			m, j := uint64(len(pi65.Slots)-1), table.PackedHash(k64)>>(pi65.Shift&63)
 			sl := &pi65.Slots[j]
 			for sl.Entry != 0 && sl.Key != k64 {
 				j = (j + 1) & m
@@ -1389,7 +1390,7 @@ t86:
 			x78 := kw71 & wl75.Mask[1]
 			x79 := kw73.Hi & wl75.Mask[2]
 			x80 := kw73.Lo & wl75.Mask[3]
-			h76 := packet.WordsHash(x77, x78, x79, x80)
+			h76 := table.WordsHash(x77, x78, x79, x80)
 			m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63)
 			sl := &wl75.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x77 && sl.Keys[1] == x78 && sl.Keys[2] == x79 && sl.Keys[3] == x80) {
@@ -1473,7 +1474,7 @@ t144:
 		k200 := kw197<<0 | kw196<<32
 		if pi201 := &pr199.Packed; len(pi201.Slots) > 0 {
 			k200 &= pi201.Mask
-			m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200)>>(pi201.Shift&63)
+			m, j := uint64(len(pi201.Slots)-1), table.PackedHash(k200)>>(pi201.Shift&63)
 			sl := &pi201.Slots[j]
 			for sl.Entry != 0 && sl.Key != k200 {
 				j = (j + 1) & m
@@ -1564,7 +1565,7 @@ t158:
 		if wl221 := &pr220.Words; len(wl221.Slots) > 0 {
 			x223 := kw218 & wl221.Mask[0]
 			x224 := kw219 & wl221.Mask[1]
-			h222 := packet.WordsHash(x223, x224, 0, 0)
+			h222 := table.WordsHash(x223, x224, 0, 0)
 			m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63)
 			sl := &wl221.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x223 && sl.Keys[1] == x224) {
@@ -1601,7 +1602,7 @@ t158:
 				}
 			}
 		} else if iv226 := pr220.Intervals; iv226 != nil {
-			h227 := packet.WordsHash(kw218, 0, 0, 0)
+			h227 := table.WordsHash(kw218, 0, 0, 0)
 			for m, j := uint64(len(iv226.Groups)-1), h227>>(iv226.Shift&63); ; j = (j + 1) & m {
 				g := &iv226.Groups[j]
 				if g.Hi == 0 {
@@ -1661,7 +1662,7 @@ t161:
 		k232 := kw230<<0 | kw229<<16 | kw228<<48
 		if pi233 := &pr231.Packed; len(pi233.Slots) > 0 {
 			k232 &= pi233.Mask
-			m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232)>>(pi233.Shift&63)
+			m, j := uint64(len(pi233.Slots)-1), table.PackedHash(k232)>>(pi233.Shift&63)
 			sl := &pi233.Slots[j]
 			for sl.Entry != 0 && sl.Key != k232 {
 				j = (j + 1) & m
@@ -1703,7 +1704,7 @@ t163:
 		k239 := kw237<<0 | kw235<<16 | kw234<<32
 		if pi240 := &pr238.Packed; len(pi240.Slots) > 0 {
 			k239 &= pi240.Mask
-			m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239)>>(pi240.Shift&63)
+			m, j := uint64(len(pi240.Slots)-1), table.PackedHash(k239)>>(pi240.Shift&63)
 			sl := &pi240.Slots[j]
 			for sl.Entry != 0 && sl.Key != k239 {
 				j = (j + 1) & m
@@ -3016,7 +3017,7 @@ n74:
 		k57 := kw55 << 0
 		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
 			k57 &= pi58.Mask
-			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)>>(pi58.Shift&63)
+			m, j := uint64(len(pi58.Slots)-1), table.PackedHash(k57)>>(pi58.Shift&63)
 			sl := &pi58.Slots[j]
 			for sl.Entry != 0 && sl.Key != k57 {
 				j = (j + 1) & m
@@ -3065,7 +3066,7 @@ n76:
 		k64 := kw61<<0 | kw60<<48
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
 			k64 &= pi65.Mask
-			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)>>(pi65.Shift&63)
+			m, j := uint64(len(pi65.Slots)-1), table.PackedHash(k64)>>(pi65.Shift&63)
 			sl := &pi65.Slots[j]
 			for sl.Entry != 0 && sl.Key != k64 {
 				j = (j + 1) & m
@@ -3165,7 +3166,7 @@ n86:
 			x78 := kw71 & wl75.Mask[1]
 			x79 := kw73.Hi & wl75.Mask[2]
 			x80 := kw73.Lo & wl75.Mask[3]
-			h76 := packet.WordsHash(x77, x78, x79, x80)
+			h76 := table.WordsHash(x77, x78, x79, x80)
 			m, j := uint64(len(wl75.Slots)-1), h76>>(wl75.Shift&63)
 			sl := &wl75.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x77 && sl.Keys[1] == x78 && sl.Keys[2] == x79 && sl.Keys[3] == x80) {
@@ -4890,7 +4891,7 @@ n144:
 		k200 := kw197<<0 | kw196<<32
 		if pi201 := &pr199.Packed; len(pi201.Slots) > 0 {
 			k200 &= pi201.Mask
-			m, j := uint64(len(pi201.Slots)-1), packet.PackedHash(k200)>>(pi201.Shift&63)
+			m, j := uint64(len(pi201.Slots)-1), table.PackedHash(k200)>>(pi201.Shift&63)
 			sl := &pi201.Slots[j]
 			for sl.Entry != 0 && sl.Key != k200 {
 				j = (j + 1) & m
@@ -4923,7 +4924,7 @@ n145:
 			x208 := kw202 & wl206.Mask[0]
 			x209 := kw203.Hi & wl206.Mask[1]
 			x210 := kw203.Lo & wl206.Mask[2]
-			h207 := packet.WordsHash(x208, x209, x210, 0)
+			h207 := table.WordsHash(x208, x209, x210, 0)
 			m, j := uint64(len(wl206.Slots)-1), h207>>(wl206.Shift&63)
 			sl := &wl206.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x208 && sl.Keys[1] == x209 && sl.Keys[2] == x210) {
@@ -5046,7 +5047,7 @@ n158:
 		if wl221 := &pr220.Words; len(wl221.Slots) > 0 {
 			x223 := kw218 & wl221.Mask[0]
 			x224 := kw219 & wl221.Mask[1]
-			h222 := packet.WordsHash(x223, x224, 0, 0)
+			h222 := table.WordsHash(x223, x224, 0, 0)
 			m, j := uint64(len(wl221.Slots)-1), h222>>(wl221.Shift&63)
 			sl := &wl221.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x223 && sl.Keys[1] == x224) {
@@ -5065,7 +5066,7 @@ n158:
 				}
 			}
 		} else if iv226 := pr220.Intervals; iv226 != nil {
-			h227 := packet.WordsHash(kw218, 0, 0, 0)
+			h227 := table.WordsHash(kw218, 0, 0, 0)
 			for m, j := uint64(len(iv226.Groups)-1), h227>>(iv226.Shift&63); ; j = (j + 1) & m {
 				g := &iv226.Groups[j]
 				if g.Hi == 0 {
@@ -5129,7 +5130,7 @@ n161:
 		k232 := kw230<<0 | kw229<<16 | kw228<<48
 		if pi233 := &pr231.Packed; len(pi233.Slots) > 0 {
 			k232 &= pi233.Mask
-			m, j := uint64(len(pi233.Slots)-1), packet.PackedHash(k232)>>(pi233.Shift&63)
+			m, j := uint64(len(pi233.Slots)-1), table.PackedHash(k232)>>(pi233.Shift&63)
 			sl := &pi233.Slots[j]
 			for sl.Entry != 0 && sl.Key != k232 {
 				j = (j + 1) & m
@@ -5167,7 +5168,7 @@ n163:
 		k239 := kw237<<0 | kw235<<16 | kw234<<32
 		if pi240 := &pr238.Packed; len(pi240.Slots) > 0 {
 			k239 &= pi240.Mask
-			m, j := uint64(len(pi240.Slots)-1), packet.PackedHash(k239)>>(pi240.Shift&63)
+			m, j := uint64(len(pi240.Slots)-1), table.PackedHash(k239)>>(pi240.Shift&63)
 			sl := &pi240.Slots[j]
 			for sl.Entry != 0 && sl.Key != k239 {
 				j = (j + 1) & m

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Schema is the model's packet schema.
@@ -318,7 +319,7 @@ var countOf = [155]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [8]*packet.Table // an array: one load less to a table
+	tables [8]*table.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -334,12 +335,12 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
 
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
@@ -350,7 +351,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -1208,7 +1209,7 @@ t50:
 		k45 := kw43 << 0
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
 			k45 &= pi46.Mask
-			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)>>(pi46.Shift&63)
+			m, j := uint64(len(pi46.Slots)-1), table.PackedHash(k45)>>(pi46.Shift&63)
 			sl := &pi46.Slots[j]
 			for sl.Entry != 0 && sl.Key != k45 {
 				j = (j + 1) & m
@@ -1269,7 +1270,7 @@ t52:
 		k52 := kw49<<0 | kw48<<48
 		if pi53 := &pr51.Packed; len(pi53.Slots) > 0 {
 			k52 &= pi53.Mask
-			m, j := uint64(len(pi53.Slots)-1), packet.PackedHash(k52)>>(pi53.Shift&63)
+			m, j := uint64(len(pi53.Slots)-1), table.PackedHash(k52)>>(pi53.Shift&63)
 			sl := &pi53.Slots[j]
 			for sl.Entry != 0 && sl.Key != k52 {
 				j = (j + 1) & m
@@ -1344,7 +1345,7 @@ t58:
 			x65 := kw58 & wl62.Mask[1]
 			x66 := kw60.Hi & wl62.Mask[2]
 			x67 := kw60.Lo & wl62.Mask[3]
-			h63 := packet.WordsHash(x64, x65, x66, x67)
+			h63 := table.WordsHash(x64, x65, x66, x67)
 			m, j := uint64(len(wl62.Slots)-1), h63>>(wl62.Shift&63)
 			sl := &wl62.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x64 && sl.Keys[1] == x65 && sl.Keys[2] == x66 && sl.Keys[3] == x67) {
@@ -1428,7 +1429,7 @@ t114:
 		k205 := kw202<<0 | kw201<<32
 		if pi206 := &pr204.Packed; len(pi206.Slots) > 0 {
 			k205 &= pi206.Mask
-			m, j := uint64(len(pi206.Slots)-1), packet.PackedHash(k205)>>(pi206.Shift&63)
+			m, j := uint64(len(pi206.Slots)-1), table.PackedHash(k205)>>(pi206.Shift&63)
 			sl := &pi206.Slots[j]
 			for sl.Entry != 0 && sl.Key != k205 {
 				j = (j + 1) & m
@@ -1512,7 +1513,7 @@ t124:
 		if wl226 := &pr225.Words; len(wl226.Slots) > 0 {
 			x228 := kw223 & wl226.Mask[0]
 			x229 := kw224 & wl226.Mask[1]
-			h227 := packet.WordsHash(x228, x229, 0, 0)
+			h227 := table.WordsHash(x228, x229, 0, 0)
 			m, j := uint64(len(wl226.Slots)-1), h227>>(wl226.Shift&63)
 			sl := &wl226.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x228 && sl.Keys[1] == x229) {
@@ -1549,7 +1550,7 @@ t124:
 				}
 			}
 		} else if iv231 := pr225.Intervals; iv231 != nil {
-			h232 := packet.WordsHash(kw223, 0, 0, 0)
+			h232 := table.WordsHash(kw223, 0, 0, 0)
 			for m, j := uint64(len(iv231.Groups)-1), h232>>(iv231.Shift&63); ; j = (j + 1) & m {
 				g := &iv231.Groups[j]
 				if g.Hi == 0 {
@@ -1609,7 +1610,7 @@ t127:
 		k237 := kw235<<0 | kw234<<16 | kw233<<48
 		if pi238 := &pr236.Packed; len(pi238.Slots) > 0 {
 			k237 &= pi238.Mask
-			m, j := uint64(len(pi238.Slots)-1), packet.PackedHash(k237)>>(pi238.Shift&63)
+			m, j := uint64(len(pi238.Slots)-1), table.PackedHash(k237)>>(pi238.Shift&63)
 			sl := &pi238.Slots[j]
 			for sl.Entry != 0 && sl.Key != k237 {
 				j = (j + 1) & m
@@ -1651,7 +1652,7 @@ t129:
 		k244 := kw242<<0 | kw240<<16 | kw239<<32
 		if pi245 := &pr243.Packed; len(pi245.Slots) > 0 {
 			k244 &= pi245.Mask
-			m, j := uint64(len(pi245.Slots)-1), packet.PackedHash(k244)>>(pi245.Shift&63)
+			m, j := uint64(len(pi245.Slots)-1), table.PackedHash(k244)>>(pi245.Shift&63)
 			sl := &pi245.Slots[j]
 			for sl.Entry != 0 && sl.Key != k244 {
 				j = (j + 1) & m
@@ -3375,7 +3376,7 @@ n50:
 		k45 := kw43 << 0
 		if pi46 := &pr44.Packed; len(pi46.Slots) > 0 {
 			k45 &= pi46.Mask
-			m, j := uint64(len(pi46.Slots)-1), packet.PackedHash(k45)>>(pi46.Shift&63)
+			m, j := uint64(len(pi46.Slots)-1), table.PackedHash(k45)>>(pi46.Shift&63)
 			sl := &pi46.Slots[j]
 			for sl.Entry != 0 && sl.Key != k45 {
 				j = (j + 1) & m
@@ -3424,7 +3425,7 @@ n52:
 		k52 := kw49<<0 | kw48<<48
 		if pi53 := &pr51.Packed; len(pi53.Slots) > 0 {
 			k52 &= pi53.Mask
-			m, j := uint64(len(pi53.Slots)-1), packet.PackedHash(k52)>>(pi53.Shift&63)
+			m, j := uint64(len(pi53.Slots)-1), table.PackedHash(k52)>>(pi53.Shift&63)
 			sl := &pi53.Slots[j]
 			for sl.Entry != 0 && sl.Key != k52 {
 				j = (j + 1) & m
@@ -3499,7 +3500,7 @@ n58:
 			x65 := kw58 & wl62.Mask[1]
 			x66 := kw60.Hi & wl62.Mask[2]
 			x67 := kw60.Lo & wl62.Mask[3]
-			h63 := packet.WordsHash(x64, x65, x66, x67)
+			h63 := table.WordsHash(x64, x65, x66, x67)
 			m, j := uint64(len(wl62.Slots)-1), h63>>(wl62.Shift&63)
 			sl := &wl62.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x64 && sl.Keys[1] == x65 && sl.Keys[2] == x66 && sl.Keys[3] == x67) {
@@ -5611,7 +5612,7 @@ n114:
 		k205 := kw202<<0 | kw201<<32
 		if pi206 := &pr204.Packed; len(pi206.Slots) > 0 {
 			k205 &= pi206.Mask
-			m, j := uint64(len(pi206.Slots)-1), packet.PackedHash(k205)>>(pi206.Shift&63)
+			m, j := uint64(len(pi206.Slots)-1), table.PackedHash(k205)>>(pi206.Shift&63)
 			sl := &pi206.Slots[j]
 			for sl.Entry != 0 && sl.Key != k205 {
 				j = (j + 1) & m
@@ -5644,7 +5645,7 @@ n115:
 			x213 := kw207 & wl211.Mask[0]
 			x214 := kw208.Hi & wl211.Mask[1]
 			x215 := kw208.Lo & wl211.Mask[2]
-			h212 := packet.WordsHash(x213, x214, x215, 0)
+			h212 := table.WordsHash(x213, x214, x215, 0)
 			m, j := uint64(len(wl211.Slots)-1), h212>>(wl211.Shift&63)
 			sl := &wl211.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x213 && sl.Keys[1] == x214 && sl.Keys[2] == x215) {
@@ -5745,7 +5746,7 @@ n124:
 		if wl226 := &pr225.Words; len(wl226.Slots) > 0 {
 			x228 := kw223 & wl226.Mask[0]
 			x229 := kw224 & wl226.Mask[1]
-			h227 := packet.WordsHash(x228, x229, 0, 0)
+			h227 := table.WordsHash(x228, x229, 0, 0)
 			m, j := uint64(len(wl226.Slots)-1), h227>>(wl226.Shift&63)
 			sl := &wl226.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x228 && sl.Keys[1] == x229) {
@@ -5764,7 +5765,7 @@ n124:
 				}
 			}
 		} else if iv231 := pr225.Intervals; iv231 != nil {
-			h232 := packet.WordsHash(kw223, 0, 0, 0)
+			h232 := table.WordsHash(kw223, 0, 0, 0)
 			for m, j := uint64(len(iv231.Groups)-1), h232>>(iv231.Shift&63); ; j = (j + 1) & m {
 				g := &iv231.Groups[j]
 				if g.Hi == 0 {
@@ -5828,7 +5829,7 @@ n127:
 		k237 := kw235<<0 | kw234<<16 | kw233<<48
 		if pi238 := &pr236.Packed; len(pi238.Slots) > 0 {
 			k237 &= pi238.Mask
-			m, j := uint64(len(pi238.Slots)-1), packet.PackedHash(k237)>>(pi238.Shift&63)
+			m, j := uint64(len(pi238.Slots)-1), table.PackedHash(k237)>>(pi238.Shift&63)
 			sl := &pi238.Slots[j]
 			for sl.Entry != 0 && sl.Key != k237 {
 				j = (j + 1) & m
@@ -5866,7 +5867,7 @@ n129:
 		k244 := kw242<<0 | kw240<<16 | kw239<<32
 		if pi245 := &pr243.Packed; len(pi245.Slots) > 0 {
 			k244 &= pi245.Mask
-			m, j := uint64(len(pi245.Slots)-1), packet.PackedHash(k244)>>(pi245.Shift&63)
+			m, j := uint64(len(pi245.Slots)-1), table.PackedHash(k244)>>(pi245.Shift&63)
 			sl := &pi245.Slots[j]
 			for sl.Entry != 0 && sl.Key != k244 {
 				j = (j + 1) & m

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/table"
 )
 
 // Schema is the model's packet schema.
@@ -165,7 +166,7 @@ var defaultParams3 = []packet.Value{packet.Value{Hi: 0x123456789abcdef0, Lo: 0x1
 // the tables.
 type Pipeline struct {
 	pkt    *packet.Packet
-	tables [7]*packet.Table // an array: one load less to a table
+	tables [7]*table.Table // an array: one load less to a table
 	keys   [1]packet.Value
 
 	Sunk    [len(SinkNames)]uint64 // frames out at each sink
@@ -181,12 +182,12 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
 
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
-// with packet.LoadTables(Schema, …) or Table.Insert.
-func NewTables() []*packet.Table { return fastpath.NewTables(Schema) }
+// with table.Load(Schema, …) or Table.Insert.
+func NewTables() []*table.Table { return fastpath.NewTables(Schema) }
 
 // New returns a pipeline over tables (in Schema.Tables order, as
-// NewTables or packet.LoadTables(Schema, …) make them; nil: empty ones).
-func New(tables []*packet.Table) (*Pipeline, error) {
+// NewTables or table.Load(Schema, …) make them; nil: empty ones).
+func New(tables []*table.Table) (*Pipeline, error) {
 	tables, err := fastpath.CheckTables(Schema, tables)
 	if err != nil {
 		return nil, err
@@ -197,7 +198,7 @@ func New(tables []*packet.Table) (*Pipeline, error) {
 }
 
 // Tables are the pipeline's runtime tables.
-func (pl *Pipeline) Tables() []*packet.Table { return pl.tables[:] }
+func (pl *Pipeline) Tables() []*table.Table { return pl.tables[:] }
 
 // SinkName names Result.Sink.
 func (pl *Pipeline) SinkName(i int) string { return SinkNames[i] }
@@ -913,7 +914,7 @@ t13:
 		k57 := kw54<<0 | kw52<<16
 		if pi58 := &pr56.Packed; len(pi58.Slots) > 0 {
 			k57 &= pi58.Mask
-			m, j := uint64(len(pi58.Slots)-1), packet.PackedHash(k57)>>(pi58.Shift&63)
+			m, j := uint64(len(pi58.Slots)-1), table.PackedHash(k57)>>(pi58.Shift&63)
 			sl := &pi58.Slots[j]
 			for sl.Entry != 0 && sl.Key != k57 {
 				j = (j + 1) & m
@@ -966,7 +967,7 @@ t14:
 		k64 := kw62<<0 | kw60<<32
 		if pi65 := &pr63.Packed; len(pi65.Slots) > 0 {
 			k64 &= pi65.Mask
-			m, j := uint64(len(pi65.Slots)-1), packet.PackedHash(k64)>>(pi65.Shift&63)
+			m, j := uint64(len(pi65.Slots)-1), table.PackedHash(k64)>>(pi65.Shift&63)
 			sl := &pi65.Slots[j]
 			for sl.Entry != 0 && sl.Key != k64 {
 				j = (j + 1) & m
@@ -988,7 +989,7 @@ t14:
 				}
 			}
 		} else if iv66 := pr63.Intervals; iv66 != nil {
-			h67 := packet.WordsHash(kw60, 0, 0, 0)
+			h67 := table.WordsHash(kw60, 0, 0, 0)
 			for m, j := uint64(len(iv66.Groups)-1), h67>>(iv66.Shift&63); ; j = (j + 1) & m {
 				g := &iv66.Groups[j]
 				if g.Hi == 0 {
@@ -1048,7 +1049,7 @@ t16:
 			x76 := kw70.Hi & wl74.Mask[0]
 			x77 := kw70.Lo & wl74.Mask[1]
 			x78 := kw71 & wl74.Mask[2]
-			h75 := packet.WordsHash(x76, x77, x78, 0)
+			h75 := table.WordsHash(x76, x77, x78, 0)
 			m, j := uint64(len(wl74.Slots)-1), h75>>(wl74.Shift&63)
 			sl := &wl74.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x76 && sl.Keys[1] == x77 && sl.Keys[2] == x78) {
@@ -1094,7 +1095,7 @@ t17:
 		k83 := kw81<<0 | kw79<<3
 		if pi84 := &pr82.Packed; len(pi84.Slots) > 0 {
 			k83 &= pi84.Mask
-			m, j := uint64(len(pi84.Slots)-1), packet.PackedHash(k83)>>(pi84.Shift&63)
+			m, j := uint64(len(pi84.Slots)-1), table.PackedHash(k83)>>(pi84.Shift&63)
 			sl := &pi84.Slots[j]
 			for sl.Entry != 0 && sl.Key != k83 {
 				j = (j + 1) & m
@@ -1136,7 +1137,7 @@ t18:
 		k86 := uint64(0)
 		if pi87 := &pr85.Packed; len(pi87.Slots) > 0 {
 			k86 &= pi87.Mask
-			m, j := uint64(len(pi87.Slots)-1), packet.PackedHash(k86)>>(pi87.Shift&63)
+			m, j := uint64(len(pi87.Slots)-1), table.PackedHash(k86)>>(pi87.Shift&63)
 			sl := &pi87.Slots[j]
 			for sl.Entry != 0 && sl.Key != k86 {
 				j = (j + 1) & m
@@ -2243,7 +2244,7 @@ n29:
 		if wl135 := &pr134.Words; len(wl135.Slots) > 0 {
 			x137 := kw132.Hi & wl135.Mask[0]
 			x138 := kw132.Lo & wl135.Mask[1]
-			h136 := packet.WordsHash(x137, x138, 0, 0)
+			h136 := table.WordsHash(x137, x138, 0, 0)
 			m, j := uint64(len(wl135.Slots)-1), h136>>(wl135.Shift&63)
 			sl := &wl135.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x137 && sl.Keys[1] == x138) {
@@ -2283,7 +2284,7 @@ n30:
 			x146 := kw139.Lo & wl143.Mask[1]
 			x147 := kw141.Hi & wl143.Mask[2]
 			x148 := kw141.Lo & wl143.Mask[3]
-			h144 := packet.WordsHash(x145, x146, x147, x148)
+			h144 := table.WordsHash(x145, x146, x147, x148)
 			m, j := uint64(len(wl143.Slots)-1), h144>>(wl143.Shift&63)
 			sl := &wl143.Slots[j]
 			for sl.Entry != 0 && !(sl.Keys[0] == x145 && sl.Keys[1] == x146 && sl.Keys[2] == x147 && sl.Keys[3] == x148) {

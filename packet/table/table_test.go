@@ -1,4 +1,4 @@
-package packet
+package table
 
 import (
 	"errors"
@@ -11,45 +11,47 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dragonet-go/nsc/packet"
 )
 
 func TestMatchKindNames(t *testing.T) {
-	for _, k := range []MatchKind{Exact, LPM, Ternary, Range} {
-		got, ok := ParseMatchKind(k.String())
+	for _, k := range []packet.MatchKind{packet.Exact, packet.LPM, packet.Ternary, packet.Range} {
+		got, ok := packet.ParseMatchKind(k.String())
 		if !ok || got != k {
 			t.Errorf("ParseMatchKind(%q) = %v, %v", k.String(), got, ok)
 		}
 	}
-	if _, ok := ParseMatchKind("selector"); ok {
+	if _, ok := packet.ParseMatchKind("selector"); ok {
 		t.Error(`ParseMatchKind("selector") ok`)
 	}
-	if s := MatchKind(9).String(); s != "MatchKind(9)" {
+	if s := packet.MatchKind(9).String(); s != "MatchKind(9)" {
 		t.Errorf("MatchKind(9).String() = %q", s)
 	}
 }
 
 func TestSpecValidate(t *testing.T) {
-	base := func() *TableSpec {
-		return &TableSpec{Name: "t", Keys: []KeySpec{{"k", 16, Exact}},
-			Actions: []ActionSpec{{"a", []Param{{"p", 8}}}, {"NoAction", nil}}}
+	base := func() *packet.TableSpec {
+		return &packet.TableSpec{Name: "t", Keys: []packet.KeySpec{{Name: "k", Width: 16, Kind: packet.Exact}},
+			Actions: []packet.ActionSpec{{Name: "a", Params: []packet.Param{{Name: "p", Width: 8}}}, {Name: "NoAction", Params: nil}}}
 	}
 	tests := []struct {
 		name   string
-		change func(*TableSpec)
+		change func(*packet.TableSpec)
 		want   string // substring of the error, "" for none
 	}{
-		{"ok", func(*TableSpec) {}, ""},
-		{"default ok", func(s *TableSpec) { s.Default, s.DefaultParams = "a", []Value{V(255)} }, ""},
-		{"zero width key", func(s *TableSpec) { s.Keys[0].Width = 0 }, "width 0"},
-		{"wide key", func(s *TableSpec) { s.Keys[0].Width = 129 }, "width 129"},
-		{"bad kind", func(s *TableSpec) { s.Keys[0].Kind = 7 }, "unknown match kind"},
-		{"repeated action", func(s *TableSpec) { s.Actions[1].Name = "a" }, "repeated"},
-		{"bad param", func(s *TableSpec) { s.Actions[0].Params[0].Width = 0 }, "param p"},
-		{"unknown default", func(s *TableSpec) { s.Default = "b" }, `unknown default action "b"`},
-		{"default params", func(s *TableSpec) { s.Default = "a" }, "takes 1 params, got 0"},
-		{"default too wide", func(s *TableSpec) { s.Default, s.DefaultParams = "a", []Value{V(256)} }, "wider than 8"},
-		{"params no default", func(s *TableSpec) { s.DefaultParams = []Value{V(1)} }, "without a default"},
-		{"negative size", func(s *TableSpec) { s.Size = -1 }, "negative size"},
+		{"ok", func(*packet.TableSpec) {}, ""},
+		{"default ok", func(s *packet.TableSpec) { s.Default, s.DefaultParams = "a", []packet.Value{packet.V(255)} }, ""},
+		{"zero width key", func(s *packet.TableSpec) { s.Keys[0].Width = 0 }, "width 0"},
+		{"wide key", func(s *packet.TableSpec) { s.Keys[0].Width = 129 }, "width 129"},
+		{"bad kind", func(s *packet.TableSpec) { s.Keys[0].Kind = 7 }, "unknown match kind"},
+		{"repeated action", func(s *packet.TableSpec) { s.Actions[1].Name = "a" }, "repeated"},
+		{"bad param", func(s *packet.TableSpec) { s.Actions[0].Params[0].Width = 0 }, "param p"},
+		{"unknown default", func(s *packet.TableSpec) { s.Default = "b" }, `unknown default action "b"`},
+		{"default params", func(s *packet.TableSpec) { s.Default = "a" }, "takes 1 params, got 0"},
+		{"default too wide", func(s *packet.TableSpec) { s.Default, s.DefaultParams = "a", []packet.Value{packet.V(256)} }, "wider than 8"},
+		{"params no default", func(s *packet.TableSpec) { s.DefaultParams = []packet.Value{packet.V(1)} }, "without a default"},
+		{"negative size", func(s *packet.TableSpec) { s.Size = -1 }, "negative size"},
 	}
 	for _, tc := range tests {
 		s := base()
@@ -61,42 +63,42 @@ func TestSpecValidate(t *testing.T) {
 	}
 }
 
-func exactSpec() *TableSpec {
-	return &TableSpec{
+func exactSpec() *packet.TableSpec {
+	return &packet.TableSpec{
 		Name:    "fwd",
-		Keys:    []KeySpec{{"eth.type", 16, Exact}, {"ipv6.dst", 128, Exact}},
-		Actions: []ActionSpec{{"NoAction", nil}, {"out", []Param{{"port", 9}}}},
+		Keys:    []packet.KeySpec{{Name: "eth.type", Width: 16, Kind: packet.Exact}, {Name: "ipv6.dst", Width: 128, Kind: packet.Exact}},
+		Actions: []packet.ActionSpec{{Name: "NoAction", Params: nil}, {Name: "out", Params: []packet.Param{{Name: "port", Width: 9}}}},
 		Default: "NoAction",
 		Size:    4,
 	}
 }
 
-func exactKeys(vs ...Value) []KeyMatch {
-	var ks []KeyMatch
+func exactKeys(vs ...packet.Value) []packet.KeyMatch {
+	var ks []packet.KeyMatch
 	for _, v := range vs {
-		ks = append(ks, KeyMatch{Value: v})
+		ks = append(ks, packet.KeyMatch{Value: v})
 	}
 	return ks
 }
 
 func TestInsertErrors(t *testing.T) {
-	v6 := Value{Hi: 0xfe80 << 48, Lo: 2}
+	v6 := packet.Value{Hi: 0xfe80 << 48, Lo: 2}
 	tests := []struct {
 		name string
-		e    Entry
+		e    packet.Entry
 		want string
 	}{
-		{"key count", Entry{Keys: exactKeys(V(0x86dd)), Action: 0}, "1 keys, table has 2"},
-		{"key width", Entry{Keys: exactKeys(V(0x1_0000), v6), Action: 0}, "key eth.type: value 0x10000 wider than 16 bits"},
-		{"action", Entry{Keys: exactKeys(V(1), v6), Action: 2}, "action index 2"},
-		{"param count", Entry{Keys: exactKeys(V(1), v6), Action: 1}, "takes 1 params, got 0"},
-		{"param width", Entry{Keys: exactKeys(V(1), v6), Action: 1, Params: []Value{V(512)}}, "param port: 512 wider than 9 bits"},
-		{"priority", Entry{Keys: exactKeys(V(1), v6), Action: 0, Priority: 3}, "priority 3 in a table without priorities"},
-		{"duplicate", Entry{Keys: exactKeys(V(0x86dd), v6), Action: 1, Params: []Value{V(1)}, Line: 9}, "entry at line 9: duplicate entry of entry at line 8"},
+		{"key count", packet.Entry{Keys: exactKeys(packet.V(0x86dd)), Action: 0}, "1 keys, table has 2"},
+		{"key width", packet.Entry{Keys: exactKeys(packet.V(0x1_0000), v6), Action: 0}, "key eth.type: value 0x10000 wider than 16 bits"},
+		{"action", packet.Entry{Keys: exactKeys(packet.V(1), v6), Action: 2}, "action index 2"},
+		{"param count", packet.Entry{Keys: exactKeys(packet.V(1), v6), Action: 1}, "takes 1 params, got 0"},
+		{"param width", packet.Entry{Keys: exactKeys(packet.V(1), v6), Action: 1, Params: []packet.Value{packet.V(512)}}, "param port: 512 wider than 9 bits"},
+		{"priority", packet.Entry{Keys: exactKeys(packet.V(1), v6), Action: 0, Priority: 3}, "priority 3 in a table without priorities"},
+		{"duplicate", packet.Entry{Keys: exactKeys(packet.V(0x86dd), v6), Action: 1, Params: []packet.Value{packet.V(1)}, Line: 9}, "entry at line 9: duplicate entry of entry at line 8"},
 	}
 	for _, tc := range tests {
-		tb := NewTable(exactSpec())
-		if err := tb.Insert(Entry{Keys: exactKeys(V(0x86dd), v6), Action: 0, Line: 8}); err != nil {
+		tb := New(exactSpec())
+		if err := tb.Insert(packet.Entry{Keys: exactKeys(packet.V(0x86dd), v6), Action: 0, Line: 8}); err != nil {
 			t.Fatal(err)
 		}
 		err := tb.Insert(tc.e)
@@ -107,24 +109,24 @@ func TestInsertErrors(t *testing.T) {
 			t.Errorf("%s: failed Insert left %d entries", tc.name, tb.Len())
 		}
 	}
-	tb := NewTable(exactSpec())
+	tb := New(exactSpec())
 	for i := range 4 {
-		if err := tb.Insert(Entry{Keys: exactKeys(V(uint64(i)), v6), Action: 0}); err != nil {
+		if err := tb.Insert(packet.Entry{Keys: exactKeys(packet.V(uint64(i)), v6), Action: 0}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := tb.Insert(Entry{Keys: exactKeys(V(9), v6), Action: 0}); !errors.Is(err, ErrTableFull) {
+	if err := tb.Insert(packet.Entry{Keys: exactKeys(packet.V(9), v6), Action: 0}); !errors.Is(err, packet.ErrTableFull) {
 		t.Errorf("fifth Insert into size 4 = %v; want ErrTableFull", err)
 	}
-	five := make([]Entry, 5)
+	five := make([]packet.Entry, 5)
 	for i := range five {
-		five[i] = Entry{Keys: exactKeys(V(uint64(i)), v6)}
+		five[i] = packet.Entry{Keys: exactKeys(packet.V(uint64(i)), v6)}
 	}
-	if err := tb.Replace(five); !errors.Is(err, ErrTableFull) || !strings.Contains(err.Error(), "entry 4: table full (size 4)") {
+	if err := tb.Replace(five); !errors.Is(err, packet.ErrTableFull) || !strings.Contains(err.Error(), "entry 4: table full (size 4)") {
 		t.Errorf("Replace with 5 = %v; want ErrTableFull at entry 4", err)
 	}
-	dup := []Entry{{Keys: exactKeys(V(1), v6)}, {Keys: exactKeys(V(2), v6)}, {Keys: exactKeys(V(1), v6)}}
-	if err := tb.Replace(dup); !errors.Is(err, ErrDuplicateEntry) || !strings.Contains(err.Error(), "entry 2: duplicate entry of entry 0") {
+	dup := []packet.Entry{{Keys: exactKeys(packet.V(1), v6)}, {Keys: exactKeys(packet.V(2), v6)}, {Keys: exactKeys(packet.V(1), v6)}}
+	if err := tb.Replace(dup); !errors.Is(err, packet.ErrDuplicateEntry) || !strings.Contains(err.Error(), "entry 2: duplicate entry of entry 0") {
 		t.Errorf("Replace with duplicate = %v", err)
 	}
 	if tb.Len() != 4 {
@@ -133,26 +135,26 @@ func TestInsertErrors(t *testing.T) {
 }
 
 func TestExactLookup(t *testing.T) {
-	tb := NewTable(exactSpec())
-	v6 := Value{Hi: 0xfe80 << 48, Lo: 2}
-	es := []Entry{
-		{Keys: exactKeys(V(0x86dd), v6), Action: 1, Params: []Value{V(3)}},
-		{Keys: exactKeys(V(0x0800), V(0x0a010203)), Action: 1, Params: []Value{V(7)}},
+	tb := New(exactSpec())
+	v6 := packet.Value{Hi: 0xfe80 << 48, Lo: 2}
+	es := []packet.Entry{
+		{Keys: exactKeys(packet.V(0x86dd), v6), Action: 1, Params: []packet.Value{packet.V(3)}},
+		{Keys: exactKeys(packet.V(0x0800), packet.V(0x0a010203)), Action: 1, Params: []packet.Value{packet.V(7)}},
 	}
 	if err := tb.Replace(es); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name string
-		keys []Value
+		keys []packet.Value
 		hit  bool
 		port uint64
 	}{
-		{"v6", []Value{V(0x86dd), v6}, true, 3},
-		{"v4", []Value{V(0x0800), V(0x0a010203)}, true, 7},
-		{"bits above width ignored", []Value{{Hi: 1, Lo: 0x1_0800}, V(0x0a010203)}, true, 7},
-		{"wrong type", []Value{V(0x0800), v6}, false, 0},
-		{"short key", []Value{V(0x0800)}, false, 0},
+		{"v6", []packet.Value{packet.V(0x86dd), v6}, true, 3},
+		{"v4", []packet.Value{packet.V(0x0800), packet.V(0x0a010203)}, true, 7},
+		{"bits above width ignored", []packet.Value{{Hi: 1, Lo: 0x1_0800}, packet.V(0x0a010203)}, true, 7},
+		{"wrong type", []packet.Value{packet.V(0x0800), v6}, false, 0},
+		{"short key", []packet.Value{packet.V(0x0800)}, false, 0},
 		{"no key", nil, false, 0},
 	}
 	for _, tc := range tests {
@@ -173,39 +175,39 @@ func TestExactLookup(t *testing.T) {
 	if diff := cmp.Diff(es, got); diff != "" {
 		t.Errorf("Entries (-want +got):\n%s", diff)
 	}
-	got[0].Params[0] = V(99)
-	es[1].Keys[0] = KeyMatch{Value: V(1)}
-	if e, _ := tb.Lookup([]Value{V(0x86dd), v6}); e.Params[0] != V(3) {
+	got[0].Params[0] = packet.V(99)
+	es[1].Keys[0] = packet.KeyMatch{Value: packet.V(1)}
+	if e, _ := tb.Lookup([]packet.Value{packet.V(0x86dd), v6}); e.Params[0] != packet.V(3) {
 		t.Error("Entries result aliases the table")
 	}
-	if _, hit := tb.Lookup([]Value{V(0x0800), V(0x0a010203)}); !hit {
+	if _, hit := tb.Lookup([]packet.Value{packet.V(0x0800), packet.V(0x0a010203)}); !hit {
 		t.Error("Replace argument aliases the table")
 	}
 	// Without a default, a miss gives nil.
 	spec := exactSpec()
 	spec.Default = ""
-	if e, hit := NewTable(spec).Lookup([]Value{V(1), V(2)}); e != nil || hit {
+	if e, hit := New(spec).Lookup([]packet.Value{packet.V(1), packet.V(2)}); e != nil || hit {
 		t.Errorf("miss without default = %v, %v", e, hit)
 	}
 }
 
 // randEntry makes a random entry for spec with small values, so that random
 // keys hit often.
-func randEntry(r *rand.Rand, spec *TableSpec, line int) Entry {
-	small := func(w int) Value { return Value{Lo: r.Uint64() & 0x3f}.And(Mask(w)) }
-	e := Entry{Action: 1, Params: []Value{V(uint64(line))}, Line: line}
+func randEntry(r *rand.Rand, spec *packet.TableSpec, line int) packet.Entry {
+	small := func(w int) packet.Value { return packet.Value{Lo: r.Uint64() & 0x3f}.And(packet.Mask(w)) }
+	e := packet.Entry{Action: 1, Params: []packet.Value{packet.V(uint64(line))}, Line: line}
 	for _, k := range spec.Keys {
-		var m KeyMatch
+		var m packet.KeyMatch
 		switch k.Kind {
-		case Exact:
+		case packet.Exact:
 			m.Value = small(k.Width)
-		case LPM:
+		case packet.LPM:
 			// Put the prefix bits at the top of the key, where lpm looks.
 			m.PrefixLen = r.IntN(k.Width + 1)
-			m.Value = small(k.Width).Shl(uint(k.Width - 6)).And(Mask(k.Width))
-		case Ternary:
+			m.Value = small(k.Width).Shl(uint(k.Width - 6)).And(packet.Mask(k.Width))
+		case packet.Ternary:
 			m.Value, m.Mask = small(k.Width), small(k.Width)
-		case Range:
+		case packet.Range:
 			a, b := small(k.Width), small(k.Width)
 			if a.Cmp(b) > 0 {
 				a, b = b, a
@@ -220,40 +222,40 @@ func randEntry(r *rand.Rand, spec *TableSpec, line int) Entry {
 	return e
 }
 
-func randKeys(r *rand.Rand, spec *TableSpec) []Value {
-	var ks []Value
+func randKeys(r *rand.Rand, spec *packet.TableSpec) []packet.Value {
+	var ks []packet.Value
 	for _, k := range spec.Keys {
-		v := Value{Lo: r.Uint64() & 0x3f}
-		if k.Kind == LPM {
-			v = v.Shl(uint(k.Width - 6)).Or(Value{Lo: r.Uint64()})
+		v := packet.Value{Lo: r.Uint64() & 0x3f}
+		if k.Kind == packet.LPM {
+			v = v.Shl(uint(k.Width - 6)).Or(packet.Value{Lo: r.Uint64()})
 		}
-		ks = append(ks, v.And(Mask(k.Width)))
+		ks = append(ks, v.And(packet.Mask(k.Width)))
 	}
 	return ks
 }
 
 // refMatches is the oracle's per-key test, written from the definitions.
-func refMatches(spec *TableSpec, e *Entry, keys []Value) bool {
+func refMatches(spec *packet.TableSpec, e *packet.Entry, keys []packet.Value) bool {
 	for i, k := range spec.Keys {
 		v, m := keys[i], e.Keys[i]
 		switch k.Kind {
-		case Exact:
+		case packet.Exact:
 			if v != m.Value {
 				return false
 			}
-		case LPM:
+		case packet.LPM:
 			for b := 0; b < m.PrefixLen; b++ {
 				if v.Bit(k.Width-1-b) != m.Value.Bit(k.Width-1-b) {
 					return false
 				}
 			}
-		case Ternary:
+		case packet.Ternary:
 			for b := 0; b < k.Width; b++ {
 				if m.Mask.Bit(b) && v.Bit(b) != m.Value.Bit(b) {
 					return false
 				}
 			}
-		case Range:
+		case packet.Range:
 			if v.Cmp(m.Lo) < 0 || v.Cmp(m.Hi) > 0 {
 				return false
 			}
@@ -264,8 +266,8 @@ func refMatches(spec *TableSpec, e *Entry, keys []Value) bool {
 
 // refLookup scans every entry: lowest priority, else longest prefix, else
 // first inserted.
-func refLookup(spec *TableSpec, es []Entry, keys []Value) *Entry {
-	var best *Entry
+func refLookup(spec *packet.TableSpec, es []packet.Entry, keys []packet.Value) *packet.Entry {
+	var best *packet.Entry
 	bestLen := -1
 	for i := range es {
 		e := &es[i]
@@ -280,7 +282,7 @@ func refLookup(spec *TableSpec, es []Entry, keys []Value) *Entry {
 		}
 		l := 0
 		for j, k := range spec.Keys {
-			if k.Kind == LPM {
+			if k.Kind == packet.LPM {
 				l = e.Keys[j].PrefixLen
 			}
 		}
@@ -291,21 +293,21 @@ func refLookup(spec *TableSpec, es []Entry, keys []Value) *Entry {
 	return best
 }
 
-var refSpecs = []*TableSpec{
-	{Name: "exact", Keys: []KeySpec{{"a", 6, Exact}, {"b", 128, Exact}}},
-	{Name: "lpm", Keys: []KeySpec{{"dst", 32, LPM}}},
-	{Name: "lpm128+exact", Keys: []KeySpec{{"vrf", 4, Exact}, {"dst", 128, LPM}}},
-	{Name: "lpm prio", Keys: []KeySpec{{"tick", 64, LPM}}, Priorities: true},
-	{Name: "exact+lpm prio", Keys: []KeySpec{{"lb", 3, Exact}, {"tick", 64, LPM}}, Priorities: true},
-	{Name: "ternary", Keys: []KeySpec{{"a", 8, Ternary}, {"b", 70, Ternary}}},
-	{Name: "mixed", Keys: []KeySpec{{"a", 16, Exact}, {"b", 24, LPM}, {"c", 9, Range}, {"d", 6, Ternary}}},
-	{Name: "two lpm", Keys: []KeySpec{{"a", 8, LPM}, {"b", 8, LPM}}},
-	{Name: "exact prio", Keys: []KeySpec{{"a", 3, Exact}}, Priorities: true},
-	{Name: "packed", Keys: []KeySpec{{"lb", 3, Exact}, {"epoch", 32, Exact}, {"slot", 16, Exact}}},
-	{Name: "packed64", Keys: []KeySpec{{"tick", 64, Exact}}},
-	{Name: "small ternary", Keys: []KeySpec{{"a", 4, Ternary}, {"b", 12, Exact}}},
-	{Name: "six words", Keys: []KeySpec{{"a", 128, Exact}, {"b", 70, Exact}, {"c", 100, LPM}}},
-	{Name: "exact+range", Keys: []KeySpec{{"lb", 3, Exact}, {"port", 16, Range}, {"proto", 8, Exact}}},
+var refSpecs = []*packet.TableSpec{
+	{Name: "exact", Keys: []packet.KeySpec{{Name: "a", Width: 6, Kind: packet.Exact}, {Name: "b", Width: 128, Kind: packet.Exact}}},
+	{Name: "lpm", Keys: []packet.KeySpec{{Name: "dst", Width: 32, Kind: packet.LPM}}},
+	{Name: "lpm128+exact", Keys: []packet.KeySpec{{Name: "vrf", Width: 4, Kind: packet.Exact}, {Name: "dst", Width: 128, Kind: packet.LPM}}},
+	{Name: "lpm prio", Keys: []packet.KeySpec{{Name: "tick", Width: 64, Kind: packet.LPM}}, Priorities: true},
+	{Name: "exact+lpm prio", Keys: []packet.KeySpec{{Name: "lb", Width: 3, Kind: packet.Exact}, {Name: "tick", Width: 64, Kind: packet.LPM}}, Priorities: true},
+	{Name: "ternary", Keys: []packet.KeySpec{{Name: "a", Width: 8, Kind: packet.Ternary}, {Name: "b", Width: 70, Kind: packet.Ternary}}},
+	{Name: "mixed", Keys: []packet.KeySpec{{Name: "a", Width: 16, Kind: packet.Exact}, {Name: "b", Width: 24, Kind: packet.LPM}, {Name: "c", Width: 9, Kind: packet.Range}, {Name: "d", Width: 6, Kind: packet.Ternary}}},
+	{Name: "two lpm", Keys: []packet.KeySpec{{Name: "a", Width: 8, Kind: packet.LPM}, {Name: "b", Width: 8, Kind: packet.LPM}}},
+	{Name: "exact prio", Keys: []packet.KeySpec{{Name: "a", Width: 3, Kind: packet.Exact}}, Priorities: true},
+	{Name: "packed", Keys: []packet.KeySpec{{Name: "lb", Width: 3, Kind: packet.Exact}, {Name: "epoch", Width: 32, Kind: packet.Exact}, {Name: "slot", Width: 16, Kind: packet.Exact}}},
+	{Name: "packed64", Keys: []packet.KeySpec{{Name: "tick", Width: 64, Kind: packet.Exact}}},
+	{Name: "small ternary", Keys: []packet.KeySpec{{Name: "a", Width: 4, Kind: packet.Ternary}, {Name: "b", Width: 12, Kind: packet.Exact}}},
+	{Name: "six words", Keys: []packet.KeySpec{{Name: "a", Width: 128, Kind: packet.Exact}, {Name: "b", Width: 70, Kind: packet.Exact}, {Name: "c", Width: 100, Kind: packet.LPM}}},
+	{Name: "exact+range", Keys: []packet.KeySpec{{Name: "lb", Width: 3, Kind: packet.Exact}, {Name: "port", Width: 16, Kind: packet.Range}, {Name: "proto", Width: 8, Kind: packet.Exact}}},
 }
 
 func TestLookupMatchesReference(t *testing.T) {
@@ -331,16 +333,16 @@ func FuzzLookup(f *testing.F) {
 // checkAgainstReference fills a table of spec with up to n random entries
 // and looks up random keys every way there is, against refLookup; it
 // returns the hits.
-func checkAgainstReference(t *testing.T, r *rand.Rand, spec *TableSpec, n, lookups int) int {
+func checkAgainstReference(t *testing.T, r *rand.Rand, spec *packet.TableSpec, n, lookups int) int {
 	t.Helper()
-	spec.Actions = []ActionSpec{{"NoAction", nil}, {"set", []Param{{"id", 32}}}}
-	tb := NewTable(spec)
-	var es []Entry
+	spec.Actions = []packet.ActionSpec{{Name: "NoAction", Params: nil}, {Name: "set", Params: []packet.Param{{Name: "id", Width: 32}}}}
+	tb := New(spec)
+	var es []packet.Entry
 	for line := 1; len(es) < n && line < 10*n+10; line++ {
 		e := randEntry(r, spec, line)
 		err := tb.Insert(e)
 		switch {
-		case errors.Is(err, ErrDuplicateEntry):
+		case errors.Is(err, packet.ErrDuplicateEntry):
 			continue
 		case err != nil:
 			t.Fatalf("%s: Insert: %v", spec.Name, err)
@@ -352,7 +354,7 @@ func checkAgainstReference(t *testing.T, r *rand.Rand, spec *TableSpec, n, looku
 
 // checkLookups looks up random keys in tb, whose entries are es, every
 // way there is, against refLookup; it returns the hits.
-func checkLookups(t *testing.T, r *rand.Rand, tb *Table, es []Entry, lookups int) int {
+func checkLookups(t *testing.T, r *rand.Rand, tb *Table, es []packet.Entry, lookups int) int {
 	t.Helper()
 	spec := tb.Spec()
 	hits := 0
@@ -371,11 +373,11 @@ func checkLookups(t *testing.T, r *rand.Rand, tb *Table, es []Entry, lookups int
 				t.Fatalf("%s: LookupWordAction(%v) = %d %v, %v; want %+v", spec.Name, keys, act, params, hit, want)
 			}
 		}
-		if spec.KeyWords() <= MaxKeyWords {
-			var ws [MaxKeyWords]uint64
+		if spec.KeyWords() <= packet.MaxKeyWords {
+			var ws [packet.MaxKeyWords]uint64
 			w := 0
 			for j, k := range keys {
-				k = k.And(Mask(spec.Keys[j].Width))
+				k = k.And(packet.Mask(spec.Keys[j].Width))
 				if spec.Keys[j].Width > 64 {
 					ws[w] = k.Hi
 					w++
@@ -414,7 +416,7 @@ func checkLookups(t *testing.T, r *rand.Rand, tb *Table, es []Entry, lookups int
 }
 
 // probeWords probes a WordLevel as its doc says generated code does.
-func probeWords(wl *WordLevel, ws [MaxKeyWords]uint64) *WordSlot {
+func probeWords(wl *WordLevel, ws [packet.MaxKeyWords]uint64) *WordSlot {
 	for i := range ws {
 		ws[i] &= wl.Mask[i]
 	}
@@ -432,7 +434,7 @@ func probeWords(wl *WordLevel, ws [MaxKeyWords]uint64) *WordSlot {
 
 // probeIntervals probes an IntervalIndex as its doc says generated code
 // does.
-func probeIntervals(iv *IntervalIndex, ws [MaxKeyWords]uint64) *SlotAction {
+func probeIntervals(iv *IntervalIndex, ws [packet.MaxKeyWords]uint64) *SlotAction {
 	v := ws[iv.At]
 	ws[iv.At] = 0
 	h := WordsHash(ws[0], ws[1], ws[2], ws[3])
@@ -470,13 +472,13 @@ next:
 }
 
 func TestPriorityTies(t *testing.T) {
-	spec := &TableSpec{Name: "acl", Keys: []KeySpec{{"port", 16, Range}},
-		Actions: []ActionSpec{{"deny", nil}, {"allow", nil}}}
-	tb := NewTable(spec)
-	es := []Entry{
-		{Keys: []KeyMatch{{Lo: V(0), Hi: V(1023)}}, Action: 0, Priority: 10, Line: 1},
-		{Keys: []KeyMatch{{Lo: V(80), Hi: V(80)}}, Action: 1, Priority: 10, Line: 2},
-		{Keys: []KeyMatch{{Lo: V(443), Hi: V(443)}}, Action: 1, Priority: 9, Line: 3},
+	spec := &packet.TableSpec{Name: "acl", Keys: []packet.KeySpec{{Name: "port", Width: 16, Kind: packet.Range}},
+		Actions: []packet.ActionSpec{{Name: "deny", Params: nil}, {Name: "allow", Params: nil}}}
+	tb := New(spec)
+	es := []packet.Entry{
+		{Keys: []packet.KeyMatch{{Lo: packet.V(0), Hi: packet.V(1023)}}, Action: 0, Priority: 10, Line: 1},
+		{Keys: []packet.KeyMatch{{Lo: packet.V(80), Hi: packet.V(80)}}, Action: 1, Priority: 10, Line: 2},
+		{Keys: []packet.KeyMatch{{Lo: packet.V(443), Hi: packet.V(443)}}, Action: 1, Priority: 9, Line: 3},
 	}
 	if err := tb.Replace(es); err != nil {
 		t.Fatal(err)
@@ -487,7 +489,7 @@ func TestPriorityTies(t *testing.T) {
 	}{{80, 1}, {443, 3}, {1000, 1}, {2000, 0}}
 	for _, tc := range tests {
 		got := 0
-		if e, hit := tb.Lookup([]Value{V(tc.port)}); hit {
+		if e, hit := tb.Lookup([]packet.Value{packet.V(tc.port)}); hit {
 			got = e.Line
 		}
 		if got != tc.line {
@@ -495,16 +497,16 @@ func TestPriorityTies(t *testing.T) {
 		}
 	}
 	// The same match at another priority is allowed; at the same, refused.
-	if err := tb.Insert(Entry{Keys: []KeyMatch{{Lo: V(80), Hi: V(80)}}, Priority: 1}); err != nil {
+	if err := tb.Insert(packet.Entry{Keys: []packet.KeyMatch{{Lo: packet.V(80), Hi: packet.V(80)}}, Priority: 1}); err != nil {
 		t.Errorf("same range, new priority: %v", err)
 	}
-	if err := tb.Insert(Entry{Keys: []KeyMatch{{Lo: V(80), Hi: V(80)}}, Priority: 1}); !errors.Is(err, ErrDuplicateEntry) {
+	if err := tb.Insert(packet.Entry{Keys: []packet.KeyMatch{{Lo: packet.V(80), Hi: packet.V(80)}}, Priority: 1}); !errors.Is(err, packet.ErrDuplicateEntry) {
 		t.Errorf("same range and priority: %v", err)
 	}
-	if err := tb.Insert(Entry{Keys: []KeyMatch{{Lo: V(9), Hi: V(8)}}}); err == nil || !strings.Contains(err.Error(), "empty range") {
+	if err := tb.Insert(packet.Entry{Keys: []packet.KeyMatch{{Lo: packet.V(9), Hi: packet.V(8)}}}); err == nil || !strings.Contains(err.Error(), "empty range") {
 		t.Errorf("empty range: %v", err)
 	}
-	if err := tb.Insert(Entry{Keys: []KeyMatch{{Lo: V(1), Hi: V(8)}}, Priority: -1}); err == nil {
+	if err := tb.Insert(packet.Entry{Keys: []packet.KeyMatch{{Lo: packet.V(1), Hi: packet.V(8)}}, Priority: -1}); err == nil {
 		t.Error("negative priority accepted")
 	}
 }
@@ -513,19 +515,19 @@ func TestPriorityTies(t *testing.T) {
 // set maps every key to its own generation, so a reader seeing a mix of two
 // sets in one lookup would find a wrong key. Run with -race.
 func TestConcurrentLookup(t *testing.T) {
-	spec := &TableSpec{Name: "gen", Keys: []KeySpec{{"k", 32, Exact}},
-		Actions: []ActionSpec{{"set", []Param{{"gen", 32}}}}}
-	tb := NewTable(spec)
-	gen := func(g uint64) []Entry {
-		es := make([]Entry, 64)
+	spec := &packet.TableSpec{Name: "gen", Keys: []packet.KeySpec{{Name: "k", Width: 32, Kind: packet.Exact}},
+		Actions: []packet.ActionSpec{{Name: "set", Params: []packet.Param{{Name: "gen", Width: 32}}}}}
+	tb := New(spec)
+	gen := func(g uint64) []packet.Entry {
+		es := make([]packet.Entry, 64)
 		for i := range es {
-			es[i] = Entry{Keys: exactKeys(V(uint64(i) + g%2)), Params: []Value{V(g)}}
+			es[i] = packet.Entry{Keys: exactKeys(packet.V(uint64(i) + g%2)), Params: []packet.Value{packet.V(g)}}
 		}
 		return es
 	}
-	stop := readWhile(func(keys []Value) bool {
+	stop := readWhile(func(keys []packet.Value) bool {
 		for k := range uint64(65) {
-			keys[0] = V(k)
+			keys[0] = packet.V(k)
 			e, hit := tb.Lookup(keys)
 			if hit && e.Keys[0].Value != keys[0] {
 				t.Errorf("Lookup(%d) hit entry for %v", k, e.Keys[0].Value)
@@ -549,12 +551,12 @@ func TestConcurrentLookup(t *testing.T) {
 // readWhile runs sweep, in four goroutines, over and over until it
 // returns false or until the returned stop is called, which waits for
 // them; keys is each goroutine's own, one key long.
-func readWhile(sweep func(keys []Value) bool) (stop func()) {
+func readWhile(sweep func(keys []packet.Value) bool) (stop func()) {
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	for range 4 {
 		wg.Go(func() {
-			keys := make([]Value, 1)
+			keys := make([]packet.Value, 1)
 			for {
 				select {
 				case <-done:
@@ -589,51 +591,51 @@ func TestLookupNoAlloc(t *testing.T) {
 
 // benchTable builds a table of n entries of the given kind and keys that
 // hit it (and one that misses).
-func benchTable(kind string, n int) (*Table, [][]Value) {
+func benchTable(kind string, n int) (*Table, [][]packet.Value) {
 	r := rand.New(rand.NewPCG(uint64(n), 7))
-	acts := []ActionSpec{{"NoAction", nil}, {"fwd", []Param{{"port", 16}}}}
-	var spec *TableSpec
-	var es []Entry
-	var keys [][]Value
+	acts := []packet.ActionSpec{{Name: "NoAction", Params: nil}, {Name: "fwd", Params: []packet.Param{{Name: "port", Width: 16}}}}
+	var spec *packet.TableSpec
+	var es []packet.Entry
+	var keys [][]packet.Value
 	switch kind {
 	case "exact": // like dst_filter_table: 48 + 16 + 128 bits
-		spec = &TableSpec{Name: kind, Actions: acts, Default: "NoAction",
-			Keys: []KeySpec{{"eth.dst", 48, Exact}, {"eth.type", 16, Exact}, {"ip.dst", 128, Exact}}}
+		spec = &packet.TableSpec{Name: kind, Actions: acts, Default: "NoAction",
+			Keys: []packet.KeySpec{{Name: "eth.dst", Width: 48, Kind: packet.Exact}, {Name: "eth.type", Width: 16, Kind: packet.Exact}, {Name: "ip.dst", Width: 128, Kind: packet.Exact}}}
 		for i := range n {
-			k := []Value{V(r.Uint64() & (1<<48 - 1)), V(0x86dd), {Hi: r.Uint64(), Lo: uint64(i)}}
-			es = append(es, Entry{Keys: exactKeys(k...), Action: 1, Params: []Value{V(uint64(i))}})
+			k := []packet.Value{packet.V(r.Uint64() & (1<<48 - 1)), packet.V(0x86dd), {Hi: r.Uint64(), Lo: uint64(i)}}
+			es = append(es, packet.Entry{Keys: exactKeys(k...), Action: 1, Params: []packet.Value{packet.V(uint64(i))}})
 			keys = append(keys, k)
 		}
 	case "lpm": // IPv4 routes /8../32
-		spec = &TableSpec{Name: kind, Actions: acts, Default: "NoAction",
-			Keys: []KeySpec{{"ip.dst", 32, LPM}}}
+		spec = &packet.TableSpec{Name: kind, Actions: acts, Default: "NoAction",
+			Keys: []packet.KeySpec{{Name: "ip.dst", Width: 32, Kind: packet.LPM}}}
 		seen := map[[2]uint64]bool{}
 		for len(es) < n {
 			l := 8 + r.IntN(25)
-			v := V(uint64(r.Uint32())).And(PrefixMask(32, l))
+			v := packet.V(uint64(r.Uint32())).And(packet.PrefixMask(32, l))
 			if seen[[2]uint64{v.Lo, uint64(l)}] {
 				continue
 			}
 			seen[[2]uint64{v.Lo, uint64(l)}] = true
-			es = append(es, Entry{Keys: []KeyMatch{{Value: v, PrefixLen: l}}, Action: 1, Params: []Value{V(uint64(len(es)))}})
-			keys = append(keys, []Value{v.Or(V(uint64(r.Uint32())).And(Mask(32 - l)))})
+			es = append(es, packet.Entry{Keys: []packet.KeyMatch{{Value: v, PrefixLen: l}}, Action: 1, Params: []packet.Value{packet.V(uint64(len(es)))}})
+			keys = append(keys, []packet.Value{v.Or(packet.V(uint64(r.Uint32())).And(packet.Mask(32 - l)))})
 		}
 	case "ternary": // ACL-like: 5-tuple-ish masks
-		spec = &TableSpec{Name: kind, Actions: acts, Default: "NoAction",
-			Keys: []KeySpec{{"ip.src", 32, Ternary}, {"ip.dst", 32, Ternary}, {"dport", 16, Range}}}
+		spec = &packet.TableSpec{Name: kind, Actions: acts, Default: "NoAction",
+			Keys: []packet.KeySpec{{Name: "ip.src", Width: 32, Kind: packet.Ternary}, {Name: "ip.dst", Width: 32, Kind: packet.Ternary}, {Name: "dport", Width: 16, Kind: packet.Range}}}
 		for i := range n {
-			src, dst := V(uint64(r.Uint32())), V(uint64(r.Uint32()))
-			lo := V(uint64(r.IntN(60000)))
-			es = append(es, Entry{Keys: []KeyMatch{{Value: src, Mask: PrefixMask(32, 24)}, {Value: dst, Mask: Mask(32)},
-				{Lo: lo, Hi: lo.Add(V(100))}}, Action: 1, Params: []Value{V(uint64(i))}, Priority: i})
-			keys = append(keys, []Value{src, dst, lo.Add(V(50))})
+			src, dst := packet.V(uint64(r.Uint32())), packet.V(uint64(r.Uint32()))
+			lo := packet.V(uint64(r.IntN(60000)))
+			es = append(es, packet.Entry{Keys: []packet.KeyMatch{{Value: src, Mask: packet.PrefixMask(32, 24)}, {Value: dst, Mask: packet.Mask(32)},
+				{Lo: lo, Hi: lo.Add(packet.V(100))}}, Action: 1, Params: []packet.Value{packet.V(uint64(i))}, Priority: i})
+			keys = append(keys, []packet.Value{src, dst, lo.Add(packet.V(50))})
 		}
 	}
-	tb := NewTable(spec)
+	tb := New(spec)
 	if err := tb.Replace(es); err != nil {
 		panic(fmt.Sprintf("benchTable %s: %v", kind, err))
 	}
-	miss := make([]Value, len(spec.Keys))
+	miss := make([]packet.Value, len(spec.Keys))
 	return tb, append(keys, miss)
 }
 
@@ -662,17 +664,17 @@ func BenchmarkLookup(b *testing.B) {
 func TestUniformMaskLookup(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, mask := range []uint64{0, 0xf, 0x3} {
-		spec := &TableSpec{Name: "filter", Keys: []KeySpec{{"iface", 4, Ternary}, {"dst", 48, Exact}, {"ip", 128, Exact}},
-			Actions: []ActionSpec{{"NoAction", nil}, {"set", []Param{{"id", 32}}}}}
-		tb := NewTable(spec)
-		var es []Entry
+		spec := &packet.TableSpec{Name: "filter", Keys: []packet.KeySpec{{Name: "iface", Width: 4, Kind: packet.Ternary}, {Name: "dst", Width: 48, Kind: packet.Exact}, {Name: "ip", Width: 128, Kind: packet.Exact}},
+			Actions: []packet.ActionSpec{{Name: "NoAction", Params: nil}, {Name: "set", Params: []packet.Param{{Name: "id", Width: 32}}}}}
+		tb := New(spec)
+		var es []packet.Entry
 		for line := 1; len(es) < 200; line++ {
-			e := Entry{Action: 1, Params: []Value{V(uint64(line))}, Line: line, Priority: r.IntN(4), Keys: []KeyMatch{
-				{Value: V(r.Uint64() & 0xf & mask), Mask: V(mask)},
-				{Value: V(r.Uint64() & 7)},
-				{Value: Value{Hi: r.Uint64() & 1, Lo: r.Uint64() & 3}},
+			e := packet.Entry{Action: 1, Params: []packet.Value{packet.V(uint64(line))}, Line: line, Priority: r.IntN(4), Keys: []packet.KeyMatch{
+				{Value: packet.V(r.Uint64() & 0xf & mask), Mask: packet.V(mask)},
+				{Value: packet.V(r.Uint64() & 7)},
+				{Value: packet.Value{Hi: r.Uint64() & 1, Lo: r.Uint64() & 3}},
 			}}
-			if err := tb.Insert(e); errors.Is(err, ErrDuplicateEntry) {
+			if err := tb.Insert(e); errors.Is(err, packet.ErrDuplicateEntry) {
 				continue
 			} else if err != nil {
 				t.Fatal(err)
@@ -683,9 +685,9 @@ func TestUniformMaskLookup(t *testing.T) {
 			t.Fatalf("mask %#x: no one-level index", mask)
 		}
 		// The same entries without the 128-bit key: one word, LookupWord.
-		smallSpec := &TableSpec{Name: "small", Keys: spec.Keys[:2], Actions: spec.Actions}
-		small := NewTable(smallSpec)
-		var smallEs []Entry
+		smallSpec := &packet.TableSpec{Name: "small", Keys: spec.Keys[:2], Actions: spec.Actions}
+		small := New(smallSpec)
+		var smallEs []packet.Entry
 		for _, e := range es {
 			e.Keys = e.Keys[:2]
 			if err := small.Insert(e); err == nil {
@@ -695,7 +697,7 @@ func TestUniformMaskLookup(t *testing.T) {
 		if s := small.snap.Load(); len(s.Packed.Slots) == 0 {
 			t.Fatalf("mask %#x: no packed uniform index", mask)
 		}
-		smallWant := func(keys []Value) *Entry {
+		smallWant := func(keys []packet.Value) *packet.Entry {
 			want := refLookup(smallSpec, smallEs, keys[:2])
 			if want != nil {
 				for i := range smallEs {
@@ -708,7 +710,7 @@ func TestUniformMaskLookup(t *testing.T) {
 		}
 		hits := 0
 		for range 3000 {
-			keys := []Value{V(r.Uint64() & 0xf), V(r.Uint64() & 7), {Hi: r.Uint64() & 1, Lo: r.Uint64() & 3}}
+			keys := []packet.Value{packet.V(r.Uint64() & 0xf), packet.V(r.Uint64() & 7), {Hi: r.Uint64() & 1, Lo: r.Uint64() & 3}}
 			got, hit := tb.Lookup(keys)
 			want := refLookup(spec, es, keys)
 			// Among equal priorities the earlier entry wins.
@@ -743,11 +745,11 @@ func TestUniformMaskLookup(t *testing.T) {
 // LB instance, three epochs of ticks, [0, 1e6), [1e6, 2.5e6) and
 // [2.5e6, 2^62), each range as the prefixes that cover it, at priority
 // 64 - prefix length (longer wins).
-func epochTable(t testing.TB, lbs int) (*Table, []Entry) {
-	spec := &TableSpec{Name: "epoch_assign_table", Keys: []KeySpec{{"lb_id", 3, Exact}, {"tick", 64, LPM}}, Priorities: true,
-		Actions: []ActionSpec{{"do_assign_epoch", []Param{{"epoch", 32}}}, {"miss", nil}}}
-	tb := NewTable(spec)
-	var es []Entry
+func epochTable(t testing.TB, lbs int) (*Table, []packet.Entry) {
+	spec := &packet.TableSpec{Name: "epoch_assign_table", Keys: []packet.KeySpec{{Name: "lb_id", Width: 3, Kind: packet.Exact}, {Name: "tick", Width: 64, Kind: packet.LPM}}, Priorities: true,
+		Actions: []packet.ActionSpec{{Name: "do_assign_epoch", Params: []packet.Param{{Name: "epoch", Width: 32}}}, {Name: "miss", Params: nil}}}
+	tb := New(spec)
+	var es []packet.Entry
 	bounds := []uint64{0, 1000000, 2500000, 1 << 62}
 	for lb := range lbs {
 		for e := range 3 {
@@ -759,8 +761,8 @@ func epochTable(t testing.TB, lbs int) (*Table, []Entry) {
 				for lo+(1<<n)-1 > hi {
 					n--
 				}
-				es = append(es, Entry{Params: []Value{V(uint64(e))}, Priority: n, Line: len(es) + 1,
-					Keys: []KeyMatch{{Value: V(uint64(lb))}, {Value: V(lo), PrefixLen: 64 - n}}})
+				es = append(es, packet.Entry{Params: []packet.Value{packet.V(uint64(e))}, Priority: n, Line: len(es) + 1,
+					Keys: []packet.KeyMatch{{Value: packet.V(uint64(lb))}, {Value: packet.V(lo), PrefixLen: 64 - n}}})
 				if lo+(1<<n)-1 == hi {
 					break
 				}
@@ -789,7 +791,7 @@ func TestEpochTableByIntervals(t *testing.T) {
 	}
 	for lb := range uint64(9) {
 		for _, tick := range ticks {
-			keys := []Value{V(lb), V(tick)}
+			keys := []packet.Value{packet.V(lb), packet.V(tick)}
 			want := refLookup(tb.Spec(), es, keys)
 			got, hit := tb.LookupWords(lb, tick, 0, 0)
 			if hit != (want != nil) || hit && got.Line != want.Line {
@@ -816,25 +818,27 @@ func BenchmarkEpochLookup(b *testing.B) {
 }
 
 func TestSpecShaped(t *testing.T) {
-	base := func() *TableSpec {
-		return &TableSpec{Name: "t", Keys: []KeySpec{{"k", 16, Exact}}, Size: 8,
-			Actions: []ActionSpec{{"a", []Param{{"p", 8}}}, {"NoAction", nil}}}
+	base := func() *packet.TableSpec {
+		return &packet.TableSpec{Name: "t", Keys: []packet.KeySpec{{Name: "k", Width: 16, Kind: packet.Exact}}, Size: 8,
+			Actions: []packet.ActionSpec{{Name: "a", Params: []packet.Param{{Name: "p", Width: 8}}}, {Name: "NoAction", Params: nil}}}
 	}
 	for _, tc := range []struct {
 		name   string
-		change func(*TableSpec)
+		change func(*packet.TableSpec)
 		want   string // substring of the error, "" for none
 	}{
-		{"same", func(*TableSpec) {}, ""},
-		{"other names and size", func(s *TableSpec) { s.Keys[0].Name, s.Actions[0].Params[0].Name, s.Size = "x", "y", 0 }, ""},
-		{"name", func(s *TableSpec) { s.Name = "u" }, "table is u, want t"},
-		{"keys", func(s *TableSpec) { s.Keys = append(s.Keys, KeySpec{"l", 8, Exact}) }, "2 keys, want 1"},
-		{"key width", func(s *TableSpec) { s.Keys[0].Width = 32 }, "key 0 is 32 bits exact, want 16 bits exact"},
-		{"key kind", func(s *TableSpec) { s.Keys[0].Kind = LPM }, "key 0 is 16 bits lpm"},
-		{"actions", func(s *TableSpec) { s.Actions = s.Actions[:1] }, "1 actions, want 2"},
-		{"action name", func(s *TableSpec) { s.Actions[1].Name = "drop" }, "action 1 is drop"},
-		{"param width", func(s *TableSpec) { s.Actions[0].Params[0].Width = 16 }, "action 0 is a[{p 16}], want a[{p 8}]"},
-		{"params", func(s *TableSpec) { s.Actions[0].Params = nil }, "action 0 is a[]"},
+		{"same", func(*packet.TableSpec) {}, ""},
+		{"other names and size", func(s *packet.TableSpec) { s.Keys[0].Name, s.Actions[0].Params[0].Name, s.Size = "x", "y", 0 }, ""},
+		{"name", func(s *packet.TableSpec) { s.Name = "u" }, "table is u, want t"},
+		{"keys", func(s *packet.TableSpec) {
+			s.Keys = append(s.Keys, packet.KeySpec{Name: "l", Width: 8, Kind: packet.Exact})
+		}, "2 keys, want 1"},
+		{"key width", func(s *packet.TableSpec) { s.Keys[0].Width = 32 }, "key 0 is 32 bits exact, want 16 bits exact"},
+		{"key kind", func(s *packet.TableSpec) { s.Keys[0].Kind = packet.LPM }, "key 0 is 16 bits lpm"},
+		{"actions", func(s *packet.TableSpec) { s.Actions = s.Actions[:1] }, "1 actions, want 2"},
+		{"action name", func(s *packet.TableSpec) { s.Actions[1].Name = "drop" }, "action 1 is drop"},
+		{"param width", func(s *packet.TableSpec) { s.Actions[0].Params[0].Width = 16 }, "action 0 is a[{p 16}], want a[{p 8}]"},
+		{"params", func(s *packet.TableSpec) { s.Actions[0].Params = nil }, "action 0 is a[]"},
 	} {
 		o := base()
 		tc.change(o)

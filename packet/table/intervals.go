@@ -1,10 +1,12 @@
-package packet
+package table
 
 import (
 	"cmp"
 	"container/heap"
 	"math/bits"
 	"slices"
+
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // IntervalIndex finds the entries of a priority or lpm table whose keys
@@ -35,28 +37,8 @@ type IntervalIndex struct {
 // IntervalGroup is a slot of the exact keys' open addressing: their words
 // and the group's segments, Starts[Lo:Hi]. Hi is 0 in an empty slot.
 type IntervalGroup struct {
-	Keys   [MaxKeyWords]uint64
+	Keys   [packet.MaxKeyWords]uint64
 	Lo, Hi int32
-}
-
-// IntervalKey is the key an interval index of a table's entries cuts into
-// segments: its one key that is not exact, if that is an lpm or range key,
-// every key is at most 64 bits wide and there are at most MaxKeyWords of
-// them; -1 if the table has not that shape.
-func (s *TableSpec) IntervalKey() int {
-	at := -1
-	for j, k := range s.Keys {
-		switch {
-		case k.Width > 64 || j >= MaxKeyWords:
-			return -1
-		case k.Kind == Exact:
-		case at >= 0 || k.Kind == Ternary:
-			return -1
-		default:
-			at = j
-		}
-	}
-	return at
 }
 
 // minIntervalEntries is the size from which a table of the interval shape
@@ -74,11 +56,11 @@ func (t *Table) intervals(s *snapshot, order []int32, match func(i int32, j int)
 	}
 	// Each entry's interval of the key at `at`, by group of exact keys,
 	// in priority order.
-	var groups [][MaxKeyWords]uint64
-	byKeys := map[[MaxKeyWords]uint64][]interval{}
+	var groups [][packet.MaxKeyWords]uint64
+	byKeys := map[[packet.MaxKeyWords]uint64][]interval{}
 	w := t.masks[at].Lo
 	for r, i := range order {
-		var keys [MaxKeyWords]uint64
+		var keys [packet.MaxKeyWords]uint64
 		var lo, hi uint64
 		for j := range nk {
 			m := match(i, j)
@@ -175,10 +157,14 @@ type rankHeap struct {
 	top  []int
 }
 
-func (h *rankHeap) Len() int           { return len(h.top) }
+func (h *rankHeap) Len() int { return len(h.top) }
+
 func (h *rankHeap) Less(a, b int) bool { return h.ivls[h.top[a]].rank < h.ivls[h.top[b]].rank }
-func (h *rankHeap) Swap(a, b int)      { h.top[a], h.top[b] = h.top[b], h.top[a] }
-func (h *rankHeap) Push(x any)         { h.top = append(h.top, x.(int)) }
+
+func (h *rankHeap) Swap(a, b int) { h.top[a], h.top[b] = h.top[b], h.top[a] }
+
+func (h *rankHeap) Push(x any) { h.top = append(h.top, x.(int)) }
+
 func (h *rankHeap) Pop() any {
 	x := h.top[len(h.top)-1]
 	h.top = h.top[:len(h.top)-1]
@@ -186,7 +172,7 @@ func (h *rankHeap) Pop() any {
 }
 
 // lookup returns the index of the entry the key words find, -1 if none.
-func (x *IntervalIndex) lookup(ks [MaxKeyWords]uint64) int32 {
+func (x *IntervalIndex) lookup(ks [packet.MaxKeyWords]uint64) int32 {
 	v := ks[x.At]
 	ks[x.At] = 0
 	h := WordsHash(ks[0], ks[1], ks[2], ks[3])

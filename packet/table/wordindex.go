@@ -1,6 +1,10 @@
-package packet
+package table
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/dragonet-go/nsc/packet"
+)
 
 // wordIndex finds the entries of exact, lpm and priority tables by their
 // keys as 64-bit words (KeyWords: a key of at most 64 bits is one word, a
@@ -35,8 +39,8 @@ type wordIndex struct {
 // or to an empty one.
 type WordLevel struct {
 	Slots []WordSlot
-	Wide  []uint64            // keys of more than MaxKeyWords words: per slot, stride of them
-	Mask  [MaxKeyWords]uint64 // the mask's first MaxKeyWords words
+	Wide  []uint64                   // keys of more than MaxKeyWords words: per slot, stride of them
+	Mask  [packet.MaxKeyWords]uint64 // the mask's first MaxKeyWords words
 	Shift uint8
 	best  int32    // priority tables: the best rank in the level
 	mask  []uint64 // per word, padded with zeros to stride
@@ -45,48 +49,31 @@ type WordLevel struct {
 // SlotAction is an entry's action and parameters, next to its match.
 type SlotAction struct {
 	Action int32
-	Params []Value
+	Params []packet.Value
 }
 
 // WordSlot is one slot of a WordLevel: what a probe compares and what a
 // hit returns, in one 64-byte line.
 type WordSlot struct {
-	Keys   [MaxKeyWords]uint64 // the entry's masked key words, zeros after them (wider keys: in Wide)
-	Entry  int32               // entry index + 1; 0 is an empty slot
+	Keys   [packet.MaxKeyWords]uint64 // the entry's masked key words, zeros after them (wider keys: in Wide)
+	Entry  int32                      // entry index + 1; 0 is an empty slot
 	Action int32
-	Params []Value
-}
-
-// MaxKeyWords is the most key words LookupWords takes.
-const MaxKeyWords = 4
-
-// KeyWords is the number of 64-bit words a table's keys take as
-// LookupWords wants them: one per key of at most 64 bits, two per wider
-// key (high word first), in key order.
-func (s *TableSpec) KeyWords() int {
-	n := 0
-	for _, k := range s.Keys {
-		n++
-		if k.Width > 64 {
-			n++
-		}
-	}
-	return n
+	Params []packet.Value
 }
 
 // newWordIndex returns an empty index of spec's keys.
-func newWordIndex(spec *TableSpec) wordIndex {
+func newWordIndex(spec *packet.TableSpec) wordIndex {
 	x := wordIndex{wide: make([]bool, len(spec.Keys)), words: spec.KeyWords()}
 	for j, k := range spec.Keys {
 		x.wide[j] = k.Width > 64
 	}
-	x.stride = max(x.words, MaxKeyWords)
+	x.stride = max(x.words, packet.MaxKeyWords)
 	return x
 }
 
 // toWords writes the words of a key tuple to out (stride long), zeros
 // after them.
-func (x *wordIndex) toWords(out []uint64, vs []Value) {
+func (x *wordIndex) toWords(out []uint64, vs []packet.Value) {
 	clear(out)
 	w := 0
 	for j, v := range vs {
@@ -101,7 +88,7 @@ func (x *wordIndex) toWords(out []uint64, vs []Value) {
 
 // addLevel adds a level of the given key masks holding entries (index,
 // key values already masked), which must be distinct.
-func (x *wordIndex) addLevel(es []Entry, masks []Value, entries []int32, vals [][]Value) {
+func (x *wordIndex) addLevel(es []packet.Entry, masks []packet.Value, entries []int32, vals [][]packet.Value) {
 	lv := WordLevel{mask: make([]uint64, x.stride)}
 	if x.rank != nil {
 		lv.best = x.rank[entries[0]] // entries come in priority order
@@ -114,7 +101,7 @@ func (x *wordIndex) addLevel(es []Entry, masks []Value, entries []int32, vals []
 	}
 	lv.Slots = make([]WordSlot, n)
 	lv.Shift = uint8(64 - bits.TrailingZeros(uint(n)))
-	if x.stride > MaxKeyWords {
+	if x.stride > packet.MaxKeyWords {
 		lv.Wide = make([]uint64, n*x.stride)
 	}
 	w := make([]uint64, x.stride)
@@ -139,9 +126,9 @@ func (x *wordIndex) addLevel(es []Entry, masks []Value, entries []int32, vals []
 // lookup returns the index of the entry keys find, -1 if none. The keys
 // need not be cut to their widths: the masks are. Keys of more words than
 // a slot holds are compared with their copy in Wide.
-func (x *wordIndex) lookup(keys []Value) int32 {
-	if x.words <= MaxKeyWords { // the slots hold the whole key
-		var ws [MaxKeyWords]uint64
+func (x *wordIndex) lookup(keys []packet.Value) int32 {
+	if x.words <= packet.MaxKeyWords { // the slots hold the whole key
+		var ws [packet.MaxKeyWords]uint64
 		x.toWords(ws[:], keys)
 		found, _ := x.lookup4(ws[0], ws[1], ws[2], ws[3])
 		return found
@@ -216,7 +203,7 @@ func (x *wordIndex) lookup4(k0, k1, k2, k3 uint64) (int32, *WordSlot) {
 			if sl.Entry == 0 {
 				break
 			}
-			if sl.Keys == [MaxKeyWords]uint64{k0, k1, k2, k3} {
+			if sl.Keys == [packet.MaxKeyWords]uint64{k0, k1, k2, k3} {
 				if x.rank == nil {
 					return sl.Entry - 1, sl
 				}

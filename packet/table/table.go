@@ -1,296 +1,22 @@
-package packet
+package table
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dragonet-go/nsc/packet"
 )
 
-// MatchKind is how a table key compares a packet value with an entry.
-type MatchKind uint8
-
-const (
-	Exact   MatchKind = iota // value equals
-	LPM                      // longest prefix: the top PrefixLen bits equal
-	Ternary                  // value&mask equals entry&mask
-	Range                    // Lo <= value <= Hi
-)
-
-var matchKindNames = [...]string{Exact: "exact", LPM: "lpm", Ternary: "ternary", Range: "range"}
-
-func (k MatchKind) String() string {
-	if int(k) < len(matchKindNames) {
-		return matchKindNames[k]
-	}
-	return fmt.Sprintf("MatchKind(%d)", k)
-}
-
-// ParseMatchKind maps the P4 names "exact", "lpm", "ternary" and "range".
-func ParseMatchKind(s string) (MatchKind, bool) {
-	for k, n := range matchKindNames {
-		if n == s {
-			return MatchKind(k), true
-		}
-	}
-	return 0, false
-}
-
-// KeySpec is one key of a table. Name is the field path, e.g. "ipv4.dst" or
-// "meta.epoch".
-type KeySpec struct {
-	Name  string
-	Width int
-	Kind  MatchKind
-}
-
-// Param is an action parameter, filled from the table entry.
-type Param struct {
-	Name  string
-	Width int
-}
-
-// ActionSpec is an action as a table sees it: a name and its parameters.
-type ActionSpec struct {
-	Name   string
-	Params []Param
-}
-
-// TableSpec is a table's schema. It must not change once a Table uses it.
-type TableSpec struct {
-	Name    string
-	Keys    []KeySpec
-	Actions []ActionSpec
-	// Size bounds the number of entries; 0 means no bound.
-	Size int
-	// Default names the action a miss runs ("" for none) with DefaultParams.
-	Default       string
-	DefaultParams []Value
-	// Priorities makes entries carry a priority although no key is ternary
-	// or range: seed 000's epoch table matches one lpm key yet lets a
-	// priority, not the prefix length, pick among overlapping entries.
-	Priorities bool
-}
-
-// Shaped reports, as an error, where o differs from s in what code
-// generated for s relies on: the name, the keys (kinds and widths) and
-// the actions (names, parameters' widths), in order. An entry of a table
-// of o is then one of s.
-func (s *TableSpec) Shaped(o *TableSpec) error {
-	if o.Name != s.Name {
-		return fmt.Errorf("table is %s, want %s", o.Name, s.Name)
-	}
-	if len(o.Keys) != len(s.Keys) {
-		return fmt.Errorf("%s: %d keys, want %d", s.Name, len(o.Keys), len(s.Keys))
-	}
-	for i, k := range s.Keys {
-		if ok := o.Keys[i]; ok.Width != k.Width || ok.Kind != k.Kind {
-			return fmt.Errorf("%s: key %d is %d bits %s, want %d bits %s", s.Name, i, ok.Width, ok.Kind, k.Width, k.Kind)
-		}
-	}
-	if len(o.Actions) != len(s.Actions) {
-		return fmt.Errorf("%s: %d actions, want %d", s.Name, len(o.Actions), len(s.Actions))
-	}
-	for i, a := range s.Actions {
-		oa := o.Actions[i]
-		same := oa.Name == a.Name && len(oa.Params) == len(a.Params)
-		for j := 0; same && j < len(a.Params); j++ {
-			same = oa.Params[j].Width == a.Params[j].Width
-		}
-		if !same {
-			return fmt.Errorf("%s: action %d is %s%v, want %s%v", s.Name, i, oa.Name, oa.Params, a.Name, a.Params)
-		}
-	}
-	return nil
-}
-
-// NeedsPriority reports whether entries carry a priority that decides among
-// overlapping matches: with a ternary or range key, more than one lpm key
-// (prefix length alone no longer orders them), or when Priorities is set.
-func (s *TableSpec) NeedsPriority() bool {
-	lpms := 0
-	for _, k := range s.Keys {
-		switch k.Kind {
-		case Ternary, Range:
-			return true
-		case LPM:
-			lpms++
-		}
-	}
-	return s.Priorities || lpms > 1
-}
-
-// ActionIndex returns the index in Actions of the named action.
-func (s *TableSpec) ActionIndex(name string) (int, bool) {
-	for i, a := range s.Actions {
-		if a.Name == name {
-			return i, true
-		}
-	}
-	return -1, false
-}
-
-// Validate checks that widths are 1..128, kinds known, action names unique and
-// the default action resolves with fitting parameters.
-func (s *TableSpec) Validate() error {
-	if s.Size < 0 {
-		return fmt.Errorf("table %s: negative size %d", s.Name, s.Size)
-	}
-	for _, k := range s.Keys {
-		if k.Width < 1 || k.Width > 128 {
-			return fmt.Errorf("table %s: key %s: width %d not in 1..128", s.Name, k.Name, k.Width)
-		}
-		if k.Kind > Range {
-			return fmt.Errorf("table %s: key %s: unknown match kind %d", s.Name, k.Name, k.Kind)
-		}
-	}
-	seen := map[string]bool{}
-	for _, a := range s.Actions {
-		if a.Name == "" || seen[a.Name] {
-			return fmt.Errorf("table %s: action name %q empty or repeated", s.Name, a.Name)
-		}
-		seen[a.Name] = true
-		for _, p := range a.Params {
-			if p.Width < 1 || p.Width > 128 {
-				return fmt.Errorf("table %s: action %s: param %s: width %d not in 1..128", s.Name, a.Name, p.Name, p.Width)
-			}
-		}
-	}
-	if s.Default == "" {
-		if len(s.DefaultParams) != 0 {
-			return fmt.Errorf("table %s: default params without a default action", s.Name)
-		}
-		return nil
-	}
-	a, ok := s.ActionIndex(s.Default)
-	if !ok {
-		return fmt.Errorf("table %s: unknown default action %q", s.Name, s.Default)
-	}
-	if err := s.checkParams(a, s.DefaultParams); err != nil {
-		return fmt.Errorf("table %s: default: %w", s.Name, err)
-	}
-	return nil
-}
-
-// KeyMatch is how one entry matches one key. Which members count depends on
-// the key's kind: Exact uses Value; LPM Value and PrefixLen; Ternary Value and
-// Mask; Range Lo and Hi.
-type KeyMatch struct {
-	Value, Mask Value
-	PrefixLen   int
-	Lo, Hi      Value
-}
-
-// Entry is one table entry.
-type Entry struct {
-	Keys   []KeyMatch // one per Spec.Keys
-	Action int        // index into Spec.Actions
-	Params []Value    // one per action parameter
-	// Priority picks among overlapping matches in tables that need one:
-	// lower wins, as in P4 runtimes and seed 000 ("low is higher").
-	Priority int
-	Line     int // source line of a table_add script, 0 if none
-}
-
-func (e *Entry) clone() Entry {
+// clone copies e and its slices.
+func clone(e *packet.Entry) packet.Entry {
 	c := *e
 	c.Keys = slices.Clone(e.Keys)
 	c.Params = slices.Clone(e.Params)
 	return c
-}
-
-var (
-	// ErrTableFull reports an insert past TableSpec.Size.
-	ErrTableFull = errors.New("table full")
-	// ErrDuplicateEntry reports an entry that matches exactly what an
-	// earlier one does (with the same priority, where priorities count).
-	ErrDuplicateEntry = errors.New("duplicate entry")
-)
-
-// checkParams validates params against action a's parameter list.
-func (s *TableSpec) checkParams(a int, params []Value) error {
-	act := &s.Actions[a]
-	if len(params) != len(act.Params) {
-		return fmt.Errorf("action %s takes %d params, got %d", act.Name, len(act.Params), len(params))
-	}
-	for i, p := range act.Params {
-		if !params[i].Fits(p.Width) {
-			return fmt.Errorf("action %s: param %s: %v wider than %d bits", act.Name, p.Name, params[i], p.Width)
-		}
-	}
-	return nil
-}
-
-// checkEntry validates e against the spec, without looking at other entries.
-func (s *TableSpec) checkEntry(e *Entry) error {
-	if err := s.checkMatch(e); err != nil {
-		return err
-	}
-	if e.Action < 0 || e.Action >= len(s.Actions) {
-		return fmt.Errorf("action index %d out of range", e.Action)
-	}
-	return s.checkParams(e.Action, e.Params)
-}
-
-// checkMatch validates e's keys and priority against the spec.
-func (s *TableSpec) checkMatch(e *Entry) error {
-	if len(e.Keys) != len(s.Keys) {
-		return fmt.Errorf("%d keys, table has %d", len(e.Keys), len(s.Keys))
-	}
-	for i, k := range s.Keys {
-		m := &e.Keys[i]
-		var err error
-		switch k.Kind {
-		case Exact:
-			err = fits(m.Value, k.Width, "value")
-		case LPM:
-			err = fits(m.Value, k.Width, "value")
-			if err == nil && (m.PrefixLen < 0 || m.PrefixLen > k.Width) {
-				err = fmt.Errorf("prefix length %d not in 0..%d", m.PrefixLen, k.Width)
-			}
-		case Ternary:
-			err = fits(m.Value, k.Width, "value")
-			if err == nil {
-				err = fits(m.Mask, k.Width, "mask")
-			}
-		case Range:
-			err = fits(m.Lo, k.Width, "low bound")
-			if err == nil {
-				err = fits(m.Hi, k.Width, "high bound")
-			}
-			if err == nil && m.Lo.Cmp(m.Hi) > 0 {
-				err = fmt.Errorf("empty range %v->%v", m.Lo, m.Hi)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("key %s: %w", k.Name, err)
-		}
-	}
-	switch {
-	case e.Priority != 0 && !s.NeedsPriority():
-		return fmt.Errorf("priority %d in a table without priorities", e.Priority)
-	case e.Priority < 0 || e.Priority > math.MaxInt32:
-		return fmt.Errorf("priority %d not in 0..2^31-1", e.Priority)
-	}
-	return nil
-}
-
-func fits(v Value, width int, what string) error {
-	if !v.Fits(width) {
-		return fmt.Errorf("%s %v wider than %d bits", what, v, width)
-	}
-	return nil
-}
-
-// entryName names entry i of a table in errors: by script line when known.
-func entryName(e *Entry, i int) string {
-	if e.Line > 0 {
-		return fmt.Sprintf("entry at line %d", e.Line)
-	}
-	return fmt.Sprintf("entry %d", i)
 }
 
 // lookupMode is the lookup structure a spec gets.
@@ -306,11 +32,11 @@ const (
 // Writers build a new snapshot and swap it in, so Lookup takes no lock and
 // never sees half an update.
 type Table struct {
-	spec  *TableSpec
+	spec  *packet.TableSpec
 	mode  lookupMode
-	lpm   int     // index of the lpm key in modeLPM
-	masks []Value // per key, the width mask a lookup key is cut to
-	def   *Entry  // what a miss returns
+	lpm   int            // index of the lpm key in modeLPM
+	masks []packet.Value // per key, the width mask a lookup key is cut to
+	def   *packet.Entry  // what a miss returns
 	// narrow: every key is at most 64 bits wide; shift: where key j sits
 	// in a word packed by PackKeys (tables whose keys fit one word).
 	narrow bool
@@ -322,7 +48,7 @@ type Table struct {
 
 // snapshot is one immutable generation of a table's entries and index.
 type snapshot struct {
-	entries []Entry
+	entries []packet.Entry
 	// index finds entries by their key words (what Lookup reads), if
 	// indexed: every modeExact and modeLPM table, and modePriority tables
 	// with few tuples of masks (maskGroups) unless Intervals serves one of
@@ -350,7 +76,7 @@ type WordScan struct {
 // ScanRow is an entry's matchers, one per key (those past the keys pass
 // every word), and its action.
 type ScanRow struct {
-	Match [MaxKeyWords]WordMatch
+	Match [packet.MaxKeyWords]WordMatch
 	SlotAction
 }
 
@@ -362,20 +88,20 @@ type WordMatch struct{ Val, Mask, Lo, Span uint64 }
 // length (or all exact entries).
 type level struct {
 	prefix  int
-	mask    Value   // the lpm key's prefix mask
-	entries []int32 // in insertion order
+	mask    packet.Value // the lpm key's prefix mask
+	entries []int32      // in insertion order
 }
 
 // matcher tests k&mask == val && lo <= k <= hi; every kind is a special case.
-type matcher struct{ val, mask, lo, hi Value }
+type matcher struct{ val, mask, lo, hi packet.Value }
 
-// NewTable makes an empty table for spec, which should have passed Validate;
+// New makes an empty table for spec, which should have passed Validate;
 // an invalid default action is ignored.
-func NewTable(spec *TableSpec) *Table {
-	t := &Table{spec: spec, lpm: -1, masks: make([]Value, len(spec.Keys))}
+func New(spec *packet.TableSpec) *Table {
+	t := &Table{spec: spec, lpm: -1, masks: make([]packet.Value, len(spec.Keys))}
 	for i, k := range spec.Keys {
-		t.masks[i] = Mask(k.Width)
-		if k.Kind == LPM {
+		t.masks[i] = packet.Mask(k.Width)
+		if k.Kind == packet.LPM {
 			t.lpm = i
 		}
 	}
@@ -397,32 +123,32 @@ func NewTable(spec *TableSpec) *Table {
 	case t.lpm >= 0:
 		t.mode = modeLPM
 	}
-	if a, ok := spec.ActionIndex(spec.Default); ok && spec.checkParams(a, spec.DefaultParams) == nil {
-		t.def = &Entry{Action: a, Params: slices.Clone(spec.DefaultParams)}
+	if a, ok := spec.ActionIndex(spec.Default); ok && spec.CheckParams(a, spec.DefaultParams) == nil {
+		t.def = &packet.Entry{Action: a, Params: slices.Clone(spec.DefaultParams)}
 	}
 	t.snap.Store(t.build(nil))
 	return t
 }
 
 // Spec returns the table's schema.
-func (t *Table) Spec() *TableSpec { return t.spec }
+func (t *Table) Spec() *packet.TableSpec { return t.spec }
 
 // Len returns the number of entries.
 func (t *Table) Len() int { return len(t.snap.Load().entries) }
 
 // Entries returns a copy of the entries in insertion order.
-func (t *Table) Entries() []Entry {
+func (t *Table) Entries() []packet.Entry {
 	es := t.snap.Load().entries
-	out := make([]Entry, len(es))
+	out := make([]packet.Entry, len(es))
 	for i := range es {
-		out[i] = es[i].clone()
+		out[i] = clone(&es[i])
 	}
 	return out
 }
 
-// build indexes entries an entrySet let in: valid, no two with the same
+// build indexes entries an EntrySet let in: valid, no two with the same
 // match.
-func (t *Table) build(es []Entry) *snapshot {
+func (t *Table) build(es []packet.Entry) *snapshot {
 	s := &snapshot{entries: es}
 	s.Len = len(es)
 	nk := len(t.masks)
@@ -444,7 +170,7 @@ func (t *Table) build(es []Entry) *snapshot {
 		if (!s.indexed || len(s.index.levels) > 1) && t.intervals(s, s.order, match) {
 			s.index, s.indexed = wordIndex{}, false
 		}
-		if t.narrow && nk <= MaxKeyWords && !s.indexed && s.Intervals == nil {
+		if t.narrow && nk <= packet.MaxKeyWords && !s.indexed && s.Intervals == nil {
 			s.Scan.Rows = make([]ScanRow, len(es))
 			for oi, i := range s.order {
 				r := &s.Scan.Rows[oi]
@@ -464,17 +190,17 @@ func (t *Table) build(es []Entry) *snapshot {
 
 	// norm holds, per entry, each key's value as compared (lpm values cut
 	// to their prefix).
-	norm := make([]Value, len(es)*nk)
+	norm := make([]packet.Value, len(es)*nk)
 	var levels []level        // modeExact: one, prefix -1; modeLPM: one per prefix
 	byPrefix := map[int]int{} // prefix length -> index in levels
 	for i := range es {
-		prefix, mask := -1, Value{}
+		prefix, mask := -1, packet.Value{}
 		for j := range nk {
 			k := &es[i].Keys[j]
 			v := k.Value
 			if j == t.lpm {
 				prefix = k.PrefixLen
-				mask = PrefixMask(t.spec.Keys[j].Width, prefix)
+				mask = packet.PrefixMask(t.spec.Keys[j].Width, prefix)
 				v = v.And(mask)
 			}
 			norm[i*nk+j] = v
@@ -494,7 +220,7 @@ func (t *Table) build(es []Entry) *snapshot {
 		if t.lpm >= 0 {
 			masks[t.lpm] = lv.mask
 		}
-		vals := make([][]Value, len(lv.entries))
+		vals := make([][]packet.Value, len(lv.entries))
 		for k, i := range lv.entries {
 			vals[k] = norm[int(i)*nk : int(i+1)*nk]
 		}
@@ -531,7 +257,7 @@ func (t *Table) build(es []Entry) *snapshot {
 // setProbe exports the index's level to generated code if it is the only
 // one and its keys take at most MaxKeyWords words.
 func (s *snapshot) setProbe() {
-	if x := &s.index; s.indexed && len(x.levels) == 1 && x.stride == MaxKeyWords {
+	if x := &s.index; s.indexed && len(x.levels) == 1 && x.stride == packet.MaxKeyWords {
 		s.Words = x.levels[0]
 	}
 }
@@ -549,16 +275,16 @@ func (t *Table) maskGroups(s *snapshot) {
 	nk := len(t.masks)
 	es := s.entries
 	type group struct {
-		masks   []Value
+		masks   []packet.Value
 		entries []int32
-		vals    [][]Value
+		vals    [][]packet.Value
 		seen    map[string]bool
 	}
 	var groups []*group
 	byMasks := map[string]*group{}
 	for _, i := range s.order {
 		ms := s.match[int(i)*nk : int(i+1)*nk]
-		masks, vals := make([]Value, nk), make([]Value, nk)
+		masks, vals := make([]packet.Value, nk), make([]packet.Value, nk)
 		for j := range ms {
 			if !ms[j].lo.IsZero() || ms[j].hi != t.masks[j] {
 				return // a range
@@ -604,39 +330,11 @@ func (t *Table) maskGroups(s *snapshot) {
 // keyWidth is the width of all keys together.
 func (t *Table) keyWidth() int { return t.spec.KeyBits() }
 
-// KeyBits is the width of a table's keys together: what a PRG's key_bits
-// limit bounds.
-func (s *TableSpec) KeyBits() int {
-	w := 0
-	for _, k := range s.Keys {
-		w += k.Width
-	}
-	return w
-}
-
-// ActionBits is the most parameter bits an action of the table carries:
-// what a PRG's action_bits limit bounds.
-func (s *TableSpec) ActionBits() int {
-	most := 0
-	for _, a := range s.Actions {
-		bits := 0
-		for _, p := range a.Params {
-			bits += p.Width
-		}
-		most = max(most, bits)
-	}
-	return most
-}
-
-// KeyWord reports whether a table's keys fit one 64-bit word together, so
-// that LookupWord can take them packed (PackKeys).
-func (s *TableSpec) KeyWord() bool { return s.KeyBits() <= 64 }
-
 // LookupWordAction is LookupWord for generated code: the entry's action
 // and parameters, read from the probed slot where the table has a packed
 // index (one dependent load less before the parameters are in hand); on a
 // miss, hit is false and the rest means nothing.
-func (t *Table) LookupWordAction(k uint64) (action int, params []Value, hit bool) {
+func (t *Table) LookupWordAction(k uint64) (action int, params []packet.Value, hit bool) {
 	s := t.snap.Load()
 	if len(s.Packed.Slots) > 0 {
 		if sl := s.wordSlot(k); sl != nil {
@@ -669,7 +367,7 @@ func (s *snapshot) wordSlot(k uint64) *PackedSlot {
 
 // packIndex indexes entries (indices into es) by their packed keys, cut
 // by mask.
-func packIndex(es []Entry, keys []uint64, entries []int32, mask uint64) PackedIndex {
+func packIndex(es []packet.Entry, keys []uint64, entries []int32, mask uint64) PackedIndex {
 	n, shift := 4, uint8(62)
 	for n < 2*len(entries) {
 		n, shift = n*2, shift-1
@@ -688,7 +386,7 @@ func packIndex(es []Entry, keys []uint64, entries []int32, mask uint64) PackedIn
 // LookupWord is Lookup with the keys packed into one word by PackKeys, for
 // a table whose spec says KeyWord. Exact tables and priority tables whose
 // entries share their masks probe one hash slot; others unpack the word.
-func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
+func (t *Table) LookupWord(k uint64) (e *packet.Entry, hit bool) {
 	s := t.snap.Load()
 	if len(s.Packed.Slots) > 0 {
 		if sl := s.wordSlot(k); sl != nil {
@@ -696,8 +394,8 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 		}
 		return t.def, false
 	}
-	if nk := len(t.shift); nk > 0 && nk <= MaxKeyWords && (len(s.Scan.Rows) > 0 || s.indexed || s.Intervals != nil) {
-		var ks [MaxKeyWords]uint64
+	if nk := len(t.shift); nk > 0 && nk <= packet.MaxKeyWords && (len(s.Scan.Rows) > 0 || s.indexed || s.Intervals != nil) {
+		var ks [packet.MaxKeyWords]uint64
 		for j := range nk {
 			ks[j] = k >> t.shift[j] & t.masks[j].Lo
 		}
@@ -716,10 +414,10 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 	// The keys back as values, in an array no larger than most tables
 	// need: Go zeroes all of it.
 	if n := len(t.spec.Keys); n <= 8 {
-		var keys [8]Value
+		var keys [8]packet.Value
 		return t.lookupUnpacked(s, k, keys[:n])
 	}
-	var keys [64]Value
+	var keys [64]packet.Value
 	if len(t.spec.Keys) > len(keys) {
 		return t.def, false
 	}
@@ -728,10 +426,10 @@ func (t *Table) LookupWord(k uint64) (e *Entry, hit bool) {
 
 // lookupUnpacked looks up the keys packed in k (PackKeys) as values,
 // unpacking them into keys, one per key of the table.
-func (t *Table) lookupUnpacked(s *snapshot, k uint64, keys []Value) (*Entry, bool) {
+func (t *Table) lookupUnpacked(s *snapshot, k uint64, keys []packet.Value) (*packet.Entry, bool) {
 	for i := len(keys) - 1; i >= 0; i-- {
 		w := t.spec.Keys[i].Width
-		keys[i] = Value{Lo: k & (1<<w - 1)}
+		keys[i] = packet.Value{Lo: k & (1<<w - 1)}
 		if w < 64 {
 			k >>= w
 		} else {
@@ -744,7 +442,7 @@ func (t *Table) lookupUnpacked(s *snapshot, k uint64, keys []Value) (*Entry, boo
 // scanWords returns the first entry in priority order whose matchers the
 // keys pass, one word each, cut to its width (zero past the keys); -1 if
 // none.
-func (s *snapshot) scanWords(ks [MaxKeyWords]uint64) int32 {
+func (s *snapshot) scanWords(ks [packet.MaxKeyWords]uint64) int32 {
 scan:
 	for oi := range s.Scan.Rows {
 		for j, m := range &s.Scan.Rows[oi].Match {
@@ -758,7 +456,7 @@ scan:
 }
 
 // found returns entry i, or the miss.
-func (s *snapshot) found(t *Table, i int32) (*Entry, bool) {
+func (s *snapshot) found(t *Table, i int32) (*packet.Entry, bool) {
 	if i < 0 {
 		return t.def, false
 	}
@@ -768,7 +466,7 @@ func (s *snapshot) found(t *Table, i int32) (*Entry, bool) {
 // LookupWordsAction is LookupWords for generated code: the entry's action
 // and parameters, read beside the probed slot where the table has a word
 // index; on a miss, hit is false and the rest means nothing.
-func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []Value, hit bool) {
+func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []packet.Value, hit bool) {
 	e, a := t.lookupWords(t.snap.Load(), k0, k1, k2, k3)
 	switch {
 	case a != nil:
@@ -783,7 +481,7 @@ func (t *Table) LookupWordsAction(k0, k1, k2, k3 uint64) (action int, params []V
 // MaxKeyWords; the rest zero), each cut to its key's width. Exact, lpm and
 // uniform-mask tables probe their word index with them as they are; other
 // tables take them back as Values.
-func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
+func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *packet.Entry, hit bool) {
 	if e, _ := t.lookupWords(t.snap.Load(), k0, k1, k2, k3); e != nil {
 		return e, true
 	}
@@ -792,20 +490,20 @@ func (t *Table) LookupWords(k0, k1, k2, k3 uint64) (e *Entry, hit bool) {
 
 // lookupWords finds the entry of LookupWords in snapshot s, nil if none,
 // and its action beside its slot if the word index found it.
-func (t *Table) lookupWords(s *snapshot, k0, k1, k2, k3 uint64) (*Entry, *WordSlot) {
+func (t *Table) lookupWords(s *snapshot, k0, k1, k2, k3 uint64) (*packet.Entry, *WordSlot) {
 	if len(s.entries) == 0 {
 		return nil, nil
 	}
-	if s.indexed && s.index.words <= MaxKeyWords {
+	if s.indexed && s.index.words <= packet.MaxKeyWords {
 		if i, a := s.index.lookup4(k0, k1, k2, k3); i >= 0 {
 			return &s.entries[i], a
 		}
 		return nil, nil
 	}
-	if len(t.spec.Keys) > MaxKeyWords {
+	if len(t.spec.Keys) > packet.MaxKeyWords {
 		return nil, nil
 	}
-	ks := [MaxKeyWords]uint64{k0, k1, k2, k3}
+	ks := [packet.MaxKeyWords]uint64{k0, k1, k2, k3}
 	if s.Intervals != nil {
 		if i := s.Intervals.lookup(ks); i >= 0 {
 			return &s.entries[i], nil
@@ -818,14 +516,14 @@ func (t *Table) lookupWords(s *snapshot, k0, k1, k2, k3 uint64) (*Entry, *WordSl
 		}
 		return nil, nil
 	}
-	var vs [MaxKeyWords]Value
+	var vs [packet.MaxKeyWords]packet.Value
 	w := 0
 	for j, k := range t.spec.Keys {
-		if k.Width > 64 && w < MaxKeyWords {
+		if k.Width > 64 && w < packet.MaxKeyWords {
 			vs[j].Hi = ks[w]
 			w++
 		}
-		if w < MaxKeyWords {
+		if w < packet.MaxKeyWords {
 			vs[j].Lo = ks[w]
 			w++
 		}
@@ -837,20 +535,20 @@ func (t *Table) lookupWords(s *snapshot, k0, k1, k2, k3 uint64) (*Entry, *WordSl
 }
 
 // matcher turns key j's match into the uniform test of modePriority.
-func (t *Table) matcher(j int, k *KeyMatch) matcher {
+func (t *Table) matcher(j int, k *packet.KeyMatch) matcher {
 	w := t.masks[j]
-	m := matcher{mask: w, lo: Value{}, hi: w}
+	m := matcher{mask: w, lo: packet.Value{}, hi: w}
 	switch t.spec.Keys[j].Kind {
-	case Exact:
+	case packet.Exact:
 		m.val = k.Value
-	case LPM:
-		m.mask = PrefixMask(t.spec.Keys[j].Width, k.PrefixLen)
+	case packet.LPM:
+		m.mask = packet.PrefixMask(t.spec.Keys[j].Width, k.PrefixLen)
 		m.val = k.Value.And(m.mask)
-	case Ternary:
+	case packet.Ternary:
 		m.mask = k.Mask
 		m.val = k.Value.And(k.Mask)
-	case Range:
-		m.mask = Value{}
+	case packet.Range:
+		m.mask = packet.Value{}
 		m.lo, m.hi = k.Lo, k.Hi
 	}
 	return m
@@ -860,12 +558,12 @@ func (t *Table) matcher(j int, k *KeyMatch) matcher {
 // width are ignored). On a miss it returns the default action's entry, nil if
 // the spec has none, with hit false. The entry belongs to the table: read it,
 // do not change it. Lookup does not allocate and takes no lock.
-func (t *Table) Lookup(keys []Value) (e *Entry, hit bool) {
+func (t *Table) Lookup(keys []packet.Value) (e *packet.Entry, hit bool) {
 	return t.lookup(t.snap.Load(), keys)
 }
 
 // lookup is Lookup in snapshot s.
-func (t *Table) lookup(s *snapshot, keys []Value) (e *Entry, hit bool) {
+func (t *Table) lookup(s *snapshot, keys []packet.Value) (e *packet.Entry, hit bool) {
 	if len(keys) != len(t.masks) {
 		return t.def, false
 	}
@@ -876,7 +574,7 @@ func (t *Table) lookup(s *snapshot, keys []Value) (e *Entry, hit bool) {
 		return t.def, false
 	}
 	if s.Intervals != nil { // narrow keys, at most MaxKeyWords
-		var ks [MaxKeyWords]uint64
+		var ks [packet.MaxKeyWords]uint64
 		for j := range keys {
 			ks[j] = keys[j].Lo & t.masks[j].Lo
 		}
@@ -885,7 +583,7 @@ func (t *Table) lookup(s *snapshot, keys []Value) (e *Entry, hit bool) {
 	if t.mode == modePriority {
 		nk := len(keys)
 		if len(s.Scan.Rows) > 0 {
-			var ks [MaxKeyWords]uint64
+			var ks [packet.MaxKeyWords]uint64
 			for j := range nk {
 				ks[j] = keys[j].Lo & t.masks[j].Lo
 			}
@@ -927,7 +625,7 @@ type PackedSlot struct {
 	Key    uint64
 	Entry  int32 // entry index + 1; 0 is an empty slot
 	Action int32
-	Params []Value
+	Params []packet.Value
 }
 
 // Probes are the structures of a table's entries that generated code
@@ -959,29 +657,6 @@ type Probes struct {
 // Probes returns the probes of the table's entries now: what one lookup
 // reads (a later update makes new ones).
 func (t *Table) Probes() *Probes { return &t.snap.Load().Probes }
-
-// Packable reports whether a table's keys are all exact and fit in 64 bits
-// together, so that LookupWord finds them with one probe.
-func (s *TableSpec) Packable() bool {
-	w := 0
-	for _, k := range s.Keys {
-		if k.Kind != Exact {
-			return false
-		}
-		w += k.Width
-	}
-	return w <= 64 && !s.NeedsPriority()
-}
-
-// PackKeys packs key values (each cut to its width) into one word, the
-// first key in the highest bits: the key LookupWord takes.
-func (s *TableSpec) PackKeys(keys []Value) uint64 {
-	var k uint64
-	for i, ks := range s.Keys {
-		k = k<<ks.Width | keys[i].Lo&(1<<ks.Width-1)
-	}
-	return k
-}
 
 // PackedHash is the Fibonacci hash of a packed key, whose top bits pick
 // the slot its probe starts at (one product and one shift: a value the

@@ -1,4 +1,4 @@
-package packet
+package table
 
 import (
 	"errors"
@@ -8,22 +8,24 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // refSameMatch is the oracle of an entry's identity, from the definitions:
 // two entries are one when they match the same keys at the same priority.
-func refSameMatch(spec *TableSpec, a, b *Entry) bool {
+func refSameMatch(spec *packet.TableSpec, a, b *packet.Entry) bool {
 	if a.Priority != b.Priority {
 		return false
 	}
 	for i, k := range spec.Keys {
 		x, y := a.Keys[i], b.Keys[i]
 		switch k.Kind {
-		case Exact:
+		case packet.Exact:
 			if x.Value != y.Value {
 				return false
 			}
-		case LPM:
+		case packet.LPM:
 			if x.PrefixLen != y.PrefixLen {
 				return false
 			}
@@ -32,13 +34,13 @@ func refSameMatch(spec *TableSpec, a, b *Entry) bool {
 					return false
 				}
 			}
-		case Ternary:
+		case packet.Ternary:
 			for b := 0; b < k.Width; b++ {
 				if x.Mask.Bit(b) != y.Mask.Bit(b) || x.Mask.Bit(b) && x.Value.Bit(b) != y.Value.Bit(b) {
 					return false
 				}
 			}
-		case Range:
+		case packet.Range:
 			if x.Lo != y.Lo || x.Hi != y.Hi {
 				return false
 			}
@@ -48,13 +50,13 @@ func refSameMatch(spec *TableSpec, a, b *Entry) bool {
 }
 
 // refFind is the index in es of the entry with e's match, -1 if none.
-func refFind(spec *TableSpec, es []Entry, e *Entry) int {
-	return slices.IndexFunc(es, func(x Entry) bool { return refSameMatch(spec, &x, e) })
+func refFind(spec *packet.TableSpec, es []packet.Entry, e *packet.Entry) int {
+	return slices.IndexFunc(es, func(x packet.Entry) bool { return refSameMatch(spec, &x, e) })
 }
 
 // refApply is Apply by the oracle: es changed by us, or false where Apply
 // must refuse the batch.
-func refApply(spec *TableSpec, es []Entry, us []Update) ([]Entry, bool) {
+func refApply(spec *packet.TableSpec, es []packet.Entry, us []Update) ([]packet.Entry, bool) {
 	es = slices.Clone(es)
 	for _, u := range us {
 		i := refFind(spec, es, &u.Entry)
@@ -79,10 +81,10 @@ func refApply(spec *TableSpec, es []Entry, us []Update) ([]Entry, bool) {
 func TestApplyMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, spec := range refSpecs {
-		spec.Actions = []ActionSpec{{"NoAction", nil}, {"set", []Param{{"id", 32}}}}
+		spec.Actions = []packet.ActionSpec{{Name: "NoAction", Params: nil}, {Name: "set", Params: []packet.Param{{Name: "id", Width: 32}}}}
 		spec.Size = 60
-		tb := NewTable(spec)
-		var es []Entry
+		tb := New(spec)
+		var es []packet.Entry
 		line, refused, hits := 0, 0, 0
 		for range 40 {
 			var us []Update
@@ -98,13 +100,13 @@ func TestApplyMatchesReference(t *testing.T) {
 						m := &u.Entry.Keys[j]
 						care := m.Mask
 						switch k.Kind {
-						case LPM:
-							care = PrefixMask(k.Width, m.PrefixLen)
-						case Ternary:
+						case packet.LPM:
+							care = packet.PrefixMask(k.Width, m.PrefixLen)
+						case packet.Ternary:
 						default:
 							continue
 						}
-						noise := Value{Hi: r.Uint64(), Lo: r.Uint64()}.And(Mask(k.Width)).And(care.Not())
+						noise := packet.Value{Hi: r.Uint64(), Lo: r.Uint64()}.And(packet.Mask(k.Width)).And(care.Not())
 						m.Value = m.Value.And(care).Or(noise)
 					}
 				}
@@ -140,11 +142,13 @@ func TestApplyMatchesReference(t *testing.T) {
 // whole and never an older generation after a newer one: a batch half
 // made would show as one. Run with -race.
 func TestConcurrentApply(t *testing.T) {
-	spec := &TableSpec{Name: "gen", Keys: []KeySpec{{"k", 32, Exact}},
-		Actions: []ActionSpec{{"set", []Param{{"gen", 32}}}}}
-	tb := NewTable(spec)
+	spec := &packet.TableSpec{Name: "gen", Keys: []packet.KeySpec{{Name: "k", Width: 32, Kind: packet.Exact}},
+		Actions: []packet.ActionSpec{{Name: "set", Params: []packet.Param{{Name: "gen", Width: 32}}}}}
+	tb := New(spec)
 	const n = 64
-	entry := func(k, g uint64) Entry { return Entry{Keys: exactKeys(V(k)), Params: []Value{V(g)}} }
+	entry := func(k, g uint64) packet.Entry {
+		return packet.Entry{Keys: exactKeys(packet.V(k)), Params: []packet.Value{packet.V(g)}}
+	}
 	var us []Update
 	for k := range uint64(n) {
 		us = append(us, Update{InsertEntry, entry(k, 0)})
@@ -152,10 +156,10 @@ func TestConcurrentApply(t *testing.T) {
 	if err := tb.Apply(us); err != nil {
 		t.Fatal(err)
 	}
-	stop := readWhile(func(keys []Value) bool {
+	stop := readWhile(func(keys []packet.Value) bool {
 		last := uint64(0)
 		for k := range uint64(n + 1) {
-			keys[0] = V(k)
+			keys[0] = packet.V(k)
 			e, hit := tb.Lookup(keys)
 			if !hit {
 				if k > 0 && k < n {
@@ -191,17 +195,17 @@ func TestConcurrentApply(t *testing.T) {
 // the batch, leaves the table as it was; a delete frees a place for an
 // insert of the same batch; the one-entry forms are batches of one.
 func TestApplyErrors(t *testing.T) {
-	spec := &TableSpec{Name: "t", Keys: []KeySpec{{"k", 8, Exact}}, Size: 2,
-		Actions: []ActionSpec{{"set", []Param{{"v", 8}}}}}
-	e := func(k, v uint64, line int) Entry {
-		return Entry{Keys: exactKeys(V(k)), Params: []Value{V(v)}, Line: line}
+	spec := &packet.TableSpec{Name: "t", Keys: []packet.KeySpec{{Name: "k", Width: 8, Kind: packet.Exact}}, Size: 2,
+		Actions: []packet.ActionSpec{{Name: "set", Params: []packet.Param{{Name: "v", Width: 8}}}}}
+	e := func(k, v uint64, line int) packet.Entry {
+		return packet.Entry{Keys: exactKeys(packet.V(k)), Params: []packet.Value{packet.V(v)}, Line: line}
 	}
-	tb := NewTable(spec)
+	tb := New(spec)
 	if err := tb.Apply([]Update{{InsertEntry, e(1, 1, 0)}, {InsertEntry, e(2, 2, 0)}}); err != nil {
 		t.Fatal(err)
 	}
 	// Full: a delete (its action and params unread) makes room.
-	if err := tb.Apply([]Update{{DeleteEntry, Entry{Keys: exactKeys(V(1)), Action: 9}}, {InsertEntry, e(3, 3, 0)}}); err != nil {
+	if err := tb.Apply([]Update{{DeleteEntry, packet.Entry{Keys: exactKeys(packet.V(1)), Action: 9}}, {InsertEntry, e(3, 3, 0)}}); err != nil {
 		t.Fatal(err)
 	}
 	before := tb.Entries()
@@ -211,10 +215,10 @@ func TestApplyErrors(t *testing.T) {
 		want string
 		is   error
 	}{
-		{"full", []Update{{ModifyEntry, e(2, 7, 0)}, {InsertEntry, e(4, 4, 0)}}, "table t: update 1: table full (size 2)", ErrTableFull},
-		{"duplicate", []Update{{ModifyEntry, e(2, 7, 0)}, {InsertEntry, e(2, 4, 12)}}, "table t: entry at line 12: duplicate entry of entry 0", ErrDuplicateEntry},
-		{"modify of none", []Update{{ModifyEntry, e(1, 7, 0)}}, "table t: update 0: no entry with this match", ErrNoEntry},
-		{"delete of none", []Update{{DeleteEntry, e(2, 0, 0)}, {DeleteEntry, e(2, 0, 5)}}, "table t: entry at line 5: no entry with this match", ErrNoEntry},
+		{"full", []Update{{ModifyEntry, e(2, 7, 0)}, {InsertEntry, e(4, 4, 0)}}, "table t: update 1: table full (size 2)", packet.ErrTableFull},
+		{"duplicate", []Update{{ModifyEntry, e(2, 7, 0)}, {InsertEntry, e(2, 4, 12)}}, "table t: entry at line 12: duplicate entry of entry 0", packet.ErrDuplicateEntry},
+		{"modify of none", []Update{{ModifyEntry, e(1, 7, 0)}}, "table t: update 0: no entry with this match", packet.ErrNoEntry},
+		{"delete of none", []Update{{DeleteEntry, e(2, 0, 0)}, {DeleteEntry, e(2, 0, 5)}}, "table t: entry at line 5: no entry with this match", packet.ErrNoEntry},
 		{"invalid modify", []Update{{ModifyEntry, e(2, 256, 0)}}, "table t: update 0: action set: param v: 256 wider than 8 bits", nil},
 		{"invalid delete", []Update{{DeleteEntry, e(256, 0, 0)}}, "table t: update 0: key k: value 256 wider than 8 bits", nil},
 		{"unknown kind", []Update{{UpdateKind(7), e(2, 0, 0)}}, "table t: update 0: unknown update kind 7", nil},
@@ -236,7 +240,7 @@ func TestApplyErrors(t *testing.T) {
 	if err := tb.Insert(e(5, 5, 0)); err != nil {
 		t.Fatal(err)
 	}
-	want := []Entry{e(2, 9, 0), e(5, 5, 0)}
+	want := []packet.Entry{e(2, 9, 0), e(5, 5, 0)}
 	if diff := cmp.Diff(want, tb.Entries()); diff != "" {
 		t.Errorf("after Modify, Delete, Insert (-want +got):\n%s", diff)
 	}

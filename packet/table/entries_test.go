@@ -1,4 +1,4 @@
-package packet
+package table
 
 import (
 	"bytes"
@@ -12,64 +12,66 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/dragonet-go/nsc/packet"
 )
 
 // seedSpecs are the EJFAT load balancer's tables as seed 000 describes them.
-var seedSpecs = map[string]*TableSpec{
+var seedSpecs = map[string]*packet.TableSpec{
 	"dst_filter_table": {
 		Name:    "dst_filter_table",
-		Keys:    []KeySpec{{"eth.dst", 48, Exact}, {"eth.type", 16, Exact}, {"meta.ipdst", 128, Exact}},
-		Actions: []ActionSpec{{"NoAction", nil}},
+		Keys:    []packet.KeySpec{{Name: "eth.dst", Width: 48, Kind: packet.Exact}, {Name: "eth.type", Width: 16, Kind: packet.Exact}, {Name: "meta.ipdst", Width: 128, Kind: packet.Exact}},
+		Actions: []packet.ActionSpec{{Name: "NoAction", Params: nil}},
 	},
 	"epoch_assign_table": {
 		Name:       "epoch_assign_table",
-		Keys:       []KeySpec{{"lb.tick", 64, LPM}},
-		Actions:    []ActionSpec{{"do_assign_epoch", []Param{{"epoch", 32}}}},
+		Keys:       []packet.KeySpec{{Name: "lb.tick", Width: 64, Kind: packet.LPM}},
+		Actions:    []packet.ActionSpec{{Name: "do_assign_epoch", Params: []packet.Param{{Name: "epoch", Width: 32}}}},
 		Priorities: true,
 	},
 	"load_balance_calendar_table": {
 		Name:    "load_balance_calendar_table",
-		Keys:    []KeySpec{{"meta.epoch", 32, Exact}, {"meta.slot", 9, Exact}},
-		Actions: []ActionSpec{{"do_assign_member", []Param{{"member_id", 16}}}},
+		Keys:    []packet.KeySpec{{Name: "meta.epoch", Width: 32, Kind: packet.Exact}, {Name: "meta.slot", Width: 9, Kind: packet.Exact}},
+		Actions: []packet.ActionSpec{{Name: "do_assign_member", Params: []packet.Param{{Name: "member_id", Width: 16}}}},
 	},
 	"member_info_lookup_table": {
 		Name: "member_info_lookup_table",
-		Keys: []KeySpec{{"eth.type", 16, Exact}, {"meta.member_id", 16, Exact}},
-		Actions: []ActionSpec{
-			{"do_ipv4_member_rewrite", []Param{{"mac", 48}, {"ip", 32}, {"port", 16}}},
-			{"do_ipv6_member_rewrite", []Param{{"mac", 48}, {"ip", 128}, {"port", 16}}},
+		Keys: []packet.KeySpec{{Name: "eth.type", Width: 16, Kind: packet.Exact}, {Name: "meta.member_id", Width: 16, Kind: packet.Exact}},
+		Actions: []packet.ActionSpec{
+			{Name: "do_ipv4_member_rewrite", Params: []packet.Param{{Name: "mac", Width: 48}, {Name: "ip", Width: 32}, {Name: "port", Width: 16}}},
+			{Name: "do_ipv6_member_rewrite", Params: []packet.Param{{Name: "mac", Width: 48}, {Name: "ip", Width: 128}, {Name: "port", Width: 16}}},
 		},
 	},
 	// Two more to cover the ternary, range and plain lpm forms.
 	"acl": {
 		Name:    "acl",
-		Keys:    []KeySpec{{"ipv4.src", 32, Ternary}, {"udp.dst", 16, Range}, {"ipv4.proto", 8, Exact}},
-		Actions: []ActionSpec{{"allow", nil}, {"deny", []Param{{"code", 8}}}},
+		Keys:    []packet.KeySpec{{Name: "ipv4.src", Width: 32, Kind: packet.Ternary}, {Name: "udp.dst", Width: 16, Kind: packet.Range}, {Name: "ipv4.proto", Width: 8, Kind: packet.Exact}},
+		Actions: []packet.ActionSpec{{Name: "allow", Params: nil}, {Name: "deny", Params: []packet.Param{{Name: "code", Width: 8}}}},
 	},
 	"routes": {
 		Name:    "routes",
-		Keys:    []KeySpec{{"ipv4.dst", 32, LPM}},
-		Actions: []ActionSpec{{"fwd", []Param{{"port", 9}}}},
+		Keys:    []packet.KeySpec{{Name: "ipv4.dst", Width: 32, Kind: packet.LPM}},
+		Actions: []packet.ActionSpec{{Name: "fwd", Params: []packet.Param{{Name: "port", Width: 9}}}},
 	},
 	// And one with a size to fill.
 	"small": {
 		Name:    "small",
-		Keys:    []KeySpec{{"ipv4.proto", 8, Exact}},
-		Actions: []ActionSpec{{"fwd", []Param{{"port", 9}}}},
+		Keys:    []packet.KeySpec{{Name: "ipv4.proto", Width: 8, Kind: packet.Exact}},
+		Actions: []packet.ActionSpec{{Name: "fwd", Params: []packet.Param{{Name: "port", Width: 9}}}},
 		Size:    2,
 	},
 }
 
 // seedSchema is a schema of seedSpecs' tables, by name.
-func seedSchema() *Schema {
-	s := &Schema{}
+func seedSchema() *packet.Schema {
+	s := &packet.Schema{}
 	for _, name := range slices.Sorted(maps.Keys(seedSpecs)) {
-		s.Tables = append(s.Tables, &TableDef{Spec: seedSpecs[name]})
+		s.Tables = append(s.Tables, &packet.TableDef{Spec: seedSpecs[name]})
 	}
 	return s
 }
 
-func seedTables(name string) (*TableSpec, bool) {
+func seedTables(name string) (*packet.TableSpec, bool) {
 	s, ok := seedSpecs[name]
 	return s, ok
 }
@@ -80,22 +82,22 @@ func TestParseSeed000(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	got, err := ParseEntries("seed000.tables", f, seedTables)
+	got, err := packet.ParseEntries("seed000.tables", f, seedTables)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v6 := func(lo uint64) Value { return Value{Hi: 0xfe80_0000_0000_0000, Lo: lo} }
-	want := []TableEntry{
-		{"dst_filter_table", Entry{Keys: exactKeys(V(0x00aabbccddee), V(0x0800), V(0x0a010203)), Line: 1}},
-		{"dst_filter_table", Entry{Keys: exactKeys(V(0x00aabbccddee), V(0x86dd), v6(2)), Line: 8}},
-		{"epoch_assign_table", Entry{Keys: []KeyMatch{{Value: V(0), PrefixLen: 0}}, Params: []Value{V(0)}, Priority: 64, Line: 15}},
-		{"epoch_assign_table", Entry{Keys: []KeyMatch{{Value: V(0x10), PrefixLen: 60}}, Params: []Value{V(1)}, Priority: 5, Line: 22}},
-		{"load_balance_calendar_table", Entry{Keys: exactKeys(V(0), V(0xa)), Params: []Value{V(0)}, Line: 29}},
-		{"load_balance_calendar_table", Entry{Keys: exactKeys(V(1), V(0x14)), Params: []Value{V(0)}, Line: 36}},
-		{"member_info_lookup_table", Entry{Keys: exactKeys(V(0x0800), V(0)), Action: 0,
-			Params: []Value{V(0x112233445566), V(0xaabbccdd), V(0x4556)}, Line: 43}},
-		{"member_info_lookup_table", Entry{Keys: exactKeys(V(0x86dd), V(0)), Action: 1,
-			Params: []Value{V(0x112233445566), v6(3), V(0x4556)}, Line: 52}},
+	v6 := func(lo uint64) packet.Value { return packet.Value{Hi: 0xfe80_0000_0000_0000, Lo: lo} }
+	want := []packet.TableEntry{
+		{Table: "dst_filter_table", Entry: packet.Entry{Keys: exactKeys(packet.V(0x00aabbccddee), packet.V(0x0800), packet.V(0x0a010203)), Line: 1}},
+		{Table: "dst_filter_table", Entry: packet.Entry{Keys: exactKeys(packet.V(0x00aabbccddee), packet.V(0x86dd), v6(2)), Line: 8}},
+		{Table: "epoch_assign_table", Entry: packet.Entry{Keys: []packet.KeyMatch{{Value: packet.V(0), PrefixLen: 0}}, Params: []packet.Value{packet.V(0)}, Priority: 64, Line: 15}},
+		{Table: "epoch_assign_table", Entry: packet.Entry{Keys: []packet.KeyMatch{{Value: packet.V(0x10), PrefixLen: 60}}, Params: []packet.Value{packet.V(1)}, Priority: 5, Line: 22}},
+		{Table: "load_balance_calendar_table", Entry: packet.Entry{Keys: exactKeys(packet.V(0), packet.V(0xa)), Params: []packet.Value{packet.V(0)}, Line: 29}},
+		{Table: "load_balance_calendar_table", Entry: packet.Entry{Keys: exactKeys(packet.V(1), packet.V(0x14)), Params: []packet.Value{packet.V(0)}, Line: 36}},
+		{Table: "member_info_lookup_table", Entry: packet.Entry{Keys: exactKeys(packet.V(0x0800), packet.V(0)), Action: 0,
+			Params: []packet.Value{packet.V(0x112233445566), packet.V(0xaabbccdd), packet.V(0x4556)}, Line: 43}},
+		{Table: "member_info_lookup_table", Entry: packet.Entry{Keys: exactKeys(packet.V(0x86dd), packet.V(0)), Action: 1,
+			Params: []packet.Value{packet.V(0x112233445566), v6(3), packet.V(0x4556)}, Line: 52}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("ParseEntries (-want +got):\n%s", diff)
@@ -103,7 +105,7 @@ func TestParseSeed000(t *testing.T) {
 
 	tables := map[string]*Table{}
 	for name, spec := range seedSpecs {
-		tables[name] = NewTable(spec)
+		tables[name] = New(spec)
 	}
 	for _, te := range got {
 		if err := tables[te.Table].Insert(te.Entry); err != nil {
@@ -114,21 +116,21 @@ func TestParseSeed000(t *testing.T) {
 	tests := []struct {
 		name  string
 		table string
-		keys  []Value
+		keys  []packet.Value
 		line  int // entry expected, 0 for a miss
-		param Value
+		param packet.Value
 	}{
-		{"tick 10 is epoch 0", "epoch_assign_table", []Value{V(10)}, 15, V(0)},
-		{"tick 0x13 is epoch 1: priority 5 beats 64", "epoch_assign_table", []Value{V(0x13)}, 22, V(1)},
-		{"tick 0x1f is epoch 1", "epoch_assign_table", []Value{V(0x1f)}, 22, V(1)},
-		{"tick 0x20 is epoch 0", "epoch_assign_table", []Value{V(0x20)}, 15, V(0)},
-		{"epoch 0 slot 10 is member 0", "load_balance_calendar_table", []Value{V(0), V(10)}, 29, V(0)},
-		{"epoch 1 slot 0x14 is member 0", "load_balance_calendar_table", []Value{V(1), V(0x14)}, 36, V(0)},
-		{"epoch 0 slot 0x14 has no member", "load_balance_calendar_table", []Value{V(0), V(0x14)}, 0, Value{}},
-		{"member 0 over IPv4", "member_info_lookup_table", []Value{V(0x0800), V(0)}, 43, V(0x112233445566)},
-		{"member 0 over IPv6", "member_info_lookup_table", []Value{V(0x86dd), V(0)}, 52, V(0x112233445566)},
-		{"FPGA IPv4 address passes", "dst_filter_table", []Value{V(0x00aabbccddee), V(0x0800), V(0x0a010203)}, 1, Value{}},
-		{"other IPv4 address drops", "dst_filter_table", []Value{V(0x00aabbccddee), V(0x0800), V(0x0a010204)}, 0, Value{}},
+		{"tick 10 is epoch 0", "epoch_assign_table", []packet.Value{packet.V(10)}, 15, packet.V(0)},
+		{"tick 0x13 is epoch 1: priority 5 beats 64", "epoch_assign_table", []packet.Value{packet.V(0x13)}, 22, packet.V(1)},
+		{"tick 0x1f is epoch 1", "epoch_assign_table", []packet.Value{packet.V(0x1f)}, 22, packet.V(1)},
+		{"tick 0x20 is epoch 0", "epoch_assign_table", []packet.Value{packet.V(0x20)}, 15, packet.V(0)},
+		{"epoch 0 slot 10 is member 0", "load_balance_calendar_table", []packet.Value{packet.V(0), packet.V(10)}, 29, packet.V(0)},
+		{"epoch 1 slot 0x14 is member 0", "load_balance_calendar_table", []packet.Value{packet.V(1), packet.V(0x14)}, 36, packet.V(0)},
+		{"epoch 0 slot 0x14 has no member", "load_balance_calendar_table", []packet.Value{packet.V(0), packet.V(0x14)}, 0, packet.Value{}},
+		{"member 0 over IPv4", "member_info_lookup_table", []packet.Value{packet.V(0x0800), packet.V(0)}, 43, packet.V(0x112233445566)},
+		{"member 0 over IPv6", "member_info_lookup_table", []packet.Value{packet.V(0x86dd), packet.V(0)}, 52, packet.V(0x112233445566)},
+		{"FPGA IPv4 address passes", "dst_filter_table", []packet.Value{packet.V(0x00aabbccddee), packet.V(0x0800), packet.V(0x0a010203)}, 1, packet.Value{}},
+		{"other IPv4 address drops", "dst_filter_table", []packet.Value{packet.V(0x00aabbccddee), packet.V(0x0800), packet.V(0x0a010204)}, 0, packet.Value{}},
 	}
 	for _, tc := range tests {
 		e, hit := tables[tc.table].Lookup(tc.keys)
@@ -149,16 +151,16 @@ table_add acl deny 0x0a000000&&&0xff000000 1024->2047 17 => 3 10
 table_add acl allow 0x0a000000/8 0->0xffff 6 => 1   # ternary as a prefix
 table_add routes fwd 192/2 => 0x1ff
 `
-	got, err := ParseEntries("forms", strings.NewReader(src), seedTables)
+	got, err := packet.ParseEntries("forms", strings.NewReader(src), seedTables)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []TableEntry{
-		{"acl", Entry{Keys: []KeyMatch{{Value: V(0x0a000000), Mask: V(0xff000000)}, {Lo: V(1024), Hi: V(2047)}, {Value: V(17)}},
-			Action: 1, Params: []Value{V(3)}, Priority: 10, Line: 2}},
-		{"acl", Entry{Keys: []KeyMatch{{Value: V(0x0a000000), Mask: V(0xff000000)}, {Lo: V(0), Hi: V(0xffff)}, {Value: V(6)}},
+	want := []packet.TableEntry{
+		{Table: "acl", Entry: packet.Entry{Keys: []packet.KeyMatch{{Value: packet.V(0x0a000000), Mask: packet.V(0xff000000)}, {Lo: packet.V(1024), Hi: packet.V(2047)}, {Value: packet.V(17)}},
+			Action: 1, Params: []packet.Value{packet.V(3)}, Priority: 10, Line: 2}},
+		{Table: "acl", Entry: packet.Entry{Keys: []packet.KeyMatch{{Value: packet.V(0x0a000000), Mask: packet.V(0xff000000)}, {Lo: packet.V(0), Hi: packet.V(0xffff)}, {Value: packet.V(6)}},
 			Action: 0, Priority: 1, Line: 3}},
-		{"routes", Entry{Keys: []KeyMatch{{Value: V(192), PrefixLen: 2}}, Params: []Value{V(0x1ff)}, Line: 4}},
+		{Table: "routes", Entry: packet.Entry{Keys: []packet.KeyMatch{{Value: packet.V(192), PrefixLen: 2}}, Params: []packet.Value{packet.V(0x1ff)}, Line: 4}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseEntries (-want +got):\n%s", diff)
@@ -219,7 +221,7 @@ func TestParseErrors(t *testing.T) {
 			`t.txt:3: table_add routes: unexpected "7" after the params of fwd (table takes no priority)`},
 	}
 	for _, tc := range tests {
-		_, err := ParseEntries("t.txt", strings.NewReader(tc.src), seedTables)
+		_, err := packet.ParseEntries("t.txt", strings.NewReader(tc.src), seedTables)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s:\n got %v\nwant %s", tc.name, err, tc.want)
 		}
@@ -231,12 +233,12 @@ func TestFormatEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	es, err := ParseEntries("seed000.tables", bytes.NewReader(data), seedTables)
+	es, err := packet.ParseEntries("seed000.tables", bytes.NewReader(data), seedTables)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := FormatEntries(&buf, es, seedTables); err != nil {
+	if err := packet.FormatEntries(&buf, es, seedTables); err != nil {
 		t.Fatal(err)
 	}
 	want := `table_add dst_filter_table NoAction 0x00aabbccddee 0x0800 0x0000000000000000000000000a010203 =>
@@ -251,7 +253,7 @@ table_add member_info_lookup_table do_ipv6_member_rewrite 0x86dd 0x0000 => 0x112
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
 		t.Errorf("FormatEntries (-want +got):\n%s", diff)
 	}
-	back, err := ParseEntries("formatted", &buf, seedTables)
+	back, err := packet.ParseEntries("formatted", &buf, seedTables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,24 +263,24 @@ table_add member_info_lookup_table do_ipv6_member_rewrite 0x86dd 0x0000 => 0x112
 
 	bad := []struct {
 		name string
-		te   TableEntry
+		te   packet.TableEntry
 		want string
 	}{
-		{"unknown table", TableEntry{Table: "nope"}, `entry 0: unknown table "nope"`},
-		{"invalid entry", TableEntry{Table: "routes", Entry: Entry{Keys: []KeyMatch{{PrefixLen: 33}}, Params: []Value{V(1)}}},
+		{"unknown table", packet.TableEntry{Table: "nope"}, `entry 0: unknown table "nope"`},
+		{"invalid entry", packet.TableEntry{Table: "routes", Entry: packet.Entry{Keys: []packet.KeyMatch{{PrefixLen: 33}}, Params: []packet.Value{packet.V(1)}}},
 			"entry 0: table routes: key ipv4.dst: prefix length 33 not in 0..32"},
-		{"priority lost", TableEntry{Table: "routes", Entry: Entry{Keys: []KeyMatch{{}}, Params: []Value{V(1)}, Priority: 2}},
+		{"priority lost", packet.TableEntry{Table: "routes", Entry: packet.Entry{Keys: []packet.KeyMatch{{}}, Params: []packet.Value{packet.V(1)}, Priority: 2}},
 			"entry 0: table routes: priority 2 in a table without priorities"},
 	}
 	for _, tc := range bad {
-		err := FormatEntries(&bytes.Buffer{}, []TableEntry{tc.te}, seedTables)
+		err := packet.FormatEntries(&bytes.Buffer{}, []packet.TableEntry{tc.te}, seedTables)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: FormatEntries = %v; want %s", tc.name, err, tc.want)
 		}
 	}
 }
 
-var ignoreLine = cmpopts.IgnoreFields(Entry{}, "Line")
+var ignoreLine = cmpopts.IgnoreFields(packet.Entry{}, "Line")
 
 func FuzzParseEntries(f *testing.F) {
 	if data, err := os.ReadFile("testdata/seed000.tables"); err == nil {
@@ -287,14 +289,14 @@ func FuzzParseEntries(f *testing.F) {
 	f.Add([]byte("table_add acl deny 0x0a000000&&&0xff000000 1024->2047 17 => 3 10\n"))
 	f.Add([]byte("table_add routes fwd 10/8 => 1 # c\ntable_add routes fwd 0/0 =>\n0x1ff"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		es, err := ParseEntries("fuzz", bytes.NewReader(data), seedTables)
-		ts, lerr := LoadTables(seedSchema(), "fuzz", bytes.NewReader(data))
+		es, err := packet.ParseEntries("fuzz", bytes.NewReader(data), seedTables)
+		ts, lerr := Load(seedSchema(), "fuzz", bytes.NewReader(data))
 		if (err == nil) != (lerr == nil) {
-			t.Fatalf("ParseEntries: %v, LoadTables: %v", err, lerr)
+			t.Fatalf("ParseEntries: %v, Load: %v", err, lerr)
 		}
 		if err != nil {
 			// Every error names a line of the script, in a short message.
-			var se *ScriptError
+			var se *packet.ScriptError
 			if lines := bytes.Count(data, []byte("\n")) + 1; !errors.As(err, &se) || se.Line < 1 || se.Line > lines {
 				t.Fatalf("error %v is not at a line 1..%d", err, lines)
 			}
@@ -307,7 +309,7 @@ func FuzzParseEntries(f *testing.F) {
 		// the one validator again.
 		s := seedSchema()
 		for i, d := range s.Tables {
-			var want []Entry
+			var want []packet.Entry
 			for _, te := range es {
 				if te.Table == d.Spec.Name {
 					want = append(want, te.Entry)
@@ -317,15 +319,15 @@ func FuzzParseEntries(f *testing.F) {
 				t.Fatalf("table %s (-script +loaded):\n%s", d.Spec.Name, diff)
 			}
 		}
-		if err := CheckEntries(es, seedTables); err != nil {
+		if err := packet.CheckEntries(es, seedTables); err != nil {
 			t.Fatalf("CheckEntries of parsed entries: %v", err)
 		}
 		var out bytes.Buffer
-		if err := FormatEntries(&out, es, seedTables); err != nil {
+		if err := packet.FormatEntries(&out, es, seedTables); err != nil {
 			t.Fatalf("FormatEntries of parsed entries: %v", err)
 		}
 		first := out.String()
-		back, err := ParseEntries("formatted", &out, seedTables)
+		back, err := packet.ParseEntries("formatted", &out, seedTables)
 		if err != nil {
 			t.Fatalf("reparse: %v\n%s", err, first)
 		}
@@ -333,14 +335,14 @@ func FuzzParseEntries(f *testing.F) {
 			t.Fatalf("Parse(Format(x)) (-x +got):\n%s", diff)
 		}
 		out.Reset()
-		if err := FormatEntries(&out, back, seedTables); err != nil || out.String() != first {
+		if err := packet.FormatEntries(&out, back, seedTables); err != nil || out.String() != first {
 			t.Fatalf("Format not deterministic: %v\n%s\n%s", err, first, out.String())
 		}
 	})
 }
 
 // TestScriptValidation: each way a script's entry is wrong, alone or with
-// the others of its table, is refused by LoadTables, the loader of every
+// the others of its table, is refused by Load, the loader of every
 // target, with the line of the table_add.
 func TestScriptValidation(t *testing.T) {
 	long := strings.Repeat("x", 1<<20)
@@ -349,15 +351,15 @@ func TestScriptValidation(t *testing.T) {
 		is              error
 	}{
 		{"duplicate", "table_add small fwd 1 => 1\ntable_add small fwd 2 => 1\n\ntable_add small fwd 0x01 => 2\n",
-			"t.tables:4: table_add small: duplicate entry of entry at line 1", ErrDuplicateEntry},
+			"t.tables:4: table_add small: duplicate entry of entry at line 1", packet.ErrDuplicateEntry},
 		{"duplicate lpm, bits past the prefix aside", "table_add routes fwd 0x0a000000/8 => 1\ntable_add routes fwd 0x0b000000/8 => 1\ntable_add routes fwd 0x0a000001/8 => 1\n",
-			"t.tables:3: table_add routes: duplicate entry of entry at line 1", ErrDuplicateEntry},
+			"t.tables:3: table_add routes: duplicate entry of entry at line 1", packet.ErrDuplicateEntry},
 		{"duplicate ternary, bits outside the mask aside", "table_add acl allow 0x0a000001&&&0xff000000 1->2 6 => 3\n" +
 			"table_add acl allow 0x0a000001&&&0xff000000 1->2 6 => 4\n" +
 			"table_add acl deny\n 0x0a000002&&&0xff000000 1->2 6 => 5 3\n",
-			"t.tables:3: table_add acl: duplicate entry of entry at line 1", ErrDuplicateEntry},
+			"t.tables:3: table_add acl: duplicate entry of entry at line 1", packet.ErrDuplicateEntry},
 		{"over capacity", "table_add small fwd 1 => 1\ntable_add routes fwd 0/0 => 1\ntable_add small fwd 2 => 1\n# full\ntable_add small fwd 3 => 1\n",
-			"t.tables:5: table_add small: table full (size 2)", ErrTableFull},
+			"t.tables:5: table_add small: table full (size 2)", packet.ErrTableFull},
 		{"value wider than key", "table_add small fwd 1 => 1\ntable_add small fwd 0x100 => 1\n",
 			"t.tables:2: table_add small: key ipv4.proto: value 0x100 wider than 8 bits", nil},
 		{"lpm prefix longer than key", "table_add routes fwd 0/0 => 1\ntable_add routes fwd 0/33 => 1\n",
@@ -373,16 +375,16 @@ func TestScriptValidation(t *testing.T) {
 		{"1 MiB word", "table_add small fwd 1 => 1\ntable_add small fwd 2 => 0x" + long + "\n",
 			`t.tables:2: word of 1048578 bytes (at most 320): "0xxxxxxxxxxxxxxxxxxx"...`, nil},
 		{"after a 1 MiB comment", "table_add small fwd 1 => 1 # " + long + "\ntable_add small fwd 1 => 1\n",
-			"t.tables:2: table_add small: duplicate entry of entry at line 1", ErrDuplicateEntry},
+			"t.tables:2: table_add small: duplicate entry of entry at line 1", packet.ErrDuplicateEntry},
 		{"1 MiB line of entries", "table_add routes fwd 1/32 => 1" + strings.Repeat(" table_add routes fwd 0/0 => 1", 1<<15) + "\n",
-			"t.tables:1: table_add routes: duplicate entry of entry at line 1", ErrDuplicateEntry},
+			"t.tables:1: table_add routes: duplicate entry of entry at line 1", packet.ErrDuplicateEntry},
 	}
 	for _, tc := range tests {
-		_, err := LoadTables(seedSchema(), "t.tables", strings.NewReader(tc.src))
+		_, err := Load(seedSchema(), "t.tables", strings.NewReader(tc.src))
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s:\n got %.200v\nwant %s", tc.name, err, tc.want)
 		}
-		var se *ScriptError
+		var se *packet.ScriptError
 		if !errors.As(err, &se) || tc.is != nil && !errors.Is(err, tc.is) {
 			t.Errorf("%s: %T %v is not a *ScriptError wrapping %v", tc.name, err, err, tc.is)
 		}
@@ -398,7 +400,7 @@ func TestLongLines(t *testing.T) {
 	}
 	src.WriteString("\n# " + strings.Repeat("#", 1<<20) + "\ntable_add small fwd 1\n => 2\n")
 	s := seedSchema()
-	ts, err := LoadTables(s, "long", strings.NewReader(src.String()))
+	ts, err := Load(s, "long", strings.NewReader(src.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,8 +409,8 @@ func TestLongLines(t *testing.T) {
 		t.Errorf("routes: %d entries from the long line; want %d", n, 1<<15)
 	}
 	small, _ := s.Table("small")
-	e, hit := ts[small].Lookup([]Value{V(1)})
-	if !hit || e.Line != 3 || e.Params[0] != V(2) {
+	e, hit := ts[small].Lookup([]packet.Value{packet.V(1)})
+	if !hit || e.Line != 3 || e.Params[0] != packet.V(2) {
 		t.Errorf("small: %+v, %v; want the entry at line 3", e, hit)
 	}
 }
@@ -418,23 +420,23 @@ func TestLongLines(t *testing.T) {
 // values here written out by hand); an address of the wrong width or a
 // malformed one is refused at its line.
 func TestParseAddressForms(t *testing.T) {
-	specs := map[string]*TableSpec{
-		"r": {Name: "r", Keys: []KeySpec{{"ip.dst", 32, LPM}},
-			Actions: []ActionSpec{{"fwd", []Param{{"mac", 48}, {"via", 128}}}}},
-		"f": {Name: "f", Keys: []KeySpec{{"ip.src", 32, Range}, {"ip.dst", 32, Ternary}},
-			Actions: []ActionSpec{{"allow", nil}}},
+	specs := map[string]*packet.TableSpec{
+		"r": {Name: "r", Keys: []packet.KeySpec{{Name: "ip.dst", Width: 32, Kind: packet.LPM}},
+			Actions: []packet.ActionSpec{{Name: "fwd", Params: []packet.Param{{Name: "mac", Width: 48}, {Name: "via", Width: 128}}}}},
+		"f": {Name: "f", Keys: []packet.KeySpec{{Name: "ip.src", Width: 32, Kind: packet.Range}, {Name: "ip.dst", Width: 32, Kind: packet.Ternary}},
+			Actions: []packet.ActionSpec{{Name: "allow", Params: nil}}},
 	}
-	tables := func(n string) (*TableSpec, bool) { s, ok := specs[n]; return s, ok }
+	tables := func(n string) (*packet.TableSpec, bool) { s, ok := specs[n]; return s, ok }
 	src := `table_add r fwd 192.168.0.0/16 => 02:00:00:00:00:0a fd00::1
 table_add f allow 10.0.0.0->10.0.0.255 10.1.0.0&&&255.255.0.0 => 1
 `
-	got, err := ParseEntries("addr", strings.NewReader(src), tables)
+	got, err := packet.ParseEntries("addr", strings.NewReader(src), tables)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []TableEntry{
-		{"r", Entry{Keys: []KeyMatch{{Value: V(0xc0a80000), PrefixLen: 16}}, Params: []Value{V(0x02000000000a), {Hi: 0xfd00 << 48, Lo: 1}}, Line: 1}},
-		{"f", Entry{Keys: []KeyMatch{{Lo: V(0x0a000000), Hi: V(0x0a0000ff)}, {Value: V(0x0a010000), Mask: V(0xffff0000)}}, Priority: 1, Line: 2}},
+	want := []packet.TableEntry{
+		{Table: "r", Entry: packet.Entry{Keys: []packet.KeyMatch{{Value: packet.V(0xc0a80000), PrefixLen: 16}}, Params: []packet.Value{packet.V(0x02000000000a), {Hi: 0xfd00 << 48, Lo: 1}}, Line: 1}},
+		{Table: "f", Entry: packet.Entry{Keys: []packet.KeyMatch{{Lo: packet.V(0x0a000000), Hi: packet.V(0x0a0000ff)}, {Value: packet.V(0x0a010000), Mask: packet.V(0xffff0000)}}, Priority: 1, Line: 2}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseEntries (-want +got):\n%s", diff)
@@ -445,7 +447,7 @@ table_add f allow 10.0.0.0->10.0.0.255 10.1.0.0&&&255.255.0.0 => 1
 		"table_add r fwd fd00::/16 => 1 2",             // an IPv6 address for 32 bits
 		"table_add r fwd 1/16 => 02:00:00:00:00 2",     // five bytes
 	} {
-		if _, err := ParseEntries("bad", strings.NewReader(bad), tables); err == nil || !strings.HasPrefix(err.Error(), "bad:1: ") {
+		if _, err := packet.ParseEntries("bad", strings.NewReader(bad), tables); err == nil || !strings.HasPrefix(err.Error(), "bad:1: ") {
 			t.Errorf("%q: error %v, want one at bad:1", bad, err)
 		}
 	}
