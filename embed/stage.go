@@ -411,11 +411,16 @@ func (b *builder) tryStage(st *stage, cur *current) (outcome, error) {
 	}
 	ps := cur.ps
 	in := b.stageIn(st, cur)
-	// The hardware's conditions are taken on the packets as they enter
-	// the stage: moved, the stage no longer changes them on the way.
+	// The conditions under which packets go on to the hardware doing a
+	// work node's work (or to a node whose port claims the checksum it
+	// computes), taken on the packets as they enter the stage: moved, the
+	// stage no longer changes them on the way.
 	conds := map[*enode]predicate.Pred{}
-	for _, h := range st.hw {
-		conds[h] = b.leadCond(ps, st.exit, func(p *eport) bool { return b.leadsTo(p, h) })
+	for w, h := range st.hw {
+		to := append([]*enode{h}, b.claimers(w.op)...)
+		conds[w] = b.leadCond(ps, st.exit, func(p *eport) bool {
+			return slices.ContainsFunc(to, func(x *enode) bool { return b.leadsTo(p, x) })
+		})
 	}
 	none := b.space.False()
 	// Whole: every class the work nodes see is served by the hardware.
@@ -526,16 +531,19 @@ func (b *builder) dropsOnly(p *eport) bool {
 // doing its work (or there is none). Only work the predicates cannot see
 // is checked so: an assignment of a computed value (a lookup's action, a
 // set from metadata) only forgets what was known of its fields, so
-// without it the predicates where packets end may be the same. Pops,
-// pushes, checksums and constants show in them.
+// without it the predicates where packets end may be the same. So is a
+// checksum computed: its csum_ok is forgotten by whatever later writes a
+// byte it covers (a push), while the checksum's bytes differ (seed
+// 20261129, models 5429 and 9990). Pops, pushes and constants show in
+// the predicates.
 func (b *builder) uncovered(st *stage, in map[*enode]predicate.Pred, g predicate.Pred, conds map[*enode]predicate.Pred) (*enode, string, bool) {
 	for _, w := range st.nodes {
-		if !b.blind(w.op) {
+		if !b.blind(w.op) && w.op.Kind != packet.OpChecksumCompute {
 			continue
 		}
 		served := b.space.False()
-		if h := st.hw[w]; h != nil {
-			served = conds[h]
+		if st.hw[w] != nil {
+			served = conds[w]
 		}
 		need := in[w].And(g.Not())
 		if c, ok := predicate.Counterexample(need, served); ok {
@@ -543,6 +551,22 @@ func (b *builder) uncovered(st *stage, in map[*enode]predicate.Pred, g predicate
 		}
 	}
 	return nil, "", false
+}
+
+// claimers are the PRG's nodes with a port that claims the checksum op
+// computes: a claim is believed (nsc verify tests it).
+func (b *builder) claimers(op *packet.Op) []*enode {
+	if op.Kind != packet.OpChecksumCompute {
+		return nil
+	}
+	claim := fmt.Sprintf("csum_ok(%s)", b.lpg.Schema.Headers[op.Header].Name)
+	var out []*enode
+	for _, x := range b.nodes {
+		if !x.removed && !x.lpg && slices.ContainsFunc(x.ports, func(p *eport) bool { return strings.Contains(p.pred, claim) }) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // stageGuard is the residual guard: the conditions of the PRG's tests
@@ -728,6 +752,11 @@ func (b *builder) dependency(st *stage) string {
 	for _, x := range b.nodes {
 		if x.removed || x.op == nil || (!x.lpg && x.hardware) || slices.Contains(st.nodes, x) || !b.downstream(st.exit, x) || !before(x) {
 			continue
+		}
+		if x.op.Kind == packet.OpPlace {
+			// Its complete port sends the event, not the frame the
+			// hardware would write (seed 20261129, model 3924).
+			return fmt.Sprintf("%s may send its event in place of the frame before the hardware (%s) sees it", x.display(), st.hwNames())
 		}
 		xw, xp := writes(s, x.op)
 		for _, n := range st.nodes {
