@@ -75,13 +75,11 @@ func (b *builder) splitDevice(em *Embedding) error {
 			if e == nil || why[e] != "" {
 				continue
 			}
-			if r := b.registerOnHost(e, n, order, lpg, why); r != "" {
-				why[e], changed = r, true
-				continue
-			}
 			what := "writes the frame"
-			if isRegister(e.op) {
-				what = "reads or writes register " + g.Schema.Registers[e.op.Register].Name
+			if e.op.Kind == packet.OpStore {
+				// The host shares the device's registers (a BPF map, an
+				// FPGA's register file): its re-run must not store twice.
+				what = "stores into register " + g.Schema.Registers[e.op.Register].Name
 			} else if !writesFrame(g.Schema, e.op) {
 				continue
 			}
@@ -141,33 +139,6 @@ func (b *builder) splitDevice(em *Embedding) error {
 		em.Placements[i] = p
 	}
 	return nil
-}
-
-func isRegister(op *packet.Op) bool { return op.Kind == packet.OpLoad || op.Kind == packet.OpStore }
-
-// registerOnHost says why e, a load or store, runs on the host: another
-// node of its register does, or a host node leads to it, so the host runs
-// it too. A register's entries live in one place; the host's re-run of
-// the device's decisions reads and writes the host's (seed 20261129,
-// models 6036 and 9254).
-func (b *builder) registerOnHost(e *enode, n *dataflow.Node, order []*dataflow.Node, lpg func(*dataflow.Node) *enode, why map[*enode]string) string {
-	if !isRegister(e.op) {
-		return ""
-	}
-	name := b.lpg.Schema.Registers[e.op.Register].Name
-	for _, m := range order {
-		x := lpg(m)
-		if x == nil || x == e || why[x] == "" {
-			continue
-		}
-		if isRegister(x.op) && x.op.Register == e.op.Register {
-			return fmt.Sprintf("register %s is also used by %s, which runs on the host", name, x.display())
-		}
-		if dataflow.Reachable(m)[n] {
-			return fmt.Sprintf("the host runs it behind %s, and register %s lives in one place", x.display(), name)
-		}
-	}
-	return ""
 }
 
 // deviceCannot says why the device cannot run an LPG node (n in the

@@ -245,6 +245,14 @@ lpg C {
   node Csum { op checksum compute ipv4  port out -> TxQueue }
   node Drop { op drop "not UDP over IPv4" }
   node TxQueue { op emit }
+}
+lpg V {
+  node RxQueue { op input parse ethernet  port out -> V4 }
+  node V4 { op test valid(ipv4) && valid(udp)  port true -> IPCsum  port false -> Drop }
+  node IPCsum { op checksum verify ipv4  port true -> UDPCsum  port false -> Drop }
+  node UDPCsum { op checksum verify udp  port true -> TxQueue  port false -> Drop }
+  node Drop { op drop "not UDP over IPv4, or a bad checksum" }
+  node TxQueue { op emit }
 }`)
 	p, _ := m.Graph("I82599")
 	f, _ := m.Graph("F")
@@ -256,6 +264,12 @@ lpg C {
 	c, _ := m.Graph("C")
 	if _, err := embed.Embed(c, p); err != nil {
 		t.Errorf("an LPG computing the checksum it sends: %v", err)
+	}
+	// One that verifies both sends UDP checksums of zero, good as they
+	// are (absent), which the hardware would fill in.
+	v, _ := m.Graph("V")
+	if _, err := embed.Embed(v, p); err == nil || !strings.Contains(err.Error(), "Tx node TxUDPCsum computes the udp checksum of every frame it sees") {
+		t.Errorf("an LPG forwarding absent UDP checksums: %v", err)
 	}
 }
 

@@ -162,8 +162,16 @@ func (b *builder) checkTxWrites() error {
 		}
 		what := "rewrites"
 		if h := e.op.Header; e.op.Kind == packet.OpChecksumCompute {
-			name := b.lpg.Schema.Headers[h].Name
-			same := b.space.Valid(name).Not().Or(cur.ps.CsumOK(h))
+			spec := b.lpg.Schema.Headers[h]
+			name := spec.Name
+			good := cur.ps.CsumOK(h)
+			if spec.ChecksumOptional {
+				// A zero is an absent checksum, good as it is, which
+				// the hardware would fill in.
+				sum := packet.FieldRef{Header: h, Field: spec.Checksum}
+				good = good.And(b.space.Eq(predicate.Field{Name: b.lpg.Schema.FieldName(sum), Width: b.lpg.Schema.FieldSpec(sum).Width}, packet.Value{}).Not())
+			}
+			same := b.space.Valid(name).Not().Or(good)
 			if cur.ps.Reaching(cur.of[e]).And(same.Not()).IsFalse() {
 				continue
 			}

@@ -116,11 +116,9 @@ func Generate(seed uint64, i int) Model {
 }
 
 // shippedNICs are the NIC models nsc ships, each model embedded into one.
-// (Not inet/i82599.nsc: its Tx entry parses, so it drops the frames an
-// LPG forwards as they came that do not parse, which the real driver
-// sends; docs/testing.md, open findings.)
 var shippedNICs = []struct{ file, prg string }{
 	{"inet/cx6dx.nsc", "CX6Dx"},
+	{"inet/i82599.nsc", "I82599"},
 }
 
 // hostPRG hands whole frames to software both ways: every LPG node runs

@@ -90,6 +90,10 @@ func runXDP(obj string, c XDPCase) ([]Diff, error) {
 	}
 	m.SetMaxFrame(r.Meta.MaxFrame)
 	var diffs []Diff
+	short, err := tooShort(r)
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range c.Frames {
 		if len(f) < 14 {
 			continue
@@ -103,11 +107,33 @@ func runXDP(obj string, c XDPCase) ([]Diff, error) {
 		if res.Verdict != xdprun.VerdictDrop {
 			got += " " + hex.EncodeToString(res.Data)
 		}
-		if want != got && !tooShortToSend(want, got) {
-			diffs = append(diffs, Diff{Model: c.Name, Check: "interp/xdp", Frame: f, Want: want, Got: got})
+		before := short
+		if short, err = tooShort(r); err != nil {
+			return nil, err
 		}
+		// The program's documented drop of a frame a pop would leave
+		// shorter than an Ethernet header (bpf_xdp_adjust_head keeps
+		// ETH_HLEN bytes, docs/xdp.md), even where a later push would
+		// have made it long again (seed 20261129, model 5947), is not a
+		// difference.
+		if want == got || got == "XDP_DROP" && short > before {
+			continue
+		}
+		diffs = append(diffs, Diff{Model: c.Name, Check: "interp/xdp", Frame: f, Want: want, Got: got})
 	}
 	return diffs, nil
+}
+
+// tooShort is how many frames the program dropped as too short for XDP.
+func tooShort(r *xdprun.Runner) (uint64, error) {
+	c, _, err := r.Counters()
+	var n uint64
+	for k, v := range c.Drops {
+		if k.Reason == xdp.TooShort {
+			n += v
+		}
+	}
+	return n, err
 }
 
 // xdpWant is the verdict (and bytes) the interpreter's outcome calls for:
@@ -139,12 +165,4 @@ func xdpUnavailable() string {
 		return "no clang"
 	}
 	return ""
-}
-
-// tooShortToSend: a frame the graph sends shorter than an Ethernet header
-// (it popped more than the frame had left) the kernel cannot send, and
-// the program drops it (bpf_xdp_adjust_head keeps ETH_HLEN bytes).
-func tooShortToSend(want, got string) bool {
-	verdict, data, _ := strings.Cut(want, " ")
-	return got == "XDP_DROP" && verdict != "XDP_DROP" && len(data) < 2*14
 }

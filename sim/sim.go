@@ -139,6 +139,10 @@ func (m *Machine) ForgetRegisters() {
 	m.env.Registers = table.RegisterSet(table.NewRegisters(m.g.Schema))
 }
 
+// ShareRegisters makes the machine read and write with's registers, as a
+// device's host part reads and writes the device's.
+func (m *Machine) ShareRegisters(with *Machine) { m.env.Registers = with.env.Registers }
+
 // Graph is the graph the machine runs.
 func (m *Machine) Graph() *dataflow.Graph { return m.g }
 

@@ -186,7 +186,7 @@ func (r *runner) run(c Case) ([]Out, error) {
 	if c.Fresh {
 		r.m.ForgetRegisters()
 		if r.host != nil {
-			r.host.m.ForgetRegisters()
+			r.host.m.ShareRegisters(r.m)
 		}
 	}
 	r.before = r.m.Counters()
@@ -206,7 +206,7 @@ func (r *runner) run(c Case) ([]Out, error) {
 	}
 	for _, f := range r.passed {
 		r.hosted++
-		out, err := r.host.run(Case{Source: c.Source, Frame: f, Meta: c.Meta}) // registers forgotten above
+		out, err := r.host.run(Case{Source: c.Source, Frame: f, Meta: c.Meta}) // registers shared, forgotten above
 		if err != nil {
 			return nil, err
 		}
@@ -284,6 +284,9 @@ func RunTables(em *embed.Embedding, tables func() ([]*table.Table, error), cases
 			return nil, err
 		}
 		host := got
+		// The host reads and writes the device's registers (a BPF map,
+		// an FPGA's register file), as it re-runs its decisions.
+		host.m.ShareRegisters(dev)
 		got = &runner{m: dev, entry: map[string]*dataflow.Node{}, name: host.name, host: host}
 		for src, n := range host.entry {
 			got.entry[src] = em.Device.Node(n.Name)

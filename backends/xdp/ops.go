@@ -347,7 +347,7 @@ func (c *gen) PopMeta(*lower.Pop) { c.emit("%s /* pop of metadata */", c.malform
 func (c *gen) PopStart(p *lower.Pop) {
 	h := p.H
 	c.usesMove = true
-	c.popShort = c.dropStmt(c.node.ID, c.mal, "frame too short for XDP")
+	c.popShort = c.dropStmt(c.node.ID, c.mal, TooShort)
 	if p.Receives {
 		// A pop just before left its bytes in place (pend_off, pend_n):
 		// unless this header ends where that one began, move them now.

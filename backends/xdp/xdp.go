@@ -64,6 +64,11 @@ const (
 	MaxPush = 128
 )
 
+// TooShort is the reason a program drops a frame a pop would leave
+// shorter than an Ethernet header: bpf_xdp_adjust_head keeps ETH_HLEN
+// bytes.
+const TooShort = "frame too short for XDP"
+
 // FuncName is the XDP function of every generated program.
 const FuncName = "nsc_xdp"
 
