@@ -346,7 +346,8 @@ func (ps *Predicates) effect(n *Node, port *Port, p predicate.Pred) predicate.Pr
 // forgetLookups forgets which action a table ran once n may have changed
 // what its key reads: a second lookup of the same table then decides
 // afresh (seed 31337, model 276: a set of the key's field between two
-// lookups kept the first's outcome, and the second's other port was cut).
+// lookups kept the first's outcome, and the second's other port was cut);
+// so does whether a register's load hits and its store finds it full.
 func (ps *Predicates) forgetLookups(n *Node, port *Port, p predicate.Pred) predicate.Pred {
 	schema := ps.g.Schema
 	var w written
@@ -370,6 +371,10 @@ func (ps *Predicates) forgetLookups(n *Node, port *Port, p predicate.Pred) predi
 		w.assigns(schema.Actions[schema.Tables[op.Table].Actions[port.Index]].Body)
 	case packet.OpLoad:
 		w.header(schema.Registers[op.Register].Value)
+	case packet.OpStore:
+		// The register holds what it did not: a later load or store of
+		// it decides afresh (seed 20261210, model 5457).
+		p = forgetRegister(p, schema.Registers[op.Register].Name)
 	case packet.OpICRCCompute:
 		for _, t := range schema.Headers {
 			if schema.ICRCMayWrite(op.Header, t.ID) {
@@ -385,7 +390,18 @@ func (ps *Predicates) forgetLookups(n *Node, port *Port, p predicate.Pred) predi
 			p = p.ForgetField(ActionField(t.Spec))
 		}
 	}
+	for _, r := range schema.Registers {
+		if w.all || slices.ContainsFunc(r.Keys, w.read) {
+			p = forgetRegister(p, r.Name)
+		}
+	}
 	return p
+}
+
+// forgetRegister forgets whether a load of register name hits and a
+// store of it finds it full.
+func forgetRegister(p predicate.Pred, name string) predicate.Pred {
+	return p.ForgetSymbol("hit(" + name + ")").ForgetSymbol("full(" + name + ")")
 }
 
 // written is what a node may change: whole headers (contents and
@@ -529,7 +545,11 @@ func (ps *Predicates) writes(n *Node, port *Port, p predicate.Pred) predicate.Pr
 				p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", c.Name))
 			}
 		}
-		return p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", h.Name)).And(ps.CsumOK(op.Header))
+		p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", h.Name)).And(ps.CsumOK(op.Header))
+		if h.ChecksumOptional { // a computed zero is sent as all ones
+			p = p.And(ps.Space.Eq(ps.field(sum), packet.Value{}).Not())
+		}
+		return p
 	case packet.OpICRCCompute:
 		for _, t := range schema.Headers {
 			if schema.ICRCMayWrite(op.Header, t.ID) {

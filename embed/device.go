@@ -269,6 +269,9 @@ func (b *builder) overTables(order []*dataflow.Node, lpg func(*dataflow.Node) *e
 // writesFrame reports whether an operation changes the frame's bytes (not
 // only metadata).
 func writesFrame(s *packet.Schema, op *packet.Op) bool {
+	if op.Kind == packet.OpCut { // shortens it (seed 20261210, model 5033)
+		return true
+	}
 	w, patched := writes(s, op)
 	return slices.ContainsFunc(append(w, patched...), func(f packet.FieldRef) bool { return !s.Headers[f.Header].Metadata })
 }

@@ -131,6 +131,26 @@ func (b *builder) offloadTx() error {
 	return nil
 }
 
+// changes is the class of packets reaching e, a Tx hardware node working
+// on every frame, that it changes: all, but for a checksum computed where
+// the predicates show it good (and present) already, or its header absent.
+func (b *builder) changes(cur *current, e *enode) predicate.Pred {
+	reach := cur.ps.Reaching(cur.of[e])
+	if e.op.Kind != packet.OpChecksumCompute {
+		return reach
+	}
+	h := e.op.Header
+	spec := b.lpg.Schema.Headers[h]
+	good := cur.ps.CsumOK(h)
+	if spec.ChecksumOptional {
+		// A zero is an absent checksum, good as it is, which the
+		// hardware would fill in.
+		sum := packet.FieldRef{Header: h, Field: spec.Checksum}
+		good = good.And(b.space.Eq(predicate.Field{Name: b.lpg.Schema.FieldName(sum), Width: b.lpg.Schema.FieldSpec(sum).Width}, packet.Value{}).Not())
+	}
+	return reach.And(b.space.Valid(spec.Name).Not().Or(good).Not())
+}
+
 // checkTxWrites refuses a PRG whose Tx hardware changes what the LPG
 // sends where no LPG stage moved to it: a node that computes a checksum,
 // rewrites, pushes or pops for every frame, not for the frames whose
@@ -160,25 +180,16 @@ func (b *builder) checkTxWrites() error {
 				return err
 			}
 		}
+		if b.changes(cur, e).IsFalse() {
+			continue
+		}
 		what := "rewrites"
-		if h := e.op.Header; e.op.Kind == packet.OpChecksumCompute {
-			spec := b.lpg.Schema.Headers[h]
-			name := spec.Name
-			good := cur.ps.CsumOK(h)
-			if spec.ChecksumOptional {
-				// A zero is an absent checksum, good as it is, which
-				// the hardware would fill in.
-				sum := packet.FieldRef{Header: h, Field: spec.Checksum}
-				good = good.And(b.space.Eq(predicate.Field{Name: b.lpg.Schema.FieldName(sum), Width: b.lpg.Schema.FieldSpec(sum).Width}, packet.Value{}).Not())
-			}
-			same := b.space.Valid(name).Not().Or(good)
-			if cur.ps.Reaching(cur.of[e]).And(same.Not()).IsFalse() {
-				continue
-			}
-			what = "computes the " + name + " checksum of"
-		} else if e.op.Kind == packet.OpPush {
+		switch h := e.op.Header; e.op.Kind {
+		case packet.OpChecksumCompute:
+			what = "computes the " + b.lpg.Schema.Headers[h].Name + " checksum of"
+		case packet.OpPush:
 			what = "pushes " + b.lpg.Schema.Headers[h].Name + " into"
-		} else if e.op.Kind == packet.OpPop {
+		case packet.OpPop:
 			what = "pops " + b.lpg.Schema.Headers[h].Name + " from"
 		}
 		return fmt.Errorf("%s: prg %s: Tx node %s %s every frame it sees, and lpg %s sends frames it has not done that to: the embedded graph would send other bytes (mark the node [hardware, rule] if the driver asks for it frame by frame)", e.tmpl.Pos, b.prg.Name, e.name, what, b.lpg.Name)
