@@ -20,9 +20,10 @@
 // XDP targets share one lowering and one walk (backends/lower): the
 // walker dispatches on each operation, fires ports, records which blocks
 // are live and refuses what no dialect prints; conditions are lowered
-// once (lower.Cond) and golang and xdp print their parts (a lower.Dialect
-// and lower.CondSyntax each). The operation families still lowered inside
-// each printer are listed in docs/lowering.md. P4, whose programs are a
+// once (lower.Walker.Cond), what the printed code knows of each header's
+// validity is decided once (lower.Walker.Known), and golang and xdp print
+// the parts (a lower.Dialect each). What a printer still decides is
+// listed in docs/lowering.md. P4, whose programs are a
 // parser and a control rather than a jump graph, takes its exits from
 // lower.PortExit and uses the same analyses and refusals.
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"net/netip"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -278,8 +279,8 @@ func (c *corpus) responders() {
 			ic.SetNetworkLayerForChecksum(ip)
 			body := append([]byte{0, 33, 0, 9}, echo...)
 			if tc.Type() == 1 {
-				body = make([]byte, 4+48)
-				body[4], body[10] = 0x60, 17
+				body = make([]byte, 4+48) // quoting an IPv6 header of a UDP datagram
+				frame.IPv6(body[4:]).Encode(&frame.IPv6Fields{NextHeader: 17, Src: netip.IPv6Unspecified(), Dst: netip.IPv6Unspecified()})
 			}
 			c.add(eth(layers.EthernetTypeIPv6), ip, ic, gopacket.Payload(body))
 		}

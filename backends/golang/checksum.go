@@ -101,10 +101,10 @@ func (c *gen) Accumulate(a *lower.SetAssign, v string, delta map[int]string) {
 		dl := c.newTmp("dl")
 		c.emit("%s := %s + %s", dl, st.oldPart, newPart)
 		for _, u := range st.statics {
-			if c.mustValid(u) {
+			if c.there(u) {
 				c.emit("%s += %s", delta[u], dl)
 			} else {
-				c.emit("if %s { %s += %s }", c.hValid(u), delta[u], dl)
+				c.emit("if %s { %s += %s }", c.hPresent(u), delta[u], dl)
 			}
 		}
 	}
@@ -121,7 +121,7 @@ func (c *gen) Accumulate(a *lower.SetAssign, v string, delta map[int]string) {
 // Apply patches checksum u now, or leaves the patch pending where pops
 // leave theirs (flow.PopChains).
 func (c *gen) Apply(u int, d string) {
-	if slices.Contains(c.pops.Pending, u) {
+	if slices.Contains(c.w.Pops.Pending, u) {
 		c.pend(u, d)
 	} else {
 		c.applyDelta(u, d)
@@ -132,8 +132,8 @@ func (c *gen) Apply(u int, d string) {
 // where applyDelta would apply it now.
 func (c *gen) pend(u int, d string) {
 	valid := ""
-	if !c.mustValid(u) {
-		valid = c.hValid(u) + " && "
+	if !c.there(u) {
+		valid = c.hPresent(u) + " && "
 	}
 	c.emit("if %s%s+%s <= len(data) { pendD%d += %s; pendK%d = true }", valid, c.hOff(u), c.hLen(u), u, d, u)
 }
@@ -145,7 +145,7 @@ func (c *gen) pend(u int, d string) {
 // lookups, extracts and summed sets that keep off the checksum fields, and
 // pops, which see to the patches themselves.
 func (c *gen) flushBefore(n *dataflow.Node) bool {
-	if len(c.pops.Pending) == 0 {
+	if len(c.w.Pops.Pending) == 0 {
 		return false
 	}
 	o := n.Op
@@ -188,13 +188,13 @@ func (c *gen) flushBefore(n *dataflow.Node) bool {
 				continue
 			}
 			for _, u := range o.Update {
-				if w, ok := lower.FieldWindow(c.s, c.valid, n, u, a.Dst); ok && w.Kind == lower.WindowDynamic {
+				if w, ok := lower.FieldWindow(c.s, c.w.Valid, n, u, a.Dst); ok && w.Kind == lower.WindowDynamic {
 					return true // the window's bytes are read
 				}
 			}
 			// The words around the field are read; they must not hold a
 			// pending checksum.
-			if slices.Contains(c.pops.Pending, a.Dst.Header) {
+			if slices.Contains(c.w.Pops.Pending, a.Dst.Header) {
 				fs, cs := h.Fields[a.Dst.Field], h.Fields[h.Checksum]
 				if fs.Offset/16*2 < cs.Offset/8+2 && cs.Offset/8 < (fs.Offset+fs.Width+15)/16*2 {
 					return true
@@ -209,7 +209,7 @@ func (c *gen) flushBefore(n *dataflow.Node) bool {
 // isPendingChecksum reports whether f is the checksum field of a header
 // whose patches may be pending.
 func (c *gen) isPendingChecksum(f packet.FieldRef) bool {
-	return slices.Contains(c.pops.Pending, f.Header) && c.s.Headers[f.Header].Checksum == f.Field
+	return slices.Contains(c.w.Pops.Pending, f.Header) && c.s.Headers[f.Header].Checksum == f.Field
 }
 
 // touchesPending reports whether an expression reads a pending checksum.
@@ -241,8 +241,8 @@ func (c *gen) assignsPending(as []packet.Assign) bool {
 // variables.
 func (c *gen) window(w lower.Window, f packet.FieldRef, ok, lo, hi string) {
 	u := w.U
-	uValid := c.hValid(u) + " && "
-	if c.mustValid(u) {
+	uValid := c.hPresent(u) + " && "
+	if c.there(u) {
 		uValid = ""
 	}
 	if w.Kind == lower.WindowStatic {
@@ -263,7 +263,7 @@ func (c *gen) window(w lower.Window, f packet.FieldRef, ok, lo, hi string) {
 		if uValid == "" {
 			c.emit("} else {")
 		} else {
-			c.emit("} else if %s {", c.hValid(u))
+			c.emit("} else if %s {", c.hPresent(u))
 		}
 		c.emit("%s, %s = %s+%d, %s+%d", lo, hi, c.hOff(f.Header), w.Lo, c.hOff(f.Header), w.Hi)
 		c.emit("%s = %s <= len(data) && %s-%s <= %d", ok, hi, hi, lo, flow.MaxWindow)
@@ -341,8 +341,8 @@ func (c *gen) applyDelta(u int, d string) {
 	spec := c.s.Headers[u]
 	fs := spec.Fields[spec.Checksum]
 	valid := ""
-	if !c.mustValid(u) {
-		valid = c.hValid(u) + " && " // a valid header's offset is not negative
+	if !c.there(u) {
+		valid = c.hPresent(u) + " && " // a valid header's offset is not negative
 	}
 	c.emit("if %s%s+%s <= len(data) {", valid, c.hOff(u), c.hLen(u))
 	c.emit("cb := data[%s+%d : %s+%d]", c.hOff(u), fs.Offset/8, c.hOff(u), fs.Offset/8+2)
@@ -375,7 +375,7 @@ func (c *gen) applyDelta(u int, d string) {
 // is popped, not after each move, so no patch loads bytes a move has just
 // stored.
 func (c *gen) patchPending() {
-	for _, u := range c.pops.Pending {
+	for _, u := range c.w.Pops.Pending {
 		c.emit("if pendK%d {", u)
 		c.applyDelta(u, fmt.Sprintf("pendD%d", u))
 		c.emit("pendD%d, pendK%d = 0, false", u, u)

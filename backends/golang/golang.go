@@ -49,9 +49,7 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	}
 	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: prog.Start, prof: opt.Profile}
 	c.w = lower.NewWalker(prog, c, Name)
-	c.valid = flow.AnalyzeValid(g, c.start, 16) // paths kept apart: fewer checks
-	c.pops = flow.FindPopChains(g, c.s)
-	c.w.Valid, c.w.Pops = c.valid, c.pops
+	c.w.Analyze(16) // paths kept apart: fewer checks
 	c.body()
 	if c.w.Refused != nil {
 		return nil, c.w.Refused.Err()
@@ -90,20 +88,16 @@ type gen struct {
 	counters int            // edge counters placed
 	runsCode string         // the function solving for node runs
 	mal      string         // the node being generated, where malformed packets end
-	valid    *flow.Validity // headers valid where (backends/flow)
-	pops     flow.PopChains // pops that move the frame together
 	setOld   setOld         // what a summed set's Old left for Accumulate
 	prof     Profile        // node runs that pick the hot path
 }
 
-// mustValid reports whether wire header h is valid whenever the node being
-// generated runs: its checks can go.
-func (c *gen) mustValid(h int) bool {
-	return slices.Contains(c.parsed, h) || c.owner != nil && c.valid.Must(c.owner, h)
+// there reports whether wire header h is known valid where the code
+// printed now runs (lower's Walker.Known, or an unrolled parse's headers
+// on the way, parsed): its checks can go.
+func (c *gen) there(h int) bool {
+	return slices.Contains(c.parsed, h) || c.w.Known(h) == lower.KnownValid
 }
-
-// mayValid reports whether header h can be valid when the node runs.
-func (c *gen) mayValid(h int) bool { return c.owner == nil || c.valid.May(c.owner, h) }
 
 func (c *gen) emit(format string, args ...any) {
 	fmt.Fprintf(&c.b, format, args...)
@@ -209,8 +203,8 @@ func (c *gen) variable(h int) bool {
 	return fs[len(fs)-1].Variable()
 }
 
-// hValid is the condition that header h is valid.
-func (c *gen) hValid(h int) string { return fmt.Sprintf("(h%d >= 0)", h) }
+// hPresent is the condition that header h is valid.
+func (c *gen) hPresent(h int) string { return fmt.Sprintf("(h%d >= 0)", h) }
 
 // hOff is header h's offset in data (valid headers only).
 func (c *gen) hOff(h int) string { return fmt.Sprintf("h%d", h) }
@@ -313,10 +307,10 @@ func (c *gen) stateDecls() []byte {
 			fmt.Fprintf(&d, "h%d := -1 // %s\n_ = h%d\n", i, h.Name, i)
 		}
 	}
-	if len(c.pops.Defers) > 0 {
+	if len(c.w.Pops.Defers) > 0 {
 		d.WriteString("pendOff, pendN := 0, 0 // bytes a pop left for the next pop to move\n_, _ = pendOff, pendN\n")
 	}
-	for _, u := range c.pops.Pending {
+	for _, u := range c.w.Pops.Pending {
 		fmt.Fprintf(&d, "pendD%d, pendK%d := uint64(0), false // %s checksum: a patch left pending\n_, _ = pendD%d, pendK%d\n", u, u, c.s.Headers[u].Name, u, u)
 	}
 	return d.Bytes()
@@ -343,7 +337,7 @@ func (c *gen) Assign(a *lower.SetAssign, update []int) { c.assign(a.Assign, upda
 func (c *gen) Push(p *lower.Push) {
 	off := "0"
 	if p.After >= 0 {
-		c.DropUnless(c.hValid(p.After))
+		c.DropUnless(c.hPresent(p.After))
 		off = c.hOff(p.After) + "+" + c.hLen(p.After)
 	}
 	c.DropUnless(c.call(fmt.Sprintf("p.Push(%d, %s, %d)", p.H, off, p.Extra)))
@@ -390,7 +384,7 @@ func (c *gen) noChecksum(x *lower.Checksum) string {
 	}
 	none := c.newTmp("none")
 	c.emit("%s := false", none)
-	c.emit("if %s && %s && %s < %s {", c.hValid(h), c.hValid(ip.H), c.hOff(ip.H), c.hOff(h))
+	c.emit("if %s && %s && %s < %s {", c.hPresent(h), c.hPresent(ip.H), c.hOff(ip.H), c.hOff(h))
 	c.PushScope()
 	c.parsed = []int{h, ip.H}
 	end, sum := c.newTmp("end"), c.readField(packet.FieldRef{Header: h, Field: x.Spec.Checksum}, false)
@@ -552,8 +546,8 @@ func (c *gen) verifyHeader(x *lower.Checksum) (string, bool) {
 	v := c.newTmp("ok")
 	c.emit("%s := false", v)
 	valid := ""
-	if !c.mustValid(h) {
-		valid = c.hValid(h) + " && "
+	if !c.there(h) {
+		valid = c.hPresent(h) + " && "
 	}
 	c.emit("if %s%s+%s <= len(data) {", valid, c.hOff(h), c.hLen(h))
 	c.emit("%s = packet.Fold(packet.Sum(data[%s:%s+%s], 0)) == 0", v, c.hOff(h), c.hOff(h), c.hLen(h))
@@ -591,7 +585,7 @@ func (c *gen) Undecided(_ *lower.Exit, why, edge string, drop int) {
 // A switch compares its value, wide or a word, case by case.
 
 func (c *gen) Switch(sw *lower.Switch) {
-	sw.Var, _ = lower.Var(c, "v", sw.Node.Op.Expr)
+	sw.Var, _ = c.w.Var("v", sw.Node.Op.Expr)
 	c.emit("switch {")
 }
 
@@ -905,8 +899,8 @@ func (c *gen) hdr(h int) string {
 		}
 	}
 	v := c.newTmp("b")
-	if !c.mustValid(h) {
-		c.emit("if !%s { %s }", c.hValid(h), c.malformed())
+	if !c.there(h) {
+		c.emit("if !%s { %s }", c.hPresent(h), c.malformed())
 	}
 	// A valid header lies within the frame (extract, push and pop keep it
 	// so), so the slice is in range. Its length is the header's fixed part,
@@ -961,14 +955,14 @@ func (c *gen) Bad(e *packet.Expr) string {
 	return "false"
 }
 
-func (c *gen) Valid(e *packet.Expr) string {
-	switch {
-	case c.s.Headers[e.Header].Metadata || c.mustValid(e.Header):
+func (c *gen) Present(e *packet.Expr, k lower.Known) string {
+	switch k {
+	case lower.KnownValid:
 		return "true"
-	case !c.mayValid(e.Header):
+	case lower.KnownInvalid:
 		return "false"
 	}
-	return c.hValid(e.Header)
+	return c.hPresent(e.Header)
 }
 
 func (c *gen) NewVar(prefix string) string                    { return c.newTmp(prefix) }
@@ -1028,16 +1022,16 @@ func (c *gen) Field(f packet.FieldRef, a lower.Arith) string {
 }
 
 // U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
-func (c *gen) U64(e *packet.Expr) string { return lower.Word(c, e) }
+func (c *gen) U64(e *packet.Expr) string { return c.w.Word(e) }
 
-func (c *gen) low(e *packet.Expr) string { return lower.Low(c, e) }
+func (c *gen) low(e *packet.Expr) string { return c.w.Low(e) }
 
 // Value generates a packet.Value.
-func (c *gen) Value(e *packet.Expr) string { return lower.Wide(c, e) }
+func (c *gen) Value(e *packet.Expr) string { return c.w.Wide(e) }
 
 func (c *gen) Len(e *packet.Expr) string {
-	if !c.mustValid(e.Header) {
-		c.emit("if !%s { %s }", c.hValid(e.Header), c.malformed())
+	if !c.there(e.Header) {
+		c.emit("if !%s { %s }", c.hPresent(e.Header), c.malformed())
 	}
 	return fmt.Sprintf("uint64(len(data)-%s)", c.hOff(e.Header))
 }

@@ -21,7 +21,7 @@ import (
 func (c *gen) extractAbsent(n *dataflow.Node, x *lower.Extract) bool {
 	h := x.H
 	spec := c.s.Headers[h]
-	if x.Meta || c.mayValid(h) {
+	if x.Meta || x.Known != lower.KnownInvalid {
 		return false
 	}
 	fixed := x.Fixed
@@ -137,13 +137,13 @@ func (c *gen) extLength(x *lower.Extract) (ext, fits, empty string) {
 // extracted inline.
 func (c *gen) extract(x *lower.Extract) string {
 	h := x.H
-	if x.Meta || c.mustValid(h) {
+	if x.Meta || x.Known == lower.KnownValid {
 		return "true" // already there: nothing to do
 	}
 	n := x.Fixed
 	name := c.s.Headers[h].Name
 	ok := c.newTmp("x")
-	c.emit("%s := %s // already there: nothing to do", ok, c.hValid(h))
+	c.emit("%s := %s // already there: nothing to do", ok, c.hPresent(h))
 	c.emit("if !%s {", ok)
 	defer c.emit("}")
 	if x.Length != nil {
@@ -174,7 +174,7 @@ func (c *gen) PopStart(p *lower.Pop) {
 	if p.Receives {
 		// A pop just before left its bytes in place (pendOff, pendN):
 		// unless this header ends where they begin, move them now.
-		c.emit("if pendN != 0 && !(%s && %s+%s == pendOff) {", c.hValid(p.H), c.hOff(p.H), c.hLen(p.H))
+		c.emit("if pendN != 0 && !(%s && %s+%s == pendOff) {", c.hPresent(p.H), c.hOff(p.H), c.hLen(p.H))
 		c.move("pendOff", "pendN")
 		c.emit("pendN = 0")
 		c.emit("}")
@@ -186,8 +186,8 @@ func (c *gen) PopStart(p *lower.Pop) {
 
 func (c *gen) PopRange(p *lower.Pop) (off, n string) {
 	off, n = c.newTmp("po"), c.newTmp("pn")
-	if !c.mustValid(p.H) {
-		c.emit("if !%s { %s }", c.hValid(p.H), c.malformed())
+	if !c.there(p.H) {
+		c.emit("if !%s { %s }", c.hPresent(p.H), c.malformed())
 	}
 	c.emit("%s, %s := %s, %s // %s", off, n, c.hOff(p.H), c.hLen(p.H), c.s.Headers[p.H].Name)
 	c.emit("if %s+%s > len(data) { %s }", off, n, c.malformed()) // a valid header's offset is not negative
@@ -197,8 +197,8 @@ func (c *gen) PopRange(p *lower.Pop) (off, n string) {
 func (c *gen) TakeOut(p *lower.Pop, pu lower.PopUpdate, off, n string) {
 	u := pu.U
 	cond := fmt.Sprintf("%s > %s && (%s-%s)%%2 == 0", off, c.hOff(u), off, c.hOff(u))
-	if !c.mustValid(u) {
-		cond = c.hValid(u) + " && " + cond
+	if !c.there(u) {
+		cond = c.hPresent(u) + " && " + cond
 	}
 	if p.Fixed < 0 {
 		cond += fmt.Sprintf(" && %s%%2 == 0", n)
@@ -247,8 +247,8 @@ func (c *gen) Move(_ *lower.Pop, off, n string) { c.move(off, n) }
 func (c *gen) PopOffsets(p *lower.Pop, off, n string) {
 	c.emit("%s", c.hClear(p.H))
 	for _, i := range p.Behind {
-		valid := c.hValid(i) + " && "
-		if c.mustValid(i) {
+		valid := c.hPresent(i) + " && "
+		if c.there(i) {
 			valid = ""
 		}
 		c.emit("if %s%s > %s { %s -= %s } // %s", valid, c.hOff(i), off, c.hOff(i), n, c.s.Headers[i].Name)

@@ -20,8 +20,8 @@ const (
 type CondSyntax interface {
 	// Bad refuses e (nil: a missing operand) and returns a stand-in.
 	Bad(e *packet.Expr) string
-	// Valid is "header e.Header is there", as far as the printer knows.
-	Valid(e *packet.Expr) string
+	// Present is "header e.Header is there", known to be k there.
+	Present(e *packet.Expr, k Known) string
 	// Value is e as a 128-bit value, U64 in 64 bits.
 	Value(e *packet.Expr) string
 	U64(e *packet.Expr) string
@@ -52,26 +52,27 @@ var compareOp = map[packet.ExprKind]string{packet.EEq: "==", packet.ENe: "!=", p
 
 // Cond prints condition e through s as an expression; the statements it
 // needs (a short-circuit's branches, range operands) go before it.
-func Cond(s CondSyntax, e *packet.Expr) string {
+func (w *Walker) Cond(e *packet.Expr) string {
+	s := w.D
 	if e == nil {
 		return s.Bad(e)
 	}
 	switch e.Kind {
 	case packet.EValid:
-		return s.Valid(e)
+		return s.Present(e, w.Known(e.Header))
 	case packet.ENot:
-		return "!(" + Cond(s, e.A) + ")"
+		return "!(" + w.Cond(e.A) + ")"
 	case packet.EAnd, packet.EOr:
 		// The second operand runs only when the first leaves it open.
 		t := s.NewVar("c")
-		s.Declare(t, BoolVar, Cond(s, e.A))
+		s.Declare(t, BoolVar, w.Cond(e.A))
 		if e.Kind == packet.EAnd {
 			s.If(t)
 		} else {
 			s.If("!" + t)
 		}
 		s.PushScope()
-		s.Set(t, Cond(s, e.B))
+		s.Set(t, w.Cond(e.B))
 		s.PopScope()
 		s.EndIf()
 		return t
@@ -113,7 +114,8 @@ func Cond(s CondSyntax, e *packet.Expr) string {
 // Var declares a fresh variable (named from prefix) holding e's value,
 // 128-bit or a word as e needs, and returns its name and whether it is
 // wide: a switch's value, compared case by case.
-func Var(s CondSyntax, prefix string, e *packet.Expr) (name string, wide bool) {
+func (w *Walker) Var(prefix string, e *packet.Expr) (name string, wide bool) {
+	s := w.D
 	name, wide = s.NewVar(prefix), flow.IsWide(e)
 	if wide {
 		s.Declare(name, WideVar, s.Value(e))

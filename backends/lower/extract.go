@@ -13,7 +13,10 @@ import (
 type Extract struct {
 	H int
 	// Meta: a metadata header, always there: nothing to do.
-	Meta  bool
+	Meta bool
+	// Known is what is known of H's validity before the extraction (an
+	// unrolled parse's: Tested); after it, nothing is (known.go).
+	Known Known
 	Fixed int
 	// Length is nil for a fixed-size header. Small: its value is an
 	// integer signed 64-bit arithmetic finds (flow.SmallRange); else Wide

@@ -17,9 +17,10 @@
 // extractions (LowerExtract), pushes (LowerPush), checksum regions
 // (LowerChecksum, IPHeaders), places and their ports (LowerPlace,
 // PlaceSyntax), registers and the ICRC (roce.go), lookups' keys and
-// action dispatch (LowerLookup, Actions), expression values (Word, Low,
-// Wide over a ValueSyntax; the binary operators' table, WordOp and
-// WideOp), and the ends: drop sites, sinks and count labels numbered,
+// action dispatch (LowerLookup, Actions), expression values (Walker.Word,
+// Low, Wide over a ValueSyntax; the binary operators' table, WordOp and
+// WideOp), what the printed code knows of header validity (Known), and
+// the ends: drop sites, sinks and count labels numbered,
 // flow edges recorded for the counters (ends.go). The analyses — header
 // validity, pop chains, counter placement — are in backends/flow.
 package lower

@@ -94,10 +94,15 @@ func ends(s *packet.Schema, h int, seen []int) bool {
 func Parse(d ParseSyntax, s *packet.Schema, pg *ParseGraph) string {
 	cond, unrolled := d.ParseBegin(pg)
 	if unrolled {
-		parseFrom(d, s, pg.Start, nil)
-		d.ParseEnd(pg)
+		unroll(d, s, pg)
 	}
 	return cond
+}
+
+// unroll prints the parse of pg after its begin, and its end.
+func unroll(d ParseSyntax, s *packet.Schema, pg *ParseGraph) {
+	parseFrom(d, s, pg.Start, nil)
+	d.ParseEnd(pg)
 }
 
 // parseFrom prints the parse from header h, the headers in seen on the
@@ -128,7 +133,11 @@ func (w *Walker) parse(n *dataflow.Node) {
 	s := w.P.Graph.Schema
 	pg := UnrollParse(s, n.Op.Header)
 	pg.Input = n.Op.Kind == packet.OpInput
-	cond := Parse(w.D, s, pg)
+	cond, unrolled := w.D.ParseBegin(pg)
+	w.forget() // the parse finds the headers anew
+	if unrolled {
+		unroll(w.D, s, pg)
+	}
 	if pg.Input {
 		w.D.DropUnless(cond)
 		return

@@ -63,70 +63,73 @@ func MaskSuffix(s ValueSyntax, w int) string {
 }
 
 // Word prints e, a value of at most 64 bits (flow.IsWide false).
-func Word(s ValueSyntax, e *packet.Expr) string {
+func (w *Walker) Word(e *packet.Expr) string {
+	s := w.D
 	switch {
 	case e == nil:
 		return s.Bad(nil)
 	case e.Boolean():
-		return fmt.Sprintf(s.Spelling().Bool, Cond(s, e))
+		return fmt.Sprintf(s.Spelling().Bool, w.Cond(e))
 	}
-	if x, ok := leaf(s, e, ArithWord); ok {
+	if x, ok := w.leaf(e, ArithWord); ok {
 		return x
 	}
 	switch e.Kind {
 	case packet.ELen:
 		return s.Len(e)
 	case packet.EBitNot:
-		return not(s, Word(s, e.A), e.Width)
+		return not(s, w.Word(e.A), e.Width)
 	case packet.EPopCount:
-		return popCount(s, e)
+		return w.popCount(e)
 	}
 	return s.Binary(e, ArithWord)
 }
 
 // Low prints the low 64 bits of e's value.
-func Low(s ValueSyntax, e *packet.Expr) string { return wider(s, e, ArithLow) }
+func (w *Walker) Low(e *packet.Expr) string { return w.wider(e, ArithLow) }
 
 // Wide prints e as a 128-bit value.
-func Wide(s ValueSyntax, e *packet.Expr) string { return wider(s, e, ArithWide) }
+func (w *Walker) Wide(e *packet.Expr) string { return w.wider(e, ArithWide) }
 
 // wider prints e in arithmetic a, ArithLow or ArithWide.
-func wider(s ValueSyntax, e *packet.Expr, a Arith) string {
+func (w *Walker) wider(e *packet.Expr, a Arith) string {
+	s := w.D
 	switch {
 	case e == nil:
 		return s.Bad(nil)
 	case !flow.IsWide(e) && a == ArithLow:
-		return Word(s, e)
+		return w.Word(e)
 	case !flow.IsWide(e):
-		return fmt.Sprintf(s.Spelling().Widen, Word(s, e))
+		return fmt.Sprintf(s.Spelling().Widen, w.Word(e))
 	}
-	if x, ok := leaf(s, e, a); ok {
+	if x, ok := w.leaf(e, a); ok {
 		return x
 	}
 	switch {
 	case e.Kind == packet.EBitNot && a == ArithLow:
-		return not(s, Low(s, e.A), e.Width)
+		return not(s, w.Low(e.A), e.Width)
 	case e.Kind == packet.EBitNot:
-		return fmt.Sprintf(s.Spelling().NotWide, Wide(s, e.A), s.Const(packet.Mask(e.Width), ArithWide))
+		return fmt.Sprintf(s.Spelling().NotWide, w.Wide(e.A), s.Const(packet.Mask(e.Width), ArithWide))
 	case e.Boolean() && a == ArithWide: // a comparison of wide operands
-		return fmt.Sprintf(s.Spelling().Widen, fmt.Sprintf(s.Spelling().Bool, Cond(s, e)))
+		return fmt.Sprintf(s.Spelling().Widen, fmt.Sprintf(s.Spelling().Bool, w.Cond(e)))
 	case e.Kind == packet.EPopCount && a == ArithLow:
-		return popCount(s, e)
+		return w.popCount(e)
 	case e.Kind == packet.EPopCount:
-		return fmt.Sprintf(s.Spelling().Widen, popCount(s, e))
+		return fmt.Sprintf(s.Spelling().Widen, w.popCount(e))
 	}
 	return s.Binary(e, a)
 }
 
 // popCount prints e's count of the 1 bits of its operand, a word.
-func popCount(s ValueSyntax, e *packet.Expr) string {
+func (w *Walker) popCount(e *packet.Expr) string {
+	s := w.D
 	if e.A == nil {
 		return s.Bad(nil)
 	}
 	if flow.IsWide(e.A) {
-		return fmt.Sprintf(s.Spelling().PopCountWide, Wide(s, e.A))
+		return fmt.Sprintf(s.Spelling().PopCountWide, w.Wide(e.A))
 	}
-	return fmt.Sprintf(s.Spelling().PopCount, Word(s, e.A))
+	return fmt.Sprintf(s.Spelling().PopCount, w.Word(e.A))
 }
 
 // not prints word x's bitwise not, cut to width.
@@ -135,7 +138,8 @@ func not(s ValueSyntax, x string, width int) string {
 }
 
 // leaf prints e through s in arithmetic a if e is a leaf.
-func leaf(s ValueSyntax, e *packet.Expr, a Arith) (string, bool) {
+func (w *Walker) leaf(e *packet.Expr, a Arith) (string, bool) {
+	s := w.D
 	switch e.Kind {
 	case packet.EConst:
 		return s.Const(e.Const, a), true

@@ -77,8 +77,8 @@ type Walker struct {
 	// Refused are the refusals so far: the walker's and the dialect's
 	// (Refuse).
 	Refused backends.Refusals
-	// Valid is the validity analysis the printer runs with: which
-	// headers may be valid, and in which order, where a block runs
+	// Valid is the validity analysis lower decides with (Analyze, Known):
+	// which headers may be valid, and in which order, where a block runs
 	// (none: any may, in any order).
 	Valid *flow.Validity
 	// Pops are the pops that move the frame together.
@@ -90,8 +90,9 @@ type Walker struct {
 	Counts Names[string]
 	Edges  flow.Edges
 
-	cur   *Block
-	jumps map[*dataflow.Node][]*dataflow.Node
+	cur    *Block
+	forgot bool // the block's code changed the headers' validity (known.go)
+	jumps  map[*dataflow.Node][]*dataflow.Node
 }
 
 // NewWalker returns a walker printing p through d for target.
@@ -117,7 +118,7 @@ func (w *Walker) Refuse(n *dataflow.Node, format string, args ...any) {
 func (w *Walker) Print(begin func(*Block), end func(*Block) []byte) (code map[*dataflow.Node][]byte, targets map[*dataflow.Node][]*dataflow.Node, live map[*dataflow.Node]bool) {
 	code = map[*dataflow.Node][]byte{}
 	for _, b := range w.P.Blocks {
-		w.cur = b
+		w.cur, w.forgot = b, false
 		begin(b)
 		w.Node(b)
 		code[b.Node] = end(b)
@@ -155,11 +156,14 @@ func (w *Walker) Node(b *Block) {
 	case packet.OpParse:
 		w.parse(n)
 	case packet.OpExtract:
-		if cond, fired := d.Extract(n, LowerExtract(w.P.Graph.Schema, n.Op.Header)); !fired {
+		x := LowerExtract(w.P.Graph.Schema, n.Op.Header)
+		x.Known = w.Known(x.H)
+		w.forget()
+		if cond, fired := d.Extract(n, x); !fired {
 			w.Branch(n, cond)
 		}
 	case packet.OpTest:
-		w.Branch(n, Cond(d, n.Op.Cond))
+		w.Branch(n, w.Cond(n.Op.Cond))
 	case packet.OpSwitch:
 		w.switchOp(n)
 	case packet.OpLookup:

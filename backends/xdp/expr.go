@@ -24,14 +24,11 @@ func (c *gen) Bad(e *packet.Expr) string {
 
 // Conditions: lower.Cond decides, these print C (lower.CondSyntax).
 
-func (c *gen) Valid(e *packet.Expr) string {
+func (c *gen) Present(e *packet.Expr, k lower.Known) string {
 	if e.Header < 0 || e.Header >= len(c.s.Headers) {
 		return c.Bad(e)
 	}
-	if c.s.Headers[e.Header].Metadata {
-		return "1"
-	}
-	return c.isValid(e.Header)
+	return c.present(e.Header, k)
 }
 
 func (c *gen) NewVar(prefix string) string { return c.newTmp(prefix) }
@@ -107,19 +104,19 @@ func (c *gen) Field(f packet.FieldRef, a lower.Arith) string {
 }
 
 // U64 generates a value of at most 64 bits (flow.IsWide(e) is false).
-func (c *gen) U64(e *packet.Expr) string { return lower.Word(c, e) }
+func (c *gen) U64(e *packet.Expr) string { return c.w.Word(e) }
 
 // low generates the low 64 bits of a value.
-func (c *gen) low(e *packet.Expr) string { return lower.Low(c, e) }
+func (c *gen) low(e *packet.Expr) string { return c.w.Low(e) }
 
 // Value generates an nsc_v128.
-func (c *gen) Value(e *packet.Expr) string { return lower.Wide(c, e) }
+func (c *gen) Value(e *packet.Expr) string { return c.w.Wide(e) }
 
 func (c *gen) Len(e *packet.Expr) string {
 	if e.Header < 0 || e.Header >= len(c.s.Headers) {
 		return c.Bad(e)
 	}
-	c.emit("if (!%s) %s", c.isValid(e.Header), c.malformed())
+	c.emit("if (!%s) %s", c.valid(e.Header), c.malformed())
 	return fmt.Sprintf("(__u64)((__s64)NSC_LEN - (__s64)st->off[%d])", e.Header)
 }
 

@@ -139,10 +139,10 @@ func (c *gen) VerifyICRC(x *lower.ICRC) string {
 	c.usesICRC = true
 	r := c.newTmp("icrc")
 	c.emit("int %s = 0;", r)
-	c.emit("if (%s && st->len[%d] >= 5) {", c.isValid(h), h)
+	c.emit("if (%s && st->len[%d] >= 5) {", c.valid(h), h)
 	c.emit("__u32 bth = st->off[%d], ip = 0, e = 0; int ok = 0, v6 = 0;", h)
 	for _, ip := range x.IPs {
-		c.emit("if (%s && st->off[%d] < bth) {", c.isValid(ip.H), ip.H)
+		c.emit("if (%s && st->off[%d] < bth) {", c.valid(ip.H), ip.H)
 		c.emit("ip = st->off[%d] & NSC_OM;", ip.H)
 		c.emit("unsigned char *ib = (unsigned char *)data + ip; NSC_HIDE(ib);")
 		c.emit("if ((void *)(ib + %d) > data_end) %s", c.s.Headers[ip.H].FixedBytes(), c.beyondHead())

@@ -21,7 +21,7 @@ func (c *gen) extract(x *lower.Extract) string {
 		return "1"
 	}
 	ok := c.newTmp("x")
-	c.emit("int %s = %s; /* already there: nothing to do */", ok, c.isValid(x.H))
+	c.emit("int %s = %s; /* already there: nothing to do */", ok, c.present(x.H, x.Known))
 	c.emit("if (!%s) {", ok)
 	c.extractAt(x, ok)
 	c.emit("}")
@@ -34,9 +34,6 @@ func (c *gen) extract(x *lower.Extract) string {
 func (c *gen) extractAt(x *lower.Extract, ok string) {
 	h, n := x.H, x.Fixed
 	name := c.s.Headers[h].Name
-	// The header's validity changes here: what the analysis knows of the
-	// node's start no longer holds for the rest of it.
-	c.noFacts = true
 	cur := c.newTmp("cur")
 	c.emit("__u32 %s = st->cursor;", cur)
 	c.hpUsed[h] = true
@@ -130,7 +127,6 @@ func (c *gen) ParseEnd(*lower.ParseGraph) {
 	c.emit("}")
 	c.emit("%s:;", c.parseDone)
 	c.forget()
-	c.noFacts = true
 }
 
 // A window is the 16-bit aligned byte range around a field that a
@@ -223,14 +219,14 @@ func (c *gen) window(lw lower.Window, f packet.FieldRef, b string) window {
 	w.kind = c.newTmp("k")
 	c.emit("int %s = 0;", w.kind)
 	if lw.Kind == lower.WindowDynamic {
-		c.emit("if (%s && st->off[%d] > st->off[%d]) %s = ((st->off[%d] - st->off[%d]) & 1) ? 2 : 1;", c.isValid(u), f.Header, u, w.kind, f.Header, u)
+		c.emit("if (%s && st->off[%d] > st->off[%d]) %s = ((st->off[%d] - st->off[%d]) & 1) ? 2 : 1;", c.valid(u), f.Header, u, w.kind, f.Header, u)
 		if lw.Pseudo {
-			c.emit("else if (%s) %s = 1;", c.isValid(u), w.kind)
+			c.emit("else if (%s) %s = 1;", c.valid(u), w.kind)
 		}
 	} else {
 		// The field's header cannot lie behind u (flow/valid.go): only the
 		// pseudo-header's window applies.
-		c.emit("if (%s) %s = 1;", c.isValid(u), w.kind)
+		c.emit("if (%s) %s = 1;", c.valid(u), w.kind)
 	}
 	for v := 1; v <= 2; v++ {
 		if !w.possible[v] {
@@ -328,7 +324,7 @@ func (c *gen) applyDelta(u int, d string) {
 		c.emit("*(__u16 *)(%s + %d) = bpf_htons(nsc_apply(bpf_ntohs(*(__u16 *)(%s + %d)), %s, %d));", b, fs.Offset/8, b, fs.Offset/8, d, opt)
 		return
 	}
-	c.emit("if (%s && (__u32)st->off[%d] + st->len[%d] <= NSC_LEN) {", c.isValid(u), u, u)
+	c.emit("if (%s && (__u32)st->off[%d] + st->len[%d] <= NSC_LEN) {", c.valid(u), u, u)
 	c.emit("__u32 %s = st->off[%d] & NSC_OM;", o, u)
 	c.emit("unsigned char *%s = (unsigned char *)data + %s + %d;", p, o, fs.Offset/8)
 	c.emit("NSC_HIDE(%s);", p)
@@ -351,7 +347,7 @@ func (c *gen) PopStart(p *lower.Pop) {
 	if p.Receives {
 		// A pop just before left its bytes in place (pend_off, pend_n):
 		// unless this header ends where that one began, move them now.
-		c.emit("if (pend_n && !(%s && (__u32)st->off[%d] + st->len[%d] == pend_off)) {", c.isValid(h), h, h)
+		c.emit("if (pend_n && !(%s && (__u32)st->off[%d] + st->len[%d] == pend_off)) {", c.valid(h), h, h)
 		c.move("pend_off", "pend_n", c.popShort)
 		c.emit("pend_n = 0;")
 		c.patchPending()
@@ -373,7 +369,7 @@ func (c *gen) PopRange(p *lower.Pop) (off, n string) {
 		c.emit("__u32 %s = st->off[%d], %s = %d;", off, h, n, p.Fixed)
 		return off, n
 	}
-	c.emit("if (!%s) %s /* %s */", c.isValid(h), c.malformed(), c.s.Headers[h].Name)
+	c.emit("if (!%s) %s /* %s */", c.valid(h), c.malformed(), c.s.Headers[h].Name)
 	c.emit("__u32 %s = st->off[%d], %s = st->len[%d];", off, h, n, h)
 	c.emit("if (%s + %s > NSC_LEN) %s", off, n, c.malformed())
 	return off, n
@@ -382,7 +378,7 @@ func (c *gen) PopRange(p *lower.Pop) (off, n string) {
 func (c *gen) TakeOut(p *lower.Pop, pu lower.PopUpdate, off, n string) {
 	u := pu.U
 	d := c.newTmp("d")
-	c.emit("if (%s && %s > st->off[%d] && %s %% 2 == 0 && (%s - st->off[%d]) %% 2 == 0) {", c.isValid(u), off, u, n, off, u)
+	c.emit("if (%s && %s > st->off[%d] && %s %% 2 == 0 && (%s - st->off[%d]) %% 2 == 0) {", c.valid(u), off, u, n, off, u)
 	if c.popHdr != "" && p.Fixed <= 64 {
 		c.emit("__u64 %s = %d - (__u64)(%s);", d, p.Fixed/2*0xffff, sumAt(c.popHdr, 0, p.Fixed))
 	} else {
@@ -391,7 +387,7 @@ func (c *gen) TakeOut(p *lower.Pop, pu lower.PopUpdate, off, n string) {
 	}
 	if pu.Pending {
 		// Patched after the move (see patchPending).
-		c.emit("if (%s && (__u32)st->off[%d] + st->len[%d] <= NSC_LEN) { pend_d%d += %s; pend_k%d = 1; }", c.isValid(u), u, u, u, d, u)
+		c.emit("if (%s && (__u32)st->off[%d] + st->len[%d] <= NSC_LEN) { pend_d%d += %s; pend_k%d = 1; }", c.valid(u), u, u, u, d, u)
 	} else {
 		c.applyDelta(u, d)
 	}
@@ -434,7 +430,7 @@ func (c *gen) PopOffsets(p *lower.Pop, off, n string) {
 	c.forget()
 	c.emit("NSC_CLRV(%d);", p.H)
 	for _, i := range p.Behind {
-		c.emit("if (%s && st->off[%d] > %s) st->off[%d] -= %s;", c.isValid(i), i, off, i, n)
+		c.emit("if (%s && st->off[%d] > %s) st->off[%d] -= %s;", c.valid(i), i, off, i, n)
 	}
 	c.emit("if (st->cursor > %s) st->cursor = st->cursor - %s > %s ? st->cursor - %s : %s;", off, off, n, n, off)
 }
@@ -475,13 +471,13 @@ func (c *gen) Push(p *lower.Push) {
 	c.usesMove = true
 	off := c.newTmp("pu")
 	if p.After >= 0 {
-		c.DropUnless(c.isValid(p.After))
+		c.DropUnless(c.valid(p.After))
 		c.emit("__u32 %s = (__u32)st->off[%d] + st->len[%d];", off, p.After, p.After)
 	} else {
 		c.emit("__u32 %s = 0;", off)
 	}
 	n := p.N
-	c.emit("if (%s || %s > NSC_LEN) %s", c.isValid(h), off, c.malformed())
+	c.emit("if (%s || %s > NSC_LEN) %s", c.valid(h), off, c.malformed())
 	c.emit("if (%s < 64) { /* the zeroing below masks with 63 */", off)
 	c.emit("if (bpf_xdp_adjust_head(ctx, -%d)) %s", n, c.malformed())
 	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end;")
@@ -495,7 +491,7 @@ func (c *gen) Push(p *lower.Push) {
 	c.emit("data = (void *)(long)ctx->data; data_end = (void *)(long)ctx->data_end; flen += %d;", n)
 	c.forget()
 	for _, i := range p.Moved {
-		c.emit("if (%s && st->off[%d] >= %s) st->off[%d] += %d;", c.isValid(i), i, off, i, n)
+		c.emit("if (%s && st->off[%d] >= %s) st->off[%d] += %d;", c.valid(i), i, off, i, n)
 	}
 	c.emit("if (st->cursor >= %s) st->cursor += %d;", off, n)
 	c.emit("st->off[%d] = %s; st->len[%d] = %d; NSC_SETV(%d);", h, off, h, n, h)
@@ -506,7 +502,7 @@ func (c *gen) Push(p *lower.Push) {
 func (c *gen) region(x *lower.Checksum, ok, start, end, pseudo string) {
 	h := x.H
 	c.emit("int %s = 0; __u32 %s = 0, %s = 0; __u64 %s = 0;", ok, start, end, pseudo)
-	c.emit("if (%s) {", c.isValid(h))
+	c.emit("if (%s) {", c.valid(h))
 	c.emit("%s = st->off[%d];", start, h)
 	if x.Own {
 		c.emit("%s = %s + st->len[%d];", end, start, h)
@@ -516,7 +512,7 @@ func (c *gen) region(x *lower.Checksum, ok, start, end, pseudo string) {
 	}
 	c.emit("__u32 proto = 0, e = NSC_LEN; int ip = 0;")
 	for _, ip := range x.IPs {
-		c.emit("if (%s && st->off[%d] < %s) {", c.isValid(ip.H), ip.H, start)
+		c.emit("if (%s && st->off[%d] < %s) {", c.valid(ip.H), ip.H, start)
 		c.emit("ip = %d; __u32 ho = st->off[%d] & NSC_OM; __u32 l = 0;", ipVersion(ip), ip.H)
 		c.emit("if (ho + st->len[%d] <= NSC_LEN) {", ip.H)
 		c.ipBytes(ip)
@@ -606,7 +602,7 @@ func (c *gen) Verify(x *lower.Checksum) string {
 		c.emit("__u32 ho = st->off[%d] & NSC_OM;", x.H)
 		c.emit("unsigned char *cb = (unsigned char *)data + ho + %d; NSC_HIDE(cb);", x.Field.Offset/8)
 		c.emit("if ((void *)(cb + 2) > data_end) %s", c.beyondHead())
-		c.emit("if (%s && cb[0] == 0 && cb[1] == 0) %s = 1; else", c.isValid(v4.H), r)
+		c.emit("if (%s && cb[0] == 0 && cb[1] == 0) %s = 1; else", c.valid(v4.H), r)
 	}
 	c.emit("%s = nsc_fold(nsc_sum(ctx, %s, %s) + %s) == 0xffff;", r, start, end, pseudo)
 	c.emit("}")
