@@ -317,10 +317,10 @@ func (y *synth) random(width int) packet.Value {
 }
 
 // edge is a value at the edge of a width-bit field: 0 (half the time),
-// all ones, or 1..16. A value computed from a field (an event length bit<5>(f), a
-// popcount) is small or zero where the field is, and only such a value
-// may lead somewhere the field's random values never go (seed 20261129,
-// models 2926 and 4709: events of at most 8 bytes).
+// all ones, or 1..16. A value computed from a field (an event length
+// bit<5>(f), a popcount) is small or zero where the field is, and only
+// such a value may lead somewhere the field's random values never go
+// (seed 20261129, models 2926 and 4709: events of at most 8 bytes).
 func (y *synth) edge(width int) packet.Value {
 	switch y.rnd.IntN(4) {
 	case 0, 1:
