@@ -141,7 +141,41 @@ func frameIn(s *packet.Schema, start int, h *hints, c predicate.Class, rnd *rand
 		if try == symbolTries || y.meets() {
 			return frame, meta
 		}
+		if try == 1 && !y.cut && y.sizedPayload() {
+			return y.buf, meta
+		}
 	}
+}
+
+// sizedPayload tries every payload size up to maxPayload, in random order,
+// for a frame that misses a condition the class constrains that reads
+// len(): random sizes rarely meet len(udp) == 35 (seed 20261140, model
+// 1334: only such frames reach the place a liar claims), and it reports
+// whether one met the conditions.
+func (y *synth) sizedPayload() bool {
+	reads := false
+	for text, e := range y.h.conds {
+		if _, ok := y.c.Symbol(text); ok {
+			walkExpr(e, func(x *packet.Expr) { reads = reads || x.Kind == packet.ELen })
+		}
+	}
+	if !reads {
+		return false
+	}
+	end := 0
+	for _, pl := range y.placed {
+		end = max(end, pl.off+pl.len)
+	}
+	end = min(end, len(y.buf))
+	for _, n := range y.rnd.Perm(maxPayload + 1) {
+		y.buf = append(y.buf[:end:end], y.randomBytes(n)...)
+		y.lengths()
+		y.checksums()
+		if y.meets() {
+			return true
+		}
+	}
+	return false
 }
 
 // patcher builds one frame of class c for packets from LPG source src (its
