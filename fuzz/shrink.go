@@ -17,8 +17,8 @@ import (
 )
 
 // Check reruns one model on the given frames and returns the differences
-// of the kind named (Diff.Check's first word: "lpg/embedded", "interp/go",
-// "interp/xdp", "interp/p4", …), for the shrinker.
+// of the kind named (Diff.Check's first word: "lpg/embedded", "liar",
+// "interp/go", "interp/xdp", "interp/p4", …), for the shrinker.
 func Check(m Model, frames [][]byte, check, dir string) ([]Diff, error) {
 	p, err := Prepare(m, 0, 0)
 	if err != nil {
@@ -26,7 +26,7 @@ func Check(m Model, frames [][]byte, check, dir string) ([]Diff, error) {
 	}
 	p.Frames = frames
 	switch {
-	case strings.HasPrefix(check, "lpg/embedded"):
+	case strings.HasPrefix(check, "lpg/embedded"), strings.HasPrefix(check, "liar"):
 		return p.CheckEmbeddings()
 	case strings.HasPrefix(check, "interp/go"), check == "go build":
 		em := p.Embeddings["Host"]

@@ -14,7 +14,10 @@ package verify
 // keep their keyed state from case to case, so each sequence runs against
 // what came before in both (timeouts and caps show so), but begin each
 // sequence on empty registers: those never expire, and a register earlier
-// cases filled could keep every segment from the place.
+// cases filled could keep every segment from the place. Before those, each
+// port a lone segment can leave the place by gets a frame that does, sent
+// the same way (fitted): a lie that folds the place to complete shows on
+// the ports a small event or a cut frame reaches.
 
 import (
 	"fmt"
@@ -34,7 +37,7 @@ var sequenceKinds = []string{"in order", "shuffled", "reversed", "duplicated", "
 // sequenceCases makes up to n cases: segment sequences for each place of
 // the LPG.
 func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n int, rnd *rand.Rand) []Case {
-	ps := unpopped(em.LPG, space)
+	ps := unmoved(em.LPG, space)
 	var out []Case
 	for _, pl := range em.LPG.Nodes {
 		if pl.Kind != dataflow.FNode || pl.Op.Kind != packet.OpPlace {
@@ -48,26 +51,33 @@ func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n in
 			continue
 		}
 		reach := ps.Reaching(pl)
-		for tries, seq := 0, 0; len(out) < n && tries < 4*n; tries++ {
+		seq := 0
+		repeat := func(f []byte, meta []packet.Value, what string) {
+			times := 2 + rnd.IntN(3)
+			for k := 0; k < times && len(out) < n; k++ {
+				out = append(out, Case{Source: src.Name, Frame: f, Meta: meta, Fresh: k == 0,
+					Why: fmt.Sprintf("sequence %d, repeated, segment %d of %d at %s: %s", seq, k+1, times, pl.Name, what)})
+			}
+			seq++
+		}
+		for _, f := range fitted(em.LPG, fs, space, pl, src, reach, max(16, n/2), rnd) {
+			repeat(f.frame, f.meta, fmt.Sprintf("a lone segment leaves by %s, class %s", f.port, f.class))
+		}
+		for tries := 0; len(out) < n && tries < 4*n; tries++ {
 			c, ok := fs.sample(space, reach, rnd)
 			if !ok {
 				break
 			}
-			mk, meta, ok := fs.patcher(src.Name, c, rnd)
+			mk, meta, ok := fs.patcher(src.Name, c, false, rnd)
 			if !ok {
 				continue
 			}
 			if !fields {
-				f, times := mk(nil), 2+rnd.IntN(3)
-				for k := 0; k < times && len(out) < n; k++ {
-					out = append(out, Case{Source: src.Name, Frame: f, Meta: meta, Fresh: k == 0,
-						Why: fmt.Sprintf("sequence %d, repeated, segment %d of %d at %s: class %s", seq, k+1, times, pl.Name, c)})
-				}
-				seq++
+				repeat(mk(patch{payload: -1, keep: -1}), meta, "class "+c.String())
 				continue
 			}
 			frame := func(o, l uint64) []byte {
-				return mk(map[packet.FieldRef]uint64{off.Field: o, length.Field: l})
+				return mk(patch{set: map[packet.FieldRef]uint64{off.Field: o, length.Field: l}, payload: -1, keep: -1})
 			}
 			size, ok := segmentSize(em.LPG, pl, src, frame, meta)
 			if !ok {
@@ -97,6 +107,84 @@ func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n in
 					Why: fmt.Sprintf("sequence %d, %s, segment %d of %d (%d bytes each) at %s: class %s", seq, kind, k+1, segs, size, pl.Name, c)})
 			}
 			seq++
+		}
+	}
+	return out
+}
+
+// fit is a frame whose lone segment leaves a place by port.
+type fit struct {
+	frame []byte
+	meta  []packet.Value
+	port  string
+	class predicate.Class
+}
+
+// fitted draws tries frames of classes that reach place pl from src and keeps,
+// in port order, the first that leaves pl by each port, run alone on a
+// fresh machine of the LPG. Half of them have their free fields at edges
+// (0, all ones, small), and each has a payload of at most the state's max
+// behind its headers, the length fields counting it, most of them cut
+// after its first bytes: an event length computed from a field (bit<5>(f),
+// udp.length - 8) is small where the field is, and a segment that is the
+// rest of the frame fits a small event only when the frame is cut (seed
+// 20261128, models 654 and 1983; seed 20261129, models 1694, 2926 and
+// 4709: events of at most 8 or 16 bytes, and no frame of verify's reached
+// the ports a lie changes).
+func fitted(lpg *dataflow.Graph, fs *frames, space *predicate.Space, pl, src *dataflow.Node, reach predicate.Pred, tries int, rnd *rand.Rand) []fit {
+	most := int(min(lpg.Schema.States[pl.Op.State].Max, maxPinnedPayload))
+	found := make([]*fit, len(pl.Ports))
+	var mk func(patch) []byte
+	var meta []packet.Value
+	var c predicate.Class
+	stay := 0 // in eighths: the chance the next frame is of class c
+	for range tries {
+		// A new class unless a frame of c reached pl (the predicates let
+		// through classes an earlier node finds malformed), most likely
+		// if pl took it and half the time if pl found it malformed (a
+		// size past the frame's end, where only an edge value fits;
+		// a field of a header the frame lacks).
+		if mk == nil || rnd.IntN(8) >= stay {
+			var ok bool
+			if c, ok = fs.sample(space, reach, rnd); !ok {
+				break
+			}
+			mk = nil
+		}
+		if mk == nil || rnd.IntN(2) == 0 {
+			var ok bool
+			if mk, meta, ok = fs.patcher(src.Name, c, rnd.IntN(2) == 0, rnd); !ok {
+				mk = nil
+				continue
+			}
+		}
+		pt := patch{payload: rnd.IntN(most + 1), keep: -1}
+		if rnd.IntN(4) != 0 {
+			pt.keep = rnd.IntN(pt.payload + 1)
+		}
+		f := mk(pt)
+		m, err := sim.New(lpg, nil)
+		if err != nil {
+			return nil
+		}
+		m.RunMeta(src, f, meta, func(*dataflow.Node, []byte) {})
+		i := placeOutcome(m, pl)
+		switch {
+		case i >= 0:
+			stay = 7
+			if found[i] == nil {
+				found[i] = &fit{f, meta, pl.Ports[i].Name, c}
+			}
+		case m.Counters().Nodes[pl.Name] > 0:
+			stay = 4
+		default:
+			stay = 0
+		}
+	}
+	var out []fit
+	for _, f := range found {
+		if f != nil {
+			out = append(out, *f)
 		}
 	}
 	return out
@@ -154,15 +242,19 @@ func placeOutcome(m *sim.Machine, pl *dataflow.Node) int {
 	return -1
 }
 
-// unpopped computes g's predicates as if its pops did nothing: the frames
-// of a class reaching a place that follows pops need the headers the pops
-// take (they are built before the graph runs). It swaps the pops' operations
-// for no-ops while it works, so it must not run alongside other users of g.
-func unpopped(g *dataflow.Graph, space *predicate.Space) *dataflow.Predicates {
+// unmoved computes g's predicates as if its pops and pushes did nothing:
+// the frames of a class reaching a place that follows pops need the
+// headers the pops take, and those behind a push lack the header it
+// pushes (they are built before the graph runs: seed 20261128, model 654,
+// a push of IPv6 after UDP made every class at the place an IPv6 frame,
+// which the graph's IPv4 checksum before it found malformed). It swaps
+// the pops' and pushes' operations for no-ops while it works, so it must
+// not run alongside other users of g.
+func unmoved(g *dataflow.Graph, space *predicate.Space) *dataflow.Predicates {
 	nop := &packet.Op{Kind: packet.OpNop, Header: -1, After: -1, Table: -1}
 	saved := map[*dataflow.Node]*packet.Op{}
 	for _, n := range g.Nodes {
-		if n.Kind == dataflow.FNode && n.Op.Kind == packet.OpPop {
+		if n.Kind == dataflow.FNode && (n.Op.Kind == packet.OpPop || n.Op.Kind == packet.OpPush) {
 			saved[n], n.Op = n.Op, nop
 		}
 	}

@@ -141,20 +141,57 @@ func frameIn(s *packet.Schema, start int, h *hints, c predicate.Class, rnd *rand
 		if try == symbolTries || y.meets() {
 			return frame, meta
 		}
+		if try == 1 && !y.cut && y.sizedPayload() {
+			return y.buf, meta
+		}
 	}
 }
 
-// patcher builds one frame of class c for packets from LPG source src and
-// returns a maker of copies with some header fields set and the checksums
-// made again as the class wants them: the segments of one event (see
-// sequences.go). ok is false for a frame that is cut or lacks a header
-// whose field is set.
-func (fs *frames) patcher(src string, c predicate.Class, rnd *rand.Rand) (mk func(map[packet.FieldRef]uint64) []byte, meta []packet.Value, ok bool) {
+// sizedPayload tries every payload size up to maxPayload, in random order,
+// for a frame that misses a condition the class constrains that reads
+// len(): random sizes rarely meet len(udp) == 35 (seed 20261140, model
+// 1334: only such frames reach the place a liar claims), and it reports
+// whether one met the conditions.
+func (y *synth) sizedPayload() bool {
+	reads := false
+	for text, e := range y.h.conds {
+		if _, ok := y.c.Symbol(text); ok {
+			walkExpr(e, func(x *packet.Expr) { reads = reads || x.Kind == packet.ELen })
+		}
+	}
+	if !reads {
+		return false
+	}
+	end := 0
+	for _, pl := range y.placed {
+		end = max(end, pl.off+pl.len)
+	}
+	end = min(end, len(y.buf))
+	for _, n := range y.rnd.Perm(maxPayload + 1) {
+		y.buf = append(y.buf[:end:end], y.randomBytes(n)...)
+		y.lengths()
+		y.checksums()
+		if y.meets() {
+			return true
+		}
+	}
+	return false
+}
+
+// patcher builds one frame of class c for packets from LPG source src (its
+// free fields at edges half the time where edges is set) and returns a
+// maker of copies: with some header fields set and the checksums made
+// again as the class wants them (the segments of one event, see
+// sequences.go), and, where a patch says so, with other payload behind
+// the headers, the length fields counting it, cut after its first bytes.
+// ok is false for a frame that is cut or lacks a header whose field is
+// set.
+func (fs *frames) patcher(src string, c predicate.Class, edges bool, rnd *rand.Rand) (mk func(patch) []byte, meta []packet.Value, ok bool) {
 	start, found := fs.starts[src]
 	if !found || start < 0 {
 		return nil, nil, false
 	}
-	y := &synth{s: fs.schema, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(fs.schema), h: &fs.hints}
+	y := &synth{s: fs.schema, c: c, rnd: rnd, pins: map[string]predicate.FieldClass{}, pkt: packet.NewPacket(fs.schema), h: &fs.hints, edges: edges}
 	for _, fc := range c.Fields() {
 		y.pins[fc.Field.Name] = fc
 	}
@@ -190,9 +227,14 @@ func (fs *frames) patcher(src string, c predicate.Class, rnd *rand.Rand) (mk fun
 	}
 	y.lengths()
 	base = slices.Clone(y.buf)
-	return func(set map[packet.FieldRef]uint64) []byte {
+	end = min(end, len(base))
+	return func(pt patch) []byte {
 		y.buf = slices.Clone(base)
-		for f, v := range set {
+		if pt.payload >= 0 {
+			y.buf = append(y.buf[:end], y.randomBytes(pt.payload)...)
+			y.lengths()
+		}
+		for f, v := range pt.set {
 			off, ok := placedAt[f.Header]
 			if !ok {
 				return nil
@@ -200,8 +242,19 @@ func (fs *frames) patcher(src string, c predicate.Class, rnd *rand.Rand) (mk fun
 			y.setField(f.Header, off, f.Field, packet.V(v))
 		}
 		y.checksums()
+		if pt.keep >= 0 && end+pt.keep < len(y.buf) {
+			y.buf = y.buf[:end+pt.keep]
+		}
 		return y.buf
 	}, meta, true
+}
+
+// patch is what a patcher's copy changes.
+type patch struct {
+	set map[packet.FieldRef]uint64 // header fields set
+	// payload is the bytes behind the headers (-1: those drawn), keep
+	// those of them left in the frame (-1: all).
+	payload, keep int
 }
 
 // frame builds the frame from header start.
@@ -265,7 +318,9 @@ type synth struct {
 	// cut: the frame is to be truncated inside a header (parsed(start)
 	// false, or now and then when the class does not care).
 	cut, mustCut bool
-	h            *hints // what the graph says beyond the schema
+	// edges: half the free fields are 0, all ones or small (see edge).
+	edges bool
+	h     *hints // what the graph says beyond the schema
 }
 
 // placed is a header instance the walk put in the frame.
@@ -295,6 +350,30 @@ func (y *synth) random(width int) packet.Value {
 	return packet.Value{Hi: y.rnd.Uint64(), Lo: y.rnd.Uint64()}.And(packet.Mask(width))
 }
 
+// edge is a value at the edge of a width-bit field: 0 (half the time),
+// all ones, or 1..16. A value computed from a field (an event length
+// bit<5>(f), a popcount) is small or zero where the field is, and only
+// such a value may lead somewhere the field's random values never go
+// (seed 20261129, models 2926 and 4709: events of at most 8 bytes).
+func (y *synth) edge(width int) packet.Value {
+	switch y.rnd.IntN(4) {
+	case 0, 1:
+		return packet.Value{}
+	case 2:
+		return packet.Mask(width)
+	}
+	return packet.V(uint64(1 + y.rnd.IntN(16))).And(packet.Mask(width))
+}
+
+// draw is a random value for a free width-bit field, an edge half the
+// time when y.edges is set.
+func (y *synth) draw(width int) packet.Value {
+	if y.edges && y.rnd.IntN(2) == 0 {
+		return y.edge(width)
+	}
+	return y.random(width)
+}
+
 func (y *synth) randomBytes(n int) []byte {
 	b := make([]byte, n)
 	for i := range b {
@@ -312,7 +391,7 @@ func (y *synth) metadata() {
 		}
 		for i, f := range h.Fields {
 			if k := h.MetaBase + i; !f.Variable() && k >= 0 && k < len(y.meta) {
-				y.meta[k] = y.overlay(h.ID, i, y.random(f.Width))
+				y.meta[k] = y.overlay(h.ID, i, y.draw(f.Width))
 			}
 		}
 	}
@@ -381,10 +460,12 @@ func (y *synth) walk() {
 		off := len(y.buf)
 		y.buf = append(y.buf, y.randomBytes(spec.FixedBytes())...)
 		for i, f := range spec.Fields {
-			if !f.Variable() {
-				if _, pm := y.pin(h, i); !pm.IsZero() {
-					y.setField(h, off, i, y.overlay(h, i, y.getField(off, h, i)))
-				}
+			switch _, pm := y.pin(h, i); {
+			case f.Variable():
+			case y.edges && y.rnd.IntN(2) == 0:
+				y.setField(h, off, i, y.overlay(h, i, y.edge(f.Width)))
+			case !pm.IsZero():
+				y.setField(h, off, i, y.overlay(h, i, y.getField(off, h, i)))
 			}
 		}
 		n := spec.FixedBytes() + y.sizeVariable(h, off)
@@ -574,10 +655,17 @@ func (y *synth) sizeVariable(h, off int) int {
 			try()
 		}
 	} else {
+		// Half the draws small: a length such as hl - 1 of a 16-bit hl
+		// fits maxVariable for one random value in a thousand (seed
+		// 20261129, model 2953: no frame of the header parsed).
 		try()
-		for range 64 {
+		for k := range 64 {
 			for _, f := range free {
-				y.setField(h, off, f, y.overlay(h, f, y.random(spec.Fields[f].Width)))
+				v := y.random(spec.Fields[f].Width)
+				if k%2 == 0 {
+					v = packet.V(uint64(y.rnd.IntN(2*maxVariable + 2))).And(packet.Mask(spec.Fields[f].Width))
+				}
+				y.setField(h, off, f, y.overlay(h, f, v))
 			}
 			try()
 		}
