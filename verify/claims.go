@@ -191,7 +191,7 @@ func endTargets(em *embed.Embedding, ps *dataflow.Predicates, c *Claim, n *dataf
 		return nil
 	}
 	var out []claimTarget
-	ends, writers := quietReach(n, c)
+	ends, writers, passed := quietReach(n, c)
 	for _, e := range ends {
 		if t := lack.And(ps.Reaching(e)); predicate.Satisfiable(t) {
 			out = append(out, claimTarget{src, t, context, display(em, e)})
@@ -207,6 +207,17 @@ func endTargets(em *embed.Embedding, ps *dataflow.Predicates, c *Claim, n *dataf
 			out = append(out, claimTarget{src, t, context, display(em, w)})
 		}
 	}
+	// And each port of the nodes on the way that decide: a lie may show
+	// only behind a test the class at the ends rarely meets (seed
+	// 20261211, models 5317 and 8903: a UDP check claimed done, pruned
+	// behind a test of a header's fields).
+	for _, x := range passed {
+		for _, p := range x.Ports {
+			if t := lack.And(ps.Port(p)); predicate.Satisfiable(t) {
+				out = append(out, claimTarget{src, t, context, display(em, x) + "." + p.Name})
+			}
+		}
+	}
 	if len(out) == 0 {
 		out = append(out, claimTarget{src, lack, context, ""})
 	}
@@ -217,7 +228,7 @@ func endTargets(em *embed.Embedding, ps *dataflow.Predicates, c *Claim, n *dataf
 // that packets leaving n by the claim's port (any port, for an
 // operation's fact) reach through nodes that do not write the packet, and
 // the writing nodes where such paths stop.
-func quietReach(n *dataflow.Node, c *Claim) (ends, writers []*dataflow.Node) {
+func quietReach(n *dataflow.Node, c *Claim) (ends, writers, passed []*dataflow.Node) {
 	var todo []*dataflow.Node
 	for _, p := range n.Ports {
 		if c.By != ByPred || p.Name == c.Port {
@@ -242,6 +253,9 @@ func quietReach(n *dataflow.Node, c *Claim) (ends, writers []*dataflow.Node) {
 			ends = append(ends, x)
 			continue
 		}
+		if x.Kind == dataflow.FNode && len(x.Ports) > 1 {
+			passed = append(passed, x)
+		}
 		for _, p := range x.Ports {
 			for _, e := range p.Out {
 				todo = append(todo, e.To)
@@ -251,7 +265,8 @@ func quietReach(n *dataflow.Node, c *Claim) (ends, writers []*dataflow.Node) {
 	byID := func(a, b *dataflow.Node) int { return int(a.ID - b.ID) }
 	slices.SortFunc(ends, byID)
 	slices.SortFunc(writers, byID)
-	return ends, writers
+	slices.SortFunc(passed, byID)
+	return ends, writers, passed
 }
 
 // writes reports whether a node changes the packet's fields or headers.

@@ -382,16 +382,25 @@ func (y *synth) randomBytes(n int) []byte {
 	return b
 }
 
-// metadata fills the metadata slots from the class, random elsewhere.
+// metadata fills the metadata slots from the class, elsewhere random or,
+// for half the packets, zero: what a frame from the wire comes with, and
+// what a test of metadata nothing wrote may need to let it by (seed
+// 20261211, model 1764: a liar behind a test of a register's value
+// header no load had filled).
 func (y *synth) metadata() {
 	y.meta = make([]packet.Value, y.s.MetaFields)
+	zero := y.rnd.IntN(2) == 0
 	for _, h := range y.s.Headers {
 		if !h.Metadata {
 			continue
 		}
 		for i, f := range h.Fields {
 			if k := h.MetaBase + i; !f.Variable() && k >= 0 && k < len(y.meta) {
-				y.meta[k] = y.overlay(h.ID, i, y.draw(f.Width))
+				v := packet.Value{}
+				if !zero {
+					v = y.draw(f.Width)
+				}
+				y.meta[k] = y.overlay(h.ID, i, v)
 			}
 		}
 	}
