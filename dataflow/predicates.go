@@ -492,7 +492,18 @@ func (ps *Predicates) writes(n *Node, port *Port, p predicate.Pred) predicate.Pr
 				p = p.And(ps.Space.Eq(ps.field(packet.FieldRef{Header: op.Header, Field: i}), packet.Value{}))
 			}
 		}
-		return ps.forgetICRC(ps.forgetChecksums(p, nil))
+		// A header pushed in front of the frame is in front of what every
+		// checksum covers; unless it is an IP header (whose addresses a
+		// pseudo-header takes), those checksums still hold.
+		var kept []int
+		if name := schema.Headers[op.Header].Name; op.After < 0 && name != "ipv4" && name != "ipv6" {
+			for _, h := range schema.Headers {
+				if h.ID != op.Header {
+					kept = append(kept, h.ID)
+				}
+			}
+		}
+		return ps.forgetICRC(ps.forgetChecksums(p, kept))
 	case packet.OpPop:
 		p = ps.forgetParsed(p)
 		// An update keeps a checksum valid only where the popped header lay
@@ -706,6 +717,15 @@ func (ps *Predicates) assign(p predicate.Pred, as []packet.Assign, update []int)
 			}
 			if slices.Contains(update, c.ID) {
 				p = ps.forgetUpdated(p, []int{c.ID})
+				// The patched checksum is bytes another checksum may
+				// cover (a header's own inside a UDP payload), which no
+				// patch follows (seed 20261213, model 393).
+				sum := packet.FieldRef{Header: c.ID, Field: c.Checksum}
+				for _, o := range schema.Headers {
+					if o.ID != c.ID && o.Checksum >= 0 && schema.ChecksumCovers(o.ID, sum) {
+						p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", o.Name))
+					}
+				}
 			} else {
 				p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", c.Name))
 			}
