@@ -275,7 +275,7 @@ func (c *gen) move(off, n string) {
 		c.emit("if o > %d { m := max(o-%d, 0); copy(data[k+m:k+m+16], data[m:m+16]) }", above, above+16)
 	}
 	c.emit("if o > 48 { copy(data[k:k+16], data[:16]) }")
-	c.emit("} else {")
+	c.emit("} else if %s > 0 {", off) // a header at the front moves nothing
 	c.emit("copy(data[%s:%s+%s], data[:%s])", n, n, off, off)
 	c.emit("}")
 	c.emit("data = data[%s:]", n)

@@ -1135,7 +1135,7 @@ n16:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po65 > 0 {
 				copy(data[pn66:pn66+po65], data[:po65])
 			}
 			data = data[pn66:]
@@ -1194,7 +1194,7 @@ n19:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -1256,7 +1256,7 @@ n21:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -1305,7 +1305,7 @@ n22:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -1334,7 +1334,7 @@ n22:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po75 > 0 {
 				copy(data[pendN:pendN+po75], data[:po75])
 			}
 			data = data[pendN:]
