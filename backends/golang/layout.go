@@ -244,6 +244,8 @@ func (c *gen) MoveHeld(_ *lower.Pop, off, n string) {
 
 func (c *gen) Move(_ *lower.Pop, off, n string) { c.move(off, n) }
 
+func (c *gen) Forget(p *lower.Pop) { c.emit("%s", c.hClear(p.H)) }
+
 func (c *gen) PopOffsets(p *lower.Pop, off, n string) {
 	c.emit("%s", c.hClear(p.H))
 	for _, i := range p.Behind {

@@ -672,60 +672,16 @@ n23:
 		if po23+pn24 > len(data) {
 			return pl.drop(3)
 		}
-		pendOff = po23
-		pendN = pn24
 		h8 = -1
-		if h12 > po23 {
-			h12 -= pn24
-		} // re
-		if cur > po23 {
-			cur = max(po23, cur-pn24)
-		}
 		goto n24
 	}
 n24:
 	{ // PopIPv4: pop ipv4
-		if pendN != 0 && !((h3 >= 0) && h3+h3len == pendOff) {
-			if pendOff < len(data)-pendOff-pendN {
-				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
-					copy(data[k+o-16:k+o], data[o-16:o])
-					if o > 16 {
-						m := max(o-32, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 32 {
-						m := max(o-48, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 48 {
-						copy(data[k:k+16], data[:16])
-					}
-				} else if pendOff > 0 {
-					copy(data[pendN:pendN+pendOff], data[:pendOff])
-				}
-				data = data[pendN:]
-			} else {
-				copy(data[pendOff:], data[pendOff+pendN:])
-				data = data[:len(data)-pendN]
-			}
-			pendN = 0
-		}
 		po25, pn26 := h3, h3len // ipv4
 		if po25+pn26 > len(data) {
 			return pl.drop(4)
 		}
-		pendOff = po25
-		pendN += pn26
 		h3 = -1
-		if (h5 >= 0) && h5 > po25 {
-			h5 -= pn26
-		} // icmp
-		if h12 > po25 {
-			h12 -= pn26
-		} // re
-		if cur > po25 {
-			cur = max(po25, cur-pn26)
-		}
 		goto n27
 	}
 n25:
@@ -734,44 +690,11 @@ n25:
 		if po27+pn28 > len(data) {
 			return pl.drop(5)
 		}
-		pendOff = po27
-		pendN = pn28
 		h8 = -1
-		if h12 > po27 {
-			h12 -= pn28
-		} // re
-		if cur > po27 {
-			cur = max(po27, cur-pn28)
-		}
 		goto n26
 	}
 n26:
 	{ // PopIPv6: pop ipv6
-		if pendN != 0 && !((h4 >= 0) && h4+40 == pendOff) {
-			if pendOff < len(data)-pendOff-pendN {
-				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
-					copy(data[k+o-16:k+o], data[o-16:o])
-					if o > 16 {
-						m := max(o-32, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 32 {
-						m := max(o-48, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 48 {
-						copy(data[k:k+16], data[:16])
-					}
-				} else if pendOff > 0 {
-					copy(data[pendN:pendN+pendOff], data[:pendOff])
-				}
-				data = data[pendN:]
-			} else {
-				copy(data[pendOff:], data[pendOff+pendN:])
-				data = data[:len(data)-pendN]
-			}
-			pendN = 0
-		}
 		if !(h4 >= 0) {
 			return pl.drop(6)
 		}
@@ -779,98 +702,17 @@ n26:
 		if po29+pn30 > len(data) {
 			return pl.drop(6)
 		}
-		pendOff = po29
-		pendN += pn30
 		h4 = -1
-		if (h6 >= 0) && h6 > po29 {
-			h6 -= pn30
-		} // icmpv6
-		if h12 > po29 {
-			h12 -= pn30
-		} // re
-		if cur > po29 {
-			cur = max(po29, cur-pn30)
-		}
 		pl.edges[3]++
 		goto n27
 	}
 n27:
 	{ // PopEthernet: pop ethernet
-		if pendN != 0 && !((h0 >= 0) && h0+14 == pendOff) {
-			if pendOff < len(data)-pendOff-pendN {
-				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
-					copy(data[k+o-16:k+o], data[o-16:o])
-					if o > 16 {
-						m := max(o-32, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 32 {
-						m := max(o-48, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 48 {
-						copy(data[k:k+16], data[:16])
-					}
-				} else if pendOff > 0 {
-					copy(data[pendN:pendN+pendOff], data[:pendOff])
-				}
-				data = data[pendN:]
-			} else {
-				copy(data[pendOff:], data[pendOff+pendN:])
-				data = data[:len(data)-pendN]
-			}
-			pendN = 0
-		}
 		po31, pn32 := h0, 14 // ethernet
 		if po31+pn32 > len(data) {
 			return pl.drop(7)
 		}
-		pendN += pn32
-		if po31 < len(data)-po31-pendN {
-			if o, k := po31, pendN; k >= 16 && o >= 16 && o <= 64 {
-				copy(data[k+o-16:k+o], data[o-16:o])
-				if o > 16 {
-					m := max(o-32, 0)
-					copy(data[k+m:k+m+16], data[m:m+16])
-				}
-				if o > 32 {
-					m := max(o-48, 0)
-					copy(data[k+m:k+m+16], data[m:m+16])
-				}
-				if o > 48 {
-					copy(data[k:k+16], data[:16])
-				}
-			} else if po31 > 0 {
-				copy(data[pendN:pendN+po31], data[:po31])
-			}
-			data = data[pendN:]
-		} else {
-			copy(data[po31:], data[po31+pendN:])
-			data = data[:len(data)-pendN]
-		}
-		pendN = 0
 		h0 = -1
-		if (h1 >= 0) && h1 > po31 {
-			h1 -= pn32
-		} // vlan
-		if (h2 >= 0) && h2 > po31 {
-			h2 -= pn32
-		} // arp
-		if (h4 >= 0) && h4 > po31 {
-			h4 -= pn32
-		} // ipv6
-		if (h5 >= 0) && h5 > po31 {
-			h5 -= pn32
-		} // icmp
-		if (h6 >= 0) && h6 > po31 {
-			h6 -= pn32
-		} // icmpv6
-		if h12 > po31 {
-			h12 -= pn32
-		} // re
-		if cur > po31 {
-			cur = max(po31, cur-pn32)
-		}
 		goto n28
 	}
 n28:
