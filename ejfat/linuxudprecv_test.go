@@ -72,13 +72,7 @@ func TestLinuxUDPRecvKernel(t *testing.T) {
 	dst := conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	mac, _ := net.ParseMAC(rxMAC)
 
-	m := testutil.Model(t, "ejfat/reassembler.nsc", "ejfat/hosts.nsc")
-	lpg, _ := m.Graph("Reassembler")
-	prg, _ := m.Graph("LinuxUDPRecv")
-	em, err := embed.Embed(lpg, prg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	em := recvEmbedding(t)
 	mach, err := sim.New(em.Graph, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -165,13 +159,7 @@ func TestLinuxUDPRecvKernel(t *testing.T) {
 // V4Csum, UDPCsum, their drops); what reads the RE header, the place and
 // the pops stay in software.
 func TestLinuxUDPRecvEmbedding(t *testing.T) {
-	m := testutil.Model(t, "ejfat/reassembler.nsc", "ejfat/hosts.nsc")
-	lpg, _ := m.Graph("Reassembler")
-	prg, _ := m.Graph("LinuxUDPRecv")
-	em, err := embed.Embed(lpg, prg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	em := recvEmbedding(t)
 	for _, c := range []struct {
 		kind  embed.Kind
 		nodes []string
@@ -185,4 +173,17 @@ func TestLinuxUDPRecvEmbedding(t *testing.T) {
 			}
 		}
 	}
+}
+
+// recvEmbedding is the reassembler embedded in LinuxUDPRecv.
+func recvEmbedding(t *testing.T) *embed.Embedding {
+	t.Helper()
+	m := testutil.Model(t, "ejfat/reassembler.nsc", "ejfat/hosts.nsc")
+	lpg, _ := m.Graph("Reassembler")
+	prg, _ := m.Graph("LinuxUDPRecv")
+	em, err := embed.Embed(lpg, prg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return em
 }
