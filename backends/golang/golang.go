@@ -36,6 +36,12 @@ type Options struct {
 	Command string
 	// Profile, if any, picks the path laid out first (see Profile).
 	Profile Profile
+	// Sink, if any, names an Rx sink of an embedded graph's PRG part
+	// (RxSocket): the package runs the graph from there on, on frames as
+	// the device hands them over, where Pipeline.At says it left their
+	// headers, trusting the device's decisions before it
+	// (docs/golang.md, "From a sink").
+	Sink string
 }
 
 // Generate returns the gofmt'ed source of a Go package that runs g.
@@ -43,14 +49,34 @@ func Generate(g *dataflow.Graph, opt Options) ([]byte, error) {
 	if opt.Package == "" {
 		opt.Package = "fastpath"
 	}
-	prog, err := lower.Lower(g, Name)
+	srcs := g.Sources()
+	if len(srcs) == 0 {
+		return nil, backends.Refuse(Name, nil, "graph %s has no source", g.Name)
+	}
+	start := srcs[0]
+	if opt.Sink != "" {
+		if start = g.Node(opt.Sink); start == nil || start.Kind != dataflow.FNode || len(start.Ports) != 1 {
+			return nil, backends.Refuse(Name, nil, "graph %s has no node %s with one port to start from", g.Name, opt.Sink)
+		}
+		if len(g.Schema.Headers) > fastpath.MaxHeaders {
+			return nil, backends.Refuse(Name, nil, "graph %s has %d headers; a pipeline from a sink takes at most %d", g.Name, len(g.Schema.Headers), fastpath.MaxHeaders)
+		}
+	}
+	prog, err := lower.LowerFrom(g, Name, start)
 	if err != nil {
 		return nil, err
 	}
-	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: prog.Start, prof: opt.Profile}
+	c := &gen{g: g, s: g.Schema, updVar: map[string]string{}, start: prog.Start, prof: opt.Profile, fromSink: opt.Sink != "", read: map[int]bool{}}
 	c.w = lower.NewWalker(prog, c, Name)
-	c.w.Analyze(16) // paths kept apart: fewer checks
+	// From the graph's source even when the code starts at a sink: what
+	// the device's part leaves valid there is what the code starts with.
+	c.w.AnalyzeFrom(srcs[0], 16) // paths kept apart: fewer checks
 	c.body()
+	if c.fromSink {
+		b := bytes.Replace(c.b.Bytes(), []byte(atCheck), []byte(c.atCondition()), 1)
+		c.b.Reset()
+		c.b.Write(b)
+	}
 	if c.w.Refused != nil {
 		return nil, c.w.Refused.Err()
 	}
@@ -90,6 +116,8 @@ type gen struct {
 	mal      string         // the node being generated, where malformed packets end
 	setOld   setOld         // what a summed set's Old left for Accumulate
 	prof     Profile        // node runs that pick the hot path
+	fromSink bool           // start is a PRG's Rx sink: headers from Pipeline.At
+	read     map[int]bool   // headers whose bytes the code reads (hdr)
 }
 
 // there reports whether wire header h is known valid where the code
@@ -155,6 +183,9 @@ func (c *gen) body() {
 		c.emit("{ // %s: %s", n.Name, n.Op.Describe(c.s))
 		c.hdrs = []map[int]string{{}}
 		c.mal = n.Name
+		if n == c.start && c.fromSink {
+			c.checkAt()
+		}
 		if c.flushBefore(n) {
 			c.patchPending()
 		}
@@ -288,9 +319,17 @@ func (c *gen) reloadState() {
 // stateDecls declares the locals.
 func (c *gen) stateDecls() []byte {
 	var d bytes.Buffer
-	d.WriteString("data, cur := buf[:cap(buf)][off:off+n], 0\n_ = cur\n")
+	if c.fromSink {
+		d.WriteString("at := pl.At\ndata, cur := buf[:cap(buf)][off:off+n], at.Cur\n_ = cur\n")
+	} else {
+		d.WriteString("data, cur := buf[:cap(buf)][off:off+n], 0\n_ = cur\n")
+	}
 	for i, h := range c.s.Headers {
 		switch {
+		case c.fromAt(i) && c.variable(i):
+			fmt.Fprintf(&d, "h%d, h%dlen := at.Off[%d], at.Len[%d] // %s\n_, _ = h%d, h%dlen\n", i, i, i, i, h.Name, i, i)
+		case c.fromAt(i):
+			fmt.Fprintf(&d, "h%d := at.Off[%d] // %s\n_ = h%d\n", i, i, h.Name, i)
 		case h.Metadata:
 			fmt.Fprintf(&d, "h%d := 0 // %s\n_ = h%d\n", i, h.Name, i)
 			for j, f := range h.Fields {
@@ -314,6 +353,43 @@ func (c *gen) stateDecls() []byte {
 		fmt.Fprintf(&d, "pendD%d, pendK%d := uint64(0), false // %s checksum: a patch left pending\n_, _ = pendD%d, pendK%d\n", u, u, c.s.Headers[u].Name, u, u)
 	}
 	return d.Bytes()
+}
+
+// fromAt reports whether wire header h may be valid where the code
+// starts at a sink, so that it starts where Pipeline.At says.
+func (c *gen) fromAt(h int) bool {
+	return c.fromSink && !c.s.Headers[h].Metadata && c.w.KnownAt(c.start, h) != lower.KnownInvalid
+}
+
+// atCheck stands for checkAt's condition until the body is printed and
+// the headers it reads are known (body).
+const atCheck = "atCheck()"
+
+// checkAt drops, as malformed, a frame whose At does not fit it: a header
+// the code reads and the device always leaves valid that is not, one that
+// ends past the frame, a cursor outside it. Past this the code relies on
+// At as on its own extractions (a header it never reads may be anywhere:
+// pops only move offsets, behind their own bounds checks).
+func (c *gen) checkAt() { c.emit("if %s { %s }", atCheck, c.malformed()) }
+
+// atCondition is checkAt's condition.
+func (c *gen) atCondition() string {
+	var bad []string
+	for h := range c.s.Headers {
+		if !c.fromAt(h) || !c.read[h] {
+			continue
+		}
+		end := fmt.Sprintf("h%d+%s > len(data)", h, c.hLen(h))
+		if c.variable(h) {
+			end = fmt.Sprintf("h%dlen < %d || %s", h, c.s.Headers[h].FixedBytes(), end)
+		}
+		if c.w.KnownAt(c.start, h) == lower.KnownValid {
+			bad = append(bad, fmt.Sprintf("h%d < 0 || %s", h, end))
+		} else {
+			bad = append(bad, fmt.Sprintf("h%d >= 0 && (%s)", h, end))
+		}
+	}
+	return strings.Join(append(bad, "cur < 0 || cur > len(data)"), " || ")
 }
 
 func (c *gen) malformed() string {
@@ -899,6 +975,7 @@ func (c *gen) hdr(h int) string {
 		}
 	}
 	v := c.newTmp("b")
+	c.read[h] = true
 	if !c.there(h) {
 		c.emit("if !%s { %s }", c.hPresent(h), c.malformed())
 	}
@@ -1191,6 +1268,9 @@ func (c *gen) file(opt Options) ([]byte, error) {
 	w.WriteString("\n")
 	c.pipeline(&w)
 	w.WriteString(c.runsCode)
+	if c.fromSink {
+		fmt.Fprintf(&w, "// Process runs the frame buf[off:off+n] through the graph from %s on,\n// as the device hands it over there: its headers where pl.At says, the\n// device's checks done. Otherwise as below.\n//\n", c.start.Name)
+	}
 	w.WriteString("// Process runs the frame buf[off:off+n] through the graph, in place: the\n// result's Data aliases buf. Keep packet.Headroom bytes free before off and\n// after off+n for headers the graph pushes. It does not allocate.\n")
 	w.WriteString("func (pl *Pipeline) Process(buf []byte, off, n int) fastpath.Result {\n\tp := pl.pkt\n\t_ = p\n")
 	w.Write(c.stateDecls())
@@ -1361,10 +1441,13 @@ func exprLit(e *packet.Expr) string {
 
 // Command is the nsc command line that generates a package, recorded in
 // its header so that it can be regenerated.
-func Command(files []string, lpg, prg, profile, out string) string {
+func Command(files []string, lpg, prg, profile, sink, out string) string {
 	var extra []string
 	if profile != "" {
 		extra = []string{"--profile", profile}
+	}
+	if sink != "" {
+		extra = append(extra, "--sink", sink)
 	}
 	return backends.Request{Files: files, LPG: lpg, PRG: prg, Out: out}.Command(append(extra, "--target", "go")...)
 }

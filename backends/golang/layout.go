@@ -244,6 +244,8 @@ func (c *gen) MoveHeld(_ *lower.Pop, off, n string) {
 
 func (c *gen) Move(_ *lower.Pop, off, n string) { c.move(off, n) }
 
+func (c *gen) Forget(p *lower.Pop) { c.emit("%s", c.hClear(p.H)) }
+
 func (c *gen) PopOffsets(p *lower.Pop, off, n string) {
 	c.emit("%s", c.hClear(p.H))
 	for _, i := range p.Behind {
@@ -275,7 +277,7 @@ func (c *gen) move(off, n string) {
 		c.emit("if o > %d { m := max(o-%d, 0); copy(data[k+m:k+m+16], data[m:m+16]) }", above, above+16)
 	}
 	c.emit("if o > 48 { copy(data[k:k+16], data[:16]) }")
-	c.emit("} else {")
+	c.emit("} else if %s > 0 {", off) // a header at the front moves nothing
 	c.emit("copy(data[%s:%s+%s], data[:%s])", n, n, off, off)
 	c.emit("}")
 	c.emit("data = data[%s:]", n)

@@ -12,10 +12,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dragonet-go/nsc/backends/golang"
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
+	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat/reasmfast"
+	"github.com/dragonet-go/nsc/ejfat/reasmsock"
+	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
+	"github.com/dragonet-go/nsc/packet/frame"
 	"github.com/dragonet-go/nsc/packet/table"
 	"github.com/dragonet-go/nsc/sim"
 )
@@ -245,6 +250,115 @@ func TestReassemblerAgainstInterpreter(t *testing.T) {
 		t.Errorf("no timeout or no eviction: %v", c)
 	}
 	t.Logf("outcomes: %v", where)
+}
+
+// TestReassemblerFromSocket: the reassembler embedded in a receiver's
+// sockets (LinuxUDPRecv) and generated from the socket on
+// (ejfat/reasmsock), against the interpreter on the whole embedded graph,
+// one logical clock: every frame of the corpus, with datagrams the kernel
+// drops (bad IPv4 or UDP checksums, a fragment, a UDP length past the
+// frame, ICMP), goes through the interpreter from the wire; what reaches
+// the socket goes through the generated code too, its headers where the
+// kernel's parse left them, with the same outcome and bytes, and the
+// counters of the graph behind the socket are the same.
+func TestReassemblerFromSocket(t *testing.T) {
+	md := testutil.Model(t, "ejfat/reassembler.nsc", "ejfat/hosts.nsc")
+	lpg, _ := md.Graph("Reassembler")
+	prg, _ := md.Graph("LinuxUDPRecv")
+	em, err := embed.Embed(lpg, prg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(s *packet.Schema) []*table.Table {
+		ts, err := table.Load(s, "entries", strings.NewReader(testutil.ReassemblerEntries))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+	mach, err := sim.New(em.Graph, load(md.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := reasmsock.New(load(reasmsock.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	mach.SetClock(clock)
+	pl.SetClock(clock)
+
+	steps := reasmCorpus(t)
+	good := testutil.Segments(testutil.Event{Src: net.IPv4(10, 9, 0, 1).To4(), DataID: 1, Tick: 7, Data: make([]byte, 3000)}, 1000, 0)
+	spoil := func(s testutil.Segment, f func(b []byte)) step {
+		b := s.Frame(t)
+		f(b)
+		return step{frame: b}
+	}
+	steps = append(steps,
+		spoil(good[0], func(b []byte) { b[14+10] ^= 1 }),                     // IPv4 checksum
+		spoil(good[0], func(b []byte) { b[len(b)-1] ^= 1 }),                  // UDP checksum
+		spoil(good[0], func(b []byte) { b[34+4]++ }),                         // UDP length past the frame
+		spoil(good[1], func(b []byte) { b[14+6] |= 0x20; b[14+10] ^= 0x20 }), // more fragments, IPv4 checksum kept
+		spoil(good[1], func(b []byte) { b[14+9] = 1; b[14+10]-- }),           // ICMP, checksum kept
+		step{frame: good[2].Frame(t)})
+	behind := dataflow.Reachable(em.Graph.Node("RxSocket"))
+	var buf []byte
+	where := map[string]int{}
+	bad := 0
+	for i, st := range steps {
+		now = now.Add(st.wait)
+		want := difftest.Interp(mach, st.frame)
+		where[want.Where]++
+		if want.Where == "drop RxNotForUs: not a datagram for the socket" {
+			continue // the kernel's
+		}
+		at := socketAt(st.frame)
+		pl.At = &at
+		if got := difftest.Fast(pl, st.frame, &buf); want != got && bad < 5 {
+			bad++
+			t.Errorf("frame %d: interpreter %s, generated %s (bytes equal: %v)", i, want.Where, got.Where, want.Data == got.Data)
+		}
+	}
+	if where["drop RxNotForUs: not a datagram for the socket"] < 6 || where["sink Deliver"] == 0 {
+		t.Errorf("outcomes: %v", where)
+	}
+	// The counters behind the socket: the kernel's nodes never ran in the
+	// generated code.
+	want := mach.Counters()
+	for n := range want.Nodes {
+		if nd := em.Graph.Node(n); nd != nil && !behind[nd] {
+			delete(want.Nodes, n)
+		}
+	}
+	for k := range want.Drops {
+		if nd := em.Graph.Node(k.Node); nd != nil && !behind[nd] {
+			delete(want.Drops, k)
+		}
+	}
+	if diff := cmp.Diff(want, golang.Counters(pl)); diff != "" {
+		t.Errorf("counters differ (-interp +generated):\n%s", diff)
+	}
+}
+
+// socketAt is where a receiver's kernel leaves the headers of a frame it
+// hands a socket: Ethernet, IPv4 (with its options) or IPv6, UDP.
+func socketAt(f []byte) fastpath.At {
+	at := fastpath.NewAt()
+	id := func(name string) int {
+		h, _ := reasmsock.Schema.Header(name)
+		return h.ID
+	}
+	at.Off[id("ethernet")], at.Len[id("ethernet")] = 0, frame.EthernetLen
+	ip, n := id("ipv6"), frame.IPv6Len
+	if frame.Ethernet(f).Type() == frame.TypeIPv4 {
+		ip, n = id("ipv4"), frame.IPv4(f[frame.EthernetLen:]).HeaderLength()
+	}
+	at.Off[ip], at.Len[ip] = frame.EthernetLen, n
+	at.Off[id("udp")], at.Len[id("udp")] = frame.EthernetLen+n, frame.UDPLen
+	at.Cur = frame.EthernetLen + n + frame.UDPLen
+	return at
 }
 
 // BenchmarkReassembler: the generated reassembler's Process per segment

@@ -31,7 +31,7 @@ var _ fastpath.Pipeline = (*Pipeline)(nil)
 
 // names name the counters, for package fastpath.
 var names = fastpath.Names{Nodes: NodeNames[:], Sinks: SinkNames[:], Drops: DropSites[:], Counts: CountLabels[:], CountOf: countOf[:]}
-`, len(c.s.Tables), max(c.maxKeys, 1), c.counters, c.statesField()+c.registersField())
+`, len(c.s.Tables), max(c.maxKeys, 1), c.counters, c.atField()+c.statesField()+c.registersField())
 	w.WriteString(`
 // NewTables makes empty runtime tables, in Schema.Tables order; fill them
 // with table.Load(Schema, …) or Table.Insert.
@@ -46,7 +46,7 @@ func New(tables []*table.Table) (*Pipeline, error) {
 	}
 	pl := &Pipeline{pkt: packet.NewPacket(Schema)}
 	copy(pl.tables[:], tables)
-` + c.statesInit() + c.registersInit() + `	return pl, nil
+` + c.atInit() + c.statesInit() + c.registersInit() + `	return pl, nil
 }
 
 // Tables are the pipeline's runtime tables.
@@ -93,6 +93,24 @@ func (pl *Pipeline) sink(s int, data []byte) fastpath.Result {
 }
 
 `)
+}
+
+// A pipeline from a sink on reads where the device left the headers.
+
+func (c *gen) atField() string {
+	if !c.fromSink {
+		return ""
+	}
+	return "\t// At is where the device left the headers of the frames Process gets\n" +
+		"\t// (none valid until it is set: every frame malformed).\n" +
+		"\tAt *fastpath.At\n"
+}
+
+func (c *gen) atInit() string {
+	if !c.fromSink {
+		return ""
+	}
+	return "\tat := fastpath.NewAt()\n\tpl.At = &at\n"
 }
 
 // The keyed state of a graph with place operations: one fastpath.State

@@ -37,6 +37,7 @@ func init() {
 func flags(fs *flag.FlagSet) func(backends.Request) (backends.Job, error) {
 	pkg := fs.String("package", "", "Go package name (default: the output directory's name)")
 	profile := fs.String("profile", "", "node runs (nsc run --profile) whose most common path is laid out first")
+	sink := fs.String("sink", "", "an Rx sink of the PRG (RxSocket): generate the graph from there on, for frames the device hands over")
 	return func(r backends.Request) (backends.Job, error) {
 		name := *pkg
 		if name == "" {
@@ -45,7 +46,7 @@ func flags(fs *flag.FlagSet) func(backends.Request) (backends.Job, error) {
 		if !token.IsIdentifier(name) {
 			return backends.Job{}, backends.UsageError(fmt.Sprintf("package name %q is not a Go identifier: give --package", name))
 		}
-		opt := Options{Package: name, Command: Command(r.Files, r.LPG, r.PRG, filepath.ToSlash(*profile), r.Out)}
+		opt := Options{Package: name, Command: Command(r.Files, r.LPG, r.PRG, filepath.ToSlash(*profile), *sink, r.Out), Sink: *sink}
 		if *profile != "" {
 			f, err := os.Open(*profile)
 			if err != nil {

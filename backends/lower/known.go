@@ -28,14 +28,23 @@ const (
 // keep more headers known valid, and the printed code then keeps more
 // header state live across joins, a target's trade-off), and the pops
 // that move the frame together.
-func (w *Walker) Analyze(paths int) {
+func (w *Walker) Analyze(paths int) { w.AnalyzeFrom(w.P.Start, paths) }
+
+// AnalyzeFrom is Analyze with validity from start on, which may come
+// before the program's start (a program from a sink starts with what the
+// device's part left valid).
+func (w *Walker) AnalyzeFrom(start *dataflow.Node, paths int) {
 	g := w.P.Graph
-	w.Valid = flow.AnalyzeValid(g, w.P.Start, paths)
+	w.Valid = flow.AnalyzeValid(g, start, paths)
 	w.Pops = flow.FindPopChains(g, g.Schema)
 }
 
 // Known decides what the code printed now knows of header h's validity.
-func (w *Walker) Known(h int) Known {
+func (w *Walker) Known(h int) Known { return w.KnownAt(w.node(), h) }
+
+// KnownAt is what code where block n begins knows of header h's validity
+// (nil n: nothing).
+func (w *Walker) KnownAt(n *dataflow.Node, h int) Known {
 	s := w.P.Graph.Schema
 	switch {
 	case h < 0 || h >= len(s.Headers):
@@ -43,7 +52,6 @@ func (w *Walker) Known(h int) Known {
 	case s.Headers[h].Metadata:
 		return KnownValid
 	}
-	n := w.node()
 	switch {
 	case n == nil:
 		return Tested

@@ -82,14 +82,21 @@ type Program struct {
 // Lower lowers g, run from its first source, for target; it refuses a
 // graph in which a frame could take two paths.
 func Lower(g *dataflow.Graph, target string) (*Program, error) {
-	if rs := backends.SinglePath(g, target); rs != nil {
-		return nil, rs.Err()
-	}
 	srcs := g.Sources()
 	if len(srcs) == 0 {
 		return nil, backends.Refuse(target, nil, "graph %s has no source", g.Name)
 	}
-	p := &Program{Graph: g, Start: srcs[0], block: map[*dataflow.Node]*Block{}}
+	return LowerFrom(g, target, srcs[0])
+}
+
+// LowerFrom lowers the part of g that start reaches, run from start (a
+// PRG's Rx sink, for a program that gets frames where the device hands
+// them over).
+func LowerFrom(g *dataflow.Graph, target string, start *dataflow.Node) (*Program, error) {
+	if rs := backends.SinglePath(g, target); rs != nil {
+		return nil, rs.Err()
+	}
+	p := &Program{Graph: g, Start: start, block: map[*dataflow.Node]*Block{}}
 	reach := dataflow.Reachable(p.Start)
 	for _, n := range g.Order() {
 		if n.Kind != dataflow.FNode || !reach[n] {

@@ -40,6 +40,9 @@ type Pop struct {
 	// Behind are the headers that may lie behind the popped one where
 	// the pop runs: their offsets move with the frame.
 	Behind []int
+	// Dead: nothing reads what the move would change (flow.PopChains):
+	// the header is checked and marked gone, nothing moves.
+	Dead bool
 }
 
 // HoldOp is the assignment of a held byte count, the same in Go and C:
@@ -73,13 +76,15 @@ type PopSyntax interface {
 	// PopOffsets marks the header gone and moves the offsets of the
 	// headers Behind and the cursor.
 	PopOffsets(p *Pop, off, n string)
+	// Forget marks the header of a Dead pop gone.
+	Forget(p *Pop)
 }
 
 // LowerPop lowers pop node n.
 func (w *Walker) LowerPop(n *dataflow.Node) Pop {
 	s, o := w.P.Graph.Schema, n.Op
 	spec := s.Headers[o.Header]
-	p := Pop{H: o.Header, Fixed: -1, Defers: w.Pops.Defers[n], Receives: w.Pops.Receives[n], OwnPending: slices.Contains(w.Pops.Pending, o.Header)}
+	p := Pop{H: o.Header, Fixed: -1, Defers: w.Pops.Defers[n], Receives: w.Pops.Receives[n], OwnPending: slices.Contains(w.Pops.Pending, o.Header), Dead: w.Pops.Dead[n]}
 	if len(spec.Fields) == 0 || !spec.Fields[len(spec.Fields)-1].Variable() {
 		p.Fixed = spec.FixedBytes()
 	}
@@ -107,6 +112,13 @@ func (w *Walker) pop(n *dataflow.Node) {
 	d := w.D
 	if w.P.Graph.Schema.Headers[p.H].Metadata {
 		d.PopMeta(&p)
+		return
+	}
+	if p.Dead {
+		// A pop that holds its bytes for a dead one is dead too: nothing
+		// is held for this one.
+		d.PopRange(&p)
+		d.Forget(&p)
 		return
 	}
 	d.PopStart(&p)

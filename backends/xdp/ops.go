@@ -426,6 +426,11 @@ func (c *gen) popRoom(p *lower.Pop, n string) {
 }
 
 // PopOffsets updates the header states as packet.Packet.Pop does.
+func (c *gen) Forget(p *lower.Pop) {
+	c.forget()
+	c.emit("NSC_CLRV(%d);", p.H)
+}
+
 func (c *gen) PopOffsets(p *lower.Pop, off, n string) {
 	c.forget()
 	c.emit("NSC_CLRV(%d);", p.H)

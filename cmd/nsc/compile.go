@@ -116,7 +116,7 @@ func runCompile(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "wrote %s (%s, graph %s, %d nodes)\n", file, t.Name(), in.Graph.Name, len(in.Graph.Nodes))
 	}
 	if split {
-		if err := writeHost(e, host, golang.Command(files, *lpg, *prg, "", outSlash+"/host"), filepath.Join(*out, "host")); err != nil {
+		if err := writeHost(e, host, golang.Command(files, *lpg, *prg, "", "", outSlash+"/host"), filepath.Join(*out, "host")); err != nil {
 			return err
 		}
 	}

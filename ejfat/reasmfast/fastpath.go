@@ -1135,7 +1135,7 @@ n16:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po65 > 0 {
 				copy(data[pn66:pn66+po65], data[:po65])
 			}
 			data = data[pn66:]
@@ -1166,60 +1166,16 @@ n18:
 		if po67+pn68 > len(data) {
 			return pl.drop(3)
 		}
-		pendOff = po67
-		pendN = pn68
 		h8 = -1
-		if h12 > po67 {
-			h12 -= pn68
-		} // re
-		if cur > po67 {
-			cur = max(po67, cur-pn68)
-		}
 		goto n19
 	}
 n19:
 	{ // PopIPv4: pop ipv4
-		if pendN != 0 && !((h3 >= 0) && h3+h3len == pendOff) {
-			if pendOff < len(data)-pendOff-pendN {
-				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
-					copy(data[k+o-16:k+o], data[o-16:o])
-					if o > 16 {
-						m := max(o-32, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 32 {
-						m := max(o-48, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 48 {
-						copy(data[k:k+16], data[:16])
-					}
-				} else {
-					copy(data[pendN:pendN+pendOff], data[:pendOff])
-				}
-				data = data[pendN:]
-			} else {
-				copy(data[pendOff:], data[pendOff+pendN:])
-				data = data[:len(data)-pendN]
-			}
-			pendN = 0
-		}
 		po69, pn70 := h3, h3len // ipv4
 		if po69+pn70 > len(data) {
 			return pl.drop(4)
 		}
-		pendOff = po69
-		pendN += pn70
 		h3 = -1
-		if (h5 >= 0) && h5 > po69 {
-			h5 -= pn70
-		} // icmp
-		if h12 > po69 {
-			h12 -= pn70
-		} // re
-		if cur > po69 {
-			cur = max(po69, cur-pn70)
-		}
 		goto n22
 	}
 n20:
@@ -1228,44 +1184,11 @@ n20:
 		if po71+pn72 > len(data) {
 			return pl.drop(5)
 		}
-		pendOff = po71
-		pendN = pn72
 		h8 = -1
-		if h12 > po71 {
-			h12 -= pn72
-		} // re
-		if cur > po71 {
-			cur = max(po71, cur-pn72)
-		}
 		goto n21
 	}
 n21:
 	{ // PopIPv6: pop ipv6
-		if pendN != 0 && !((h4 >= 0) && h4+40 == pendOff) {
-			if pendOff < len(data)-pendOff-pendN {
-				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
-					copy(data[k+o-16:k+o], data[o-16:o])
-					if o > 16 {
-						m := max(o-32, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 32 {
-						m := max(o-48, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 48 {
-						copy(data[k:k+16], data[:16])
-					}
-				} else {
-					copy(data[pendN:pendN+pendOff], data[:pendOff])
-				}
-				data = data[pendN:]
-			} else {
-				copy(data[pendOff:], data[pendOff+pendN:])
-				data = data[:len(data)-pendN]
-			}
-			pendN = 0
-		}
 		if !(h4 >= 0) {
 			return pl.drop(6)
 		}
@@ -1273,98 +1196,17 @@ n21:
 		if po73+pn74 > len(data) {
 			return pl.drop(6)
 		}
-		pendOff = po73
-		pendN += pn74
 		h4 = -1
-		if (h6 >= 0) && h6 > po73 {
-			h6 -= pn74
-		} // icmpv6
-		if h12 > po73 {
-			h12 -= pn74
-		} // re
-		if cur > po73 {
-			cur = max(po73, cur-pn74)
-		}
 		pl.edges[3]++
 		goto n22
 	}
 n22:
 	{ // PopEthernet: pop ethernet
-		if pendN != 0 && !((h0 >= 0) && h0+14 == pendOff) {
-			if pendOff < len(data)-pendOff-pendN {
-				if o, k := pendOff, pendN; k >= 16 && o >= 16 && o <= 64 {
-					copy(data[k+o-16:k+o], data[o-16:o])
-					if o > 16 {
-						m := max(o-32, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 32 {
-						m := max(o-48, 0)
-						copy(data[k+m:k+m+16], data[m:m+16])
-					}
-					if o > 48 {
-						copy(data[k:k+16], data[:16])
-					}
-				} else {
-					copy(data[pendN:pendN+pendOff], data[:pendOff])
-				}
-				data = data[pendN:]
-			} else {
-				copy(data[pendOff:], data[pendOff+pendN:])
-				data = data[:len(data)-pendN]
-			}
-			pendN = 0
-		}
 		po75, pn76 := h0, 14 // ethernet
 		if po75+pn76 > len(data) {
 			return pl.drop(7)
 		}
-		pendN += pn76
-		if po75 < len(data)-po75-pendN {
-			if o, k := po75, pendN; k >= 16 && o >= 16 && o <= 64 {
-				copy(data[k+o-16:k+o], data[o-16:o])
-				if o > 16 {
-					m := max(o-32, 0)
-					copy(data[k+m:k+m+16], data[m:m+16])
-				}
-				if o > 32 {
-					m := max(o-48, 0)
-					copy(data[k+m:k+m+16], data[m:m+16])
-				}
-				if o > 48 {
-					copy(data[k:k+16], data[:16])
-				}
-			} else {
-				copy(data[pendN:pendN+po75], data[:po75])
-			}
-			data = data[pendN:]
-		} else {
-			copy(data[po75:], data[po75+pendN:])
-			data = data[:len(data)-pendN]
-		}
-		pendN = 0
 		h0 = -1
-		if (h1 >= 0) && h1 > po75 {
-			h1 -= pn76
-		} // vlan
-		if (h2 >= 0) && h2 > po75 {
-			h2 -= pn76
-		} // arp
-		if (h4 >= 0) && h4 > po75 {
-			h4 -= pn76
-		} // ipv6
-		if (h5 >= 0) && h5 > po75 {
-			h5 -= pn76
-		} // icmp
-		if (h6 >= 0) && h6 > po75 {
-			h6 -= pn76
-		} // icmpv6
-		if h12 > po75 {
-			h12 -= pn76
-		} // re
-		if cur > po75 {
-			cur = max(po75, cur-pn76)
-		}
 		goto n23
 	}
 n23:

@@ -6,23 +6,28 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/reasm"
-	"github.com/dragonet-go/nsc/ejfat/reasmfast"
+	"github.com/dragonet-go/nsc/ejfat/reasmsock"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/packet/frame"
 )
 
 // Model is a Reassembler that runs the Go code nsc generates from
-// models/ejfat/reassembler.nsc (ejfat/reasmfast) on
-// datagrams: each goes in as the frame the kernel received — Ethernet, IP
-// and UDP headers written in front of it (UDP checksum 0 over IPv4: the
-// kernel checked it) — and the model decides its fate by its own rules
-// (its state declaration's timeout and caps, not --timeout). A complete
-// event is the state's buffer, kept out of it until Release gives it back.
+// models/ejfat/reassembler.nsc embedded in the kernel's UDP sockets
+// (models/ejfat/hosts.nsc, LinuxUDPRecv; ejfat/reasmsock): from the
+// socket on, trusting what the kernel did before (parse, IPv4 header
+// checksum, fragments, UDP length and checksum), on datagrams as a
+// socket gives them, behind the Ethernet, IP and UDP headers the kernel
+// took off, with the source address and the length (written in front of
+// each, in place: the graph reads the source, the ports and the length
+// there). The model decides a datagram's fate by its own rules (its state
+// declaration's timeout and caps, not --timeout). A complete event is the
+// state's buffer, kept out of it until Release gives it back.
 type Model struct {
 	mu     sync.Mutex // the pipeline and stats: receive thread, consumer and progress meet here
-	pl     *reasmfast.Pipeline
+	pl     *reasmsock.Pipeline
 	buf    []byte
 	queue  chan *reasm.Event
 	events []*reasm.Event // released ones, for the next complete events
@@ -31,13 +36,14 @@ type Model struct {
 }
 
 // Room is the bytes FrameAt needs free in front of a datagram: the
-// headers it writes there and the generated code's headroom.
+// headers it writes there and the generated code's headroom (the code
+// pushes nothing, but a generated package asks for it).
 const Room = packet.Headroom + frame.EthernetLen + frame.IPv6Len + frame.UDPLen
 
 // NewModel makes a Model on clock now (nil: time.Now) whose queue holds
 // queue complete events.
 func NewModel(now func() time.Time, queue int) (*Model, error) {
-	pl, err := reasmfast.New(nil) // data_ports empty: every port a plain data port
+	pl, err := reasmsock.New(nil) // data_ports empty: every port a plain data port
 	if err != nil {
 		return nil, err
 	}
@@ -49,13 +55,13 @@ func NewModel(now func() time.Time, queue int) (*Model, error) {
 
 // reasons are the runtime's reasons for the model's drop sites, for one
 // report: the ones the runtime has by name, BadHeader for the rest.
-var reasons = func() (r [len(reasmfast.DropSites)]reasm.Reason) {
+var reasons = func() (r [len(reasmsock.DropSites)]reasm.Reason) {
 	named := map[string]reasm.Reason{
 		"stored": reasm.Placed, "duplicate": reasm.Duplicate, "overlap": reasm.Overlap, "late": reasm.Late,
 		"length mismatch": reasm.LengthMismatch, "out of bounds": reasm.OutOfBounds, "zero length": reasm.ZeroLength,
 		"too large": reasm.TooLarge, "truncated": reasm.Short,
 	}
-	for i, d := range reasmfast.DropSites {
+	for i, d := range reasmsock.DropSites {
 		why, ok := named[d.Reason]
 		if !ok {
 			why = reasm.BadHeader
@@ -84,6 +90,7 @@ func (m *Model) FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason {
 	m.stats.Packets++
 	m.stats.Bytes += uint64(n)
 	h := m.hdrs.write(src, buf[:off+n], off)
+	m.pl.At = m.hdrs.at
 	r := m.pl.Process(buf, off-h, h+n)
 	if r.Sink < 0 {
 		why := reasons[r.Drop]
@@ -127,42 +134,74 @@ func (m *Model) release(ev *reasm.Event) {
 }
 
 // headers writes, in front of a datagram, the frame's headers the kernel
-// took off: to an unspecified address, ports 0, the UDP checksum 0 over
-// IPv4 (the kernel checked it) and computed over IPv6 (where it is not
-// optional). Over IPv4 it keeps the last source's headers: the next
-// datagram from it costs a copy and its lengths, the IPv4 checksum
-// finished with the length (an event's segments come from one sender).
+// took off, as the socket's sink hands them to the generated code: from
+// the source address, to an unspecified one, ports 0, the lengths the
+// datagram's, no checksum (the kernel checked them, and the code trusts
+// it). It keeps the last source's headers, so the next datagram from it
+// costs their copy and two lengths (an event's segments come from one
+// sender).
 type headers struct {
-	src netip.Addr // of b; invalid when b holds none
-	b   [frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen]byte
-	sum uint32 // of b's IPv4 header but its length and checksum
+	src netip.Addr // of v4 or v6; invalid when neither holds one
+	v4  [frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen]byte
+	v6  [frame.EthernetLen + frame.IPv6Len + frame.UDPLen]byte
+	at  *fastpath.At // where the last headers written are: at4 or at6
 }
 
 // write writes the headers of the datagram f[off:] from src into the
-// bytes before it, and returns their length.
+// bytes before it, points at to where they are, and returns their length.
 func (h *headers) write(src netip.Addr, f []byte, off int) int {
-	if !src.Is4() {
-		d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(netip.IPv6Unspecified(), 0), TTL: 64}
-		n := d.HeaderLen()
-		d.Build(f[off-n:])
-		return n
-	}
 	if src != h.src {
-		d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), Dst: netip.AddrPortFrom(netip.IPv4Unspecified(), 0), TTL: 64}
-		d.Build(h.b[:])
-		ip := frame.IPv4(h.b[frame.EthernetLen:])
-		ip.SetTotalLength(0)
-		ip.SetChecksum(0)
-		h.sum, h.src = packet.Sum(ip[:frame.IPv4MinLen], 0), src
+		d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), TTL: 64}
+		if src.Is4() {
+			d.Dst = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+			d.Build(h.v4[:])
+		} else {
+			d.Dst = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
+			d.ZeroIPv6Checksum = true
+			d.Build(h.v6[:])
+		}
+		h.src = src
 	}
-	hdr := (*[len(h.b)]byte)(f[off-len(h.b) : off])
-	*hdr = h.b // an array's copy is inline moves, no memmove call
-	ip := frame.IPv4(hdr[frame.EthernetLen:])
-	total := uint16(len(f) - off + frame.IPv4MinLen + frame.UDPLen)
-	ip.SetTotalLength(total)
-	ip.SetChecksum(packet.Fold(h.sum + uint32(total)))
-	frame.UDP(ip[frame.IPv4MinLen:]).SetLength(total - frame.IPv4MinLen)
-	return len(h.b)
+	n := uint16(len(f) - off + frame.UDPLen)
+	if src.Is4() {
+		hdr := (*[len(h.v4)]byte)(f[off-len(h.v4) : off])
+		*hdr = h.v4 // an array's copy is inline moves, no memmove call
+		ip := frame.IPv4(hdr[frame.EthernetLen:])
+		ip.SetTotalLength(n + frame.IPv4MinLen)
+		frame.UDP(ip[frame.IPv4MinLen:]).SetLength(n)
+		h.at = &at4
+		return len(h.v4)
+	}
+	hdr := (*[len(h.v6)]byte)(f[off-len(h.v6) : off])
+	*hdr = h.v6
+	ip := frame.IPv6(hdr[frame.EthernetLen:])
+	ip.SetPayloadLength(n)
+	frame.UDP(ip[frame.IPv6Len:]).SetLength(n)
+	h.at = &at6
+	return len(h.v6)
+}
+
+// at4 and at6 are where write puts the headers, for the generated code
+// (read only).
+var at4, at6 = sockAt(false), sockAt(true)
+
+// sockAt is where write puts the headers: Ethernet, IPv4 or IPv6, UDP,
+// the cursor behind them.
+func sockAt(v6 bool) fastpath.At {
+	at := fastpath.NewAt()
+	hs := func(name string) int {
+		h, _ := reasmsock.Schema.Header(name)
+		return h.ID
+	}
+	at.Off[hs("ethernet")], at.Len[hs("ethernet")] = 0, frame.EthernetLen
+	ip, n := hs("ipv4"), frame.IPv4MinLen
+	if v6 {
+		ip, n = hs("ipv6"), frame.IPv6Len
+	}
+	at.Off[ip], at.Len[ip] = frame.EthernetLen, n
+	at.Off[hs("udp")], at.Len[hs("udp")] = frame.EthernetLen+n, frame.UDPLen
+	at.Cur = frame.EthernetLen + n + frame.UDPLen
+	return at
 }
 
 func (m *Model) Expire() {} // the model's state expires as segments come

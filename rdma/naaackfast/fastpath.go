@@ -1944,7 +1944,7 @@ n14:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po42 > 0 {
 				copy(data[pn43:pn43+po42], data[:po42])
 			}
 			data = data[pn43:]

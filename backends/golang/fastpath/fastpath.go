@@ -33,6 +33,31 @@ type Frame struct {
 	Out      Result
 }
 
+// MaxHeaders is the most headers a schema may have for a pipeline
+// generated from a sink on (At).
+const MaxHeaders = 32
+
+// At is where a device left a frame's headers, for a pipeline generated
+// from one of its Rx sinks on (nsc compile --sink): the device parsed and
+// checked the frame, so the pipeline starts with each header the device
+// may leave valid at Off (-1: not valid), Len bytes long, by schema index,
+// and the parse cursor at Cur, all offsets from the frame's start. The
+// pipeline trusts them: a wrong At is a wrong frame, which the pipeline
+// may drop as malformed, never read past.
+type At struct {
+	Off, Len [MaxHeaders]int
+	Cur      int
+}
+
+// NewAt is an At with no header valid and the cursor at 0.
+func NewAt() At {
+	var a At
+	for i := range a.Off {
+		a.Off[i] = -1
+	}
+	return a
+}
+
 // Counter kinds passed to Each.
 const (
 	CountNode  = "node"  // name: node; frames it ran on

@@ -119,3 +119,55 @@ func TestKeep(t *testing.T) {
 		t.Error("Reuse: no event took the buffer back")
 	}
 }
+
+// TestExpiry: expiry runs only when something may be due, and whatever
+// began or finished since is: an event begun in an empty state times out
+// a timeout later, at the first segment after, to the nanosecond, and its
+// key is forgotten a timeout after that; segments in between expire
+// nothing. Twice: the second time from a state whose last expiry left
+// nothing due.
+func TestExpiry(t *testing.T) {
+	now := time.Unix(1000, 0)
+	s := fastpath.NewState(&packet.StateDef{Name: "events", Max: 1 << 20, Timeout: time.Second, Events: 4, Bytes: 1 << 20})
+	s.Clock = func() time.Time { return now }
+	place := func(n uint64, off uint64) int {
+		key := fastpath.StateKey{n}
+		port, _ := s.Place(&key, 100, off, make([]byte, 10))
+		return port
+	}
+	for round := range uint64(2) {
+		base := 100 * round
+		if s.InProgress() != 0 {
+			t.Fatalf("round %d: %d events in progress", round, s.InProgress())
+		}
+		start, before := now, s.TimedOut
+		if p := place(base+1, 0); p != packet.PlacePlaced {
+			t.Fatalf("round %d: first segment: port %d", round, p)
+		}
+		now = start.Add(time.Second - time.Nanosecond)
+		if p := place(base+2, 0); p != packet.PlacePlaced || s.TimedOut != before {
+			t.Fatalf("round %d: 1 ns before the timeout: port %d, %d timed out", round, p, s.TimedOut-before)
+		}
+		now = start.Add(time.Second)
+		if p := place(base+3, 0); p != packet.PlacePlaced || s.TimedOut != before+1 {
+			t.Fatalf("round %d: at the timeout: port %d, %d timed out", round, p, s.TimedOut-before)
+		}
+		if p := place(base+1, 10); p != packet.PlaceLate {
+			t.Fatalf("round %d: the timed-out event's segment: port %d, want late", round, p)
+		}
+		now = now.Add(2 * time.Second) // all time out, event 1's key forgotten
+		if p := place(base+1, 10); p != packet.PlacePlaced || s.TimedOut != before+3 {
+			t.Fatalf("round %d: a forgotten key's segment: port %d, want placed; %d timed out", round, p, s.TimedOut-before)
+		}
+		now = now.Add(2 * time.Second) // it times out too: nothing left
+		place(base+50, 0)
+		now = now.Add(2 * time.Second)
+		place(base+51, 0)
+		now = now.Add(4 * time.Second)
+		place(base+52, 10)
+		now = now.Add(4 * time.Second)
+		key := fastpath.StateKey{base + 52}
+		s.Place(&key, 0, 0, nil)       // a zero length: expires the rest, places nothing
+		now = now.Add(2 * time.Second) // the next round's first segment forgets every key
+	}
+}

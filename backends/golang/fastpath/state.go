@@ -1,6 +1,7 @@
 package fastpath
 
 import (
+	"math"
 	"time"
 
 	"github.com/dragonet-go/nsc/packet"
@@ -31,6 +32,11 @@ type State struct {
 	gone  int     // entries at the front of ended that left it
 	bytes uint64  // the live entries' lengths
 	seq   uint64
+	// next is at most the earliest expiry of a live entry or a finished
+	// key: before it, expire has nothing to do. A new entry lowers it; a
+	// finished key expires later than its entry would have, which next
+	// covered already.
+	next int64
 
 	free    []*entry
 	held    *entry           // the entry whose event the last complete handed out
@@ -67,7 +73,7 @@ type ended struct {
 
 // NewState makes def's state, empty.
 func NewState(def *packet.StateDef) *State {
-	return &State{def: def, live: map[StateKey]*entry{}, done: map[StateKey]doneMark{}, buffers: map[int][][]byte{}}
+	return &State{def: def, next: math.MaxInt64, live: map[StateKey]*entry{}, done: map[StateKey]doneMark{}, buffers: map[int][][]byte{}}
 }
 
 // epoch is where the default clock's readings count from.
@@ -182,6 +188,7 @@ func (s *State) start(key *StateKey, length uint64, now int64) *entry {
 	s.seq++
 	e := s.entry(length)
 	e.key, e.length, e.arrived, e.expires, e.seq = *key, length, 0, now+int64(s.def.Timeout), s.seq
+	s.next = min(s.next, e.expires)
 	s.live[*key] = e
 	s.bytes += length
 	s.age.push(e)
@@ -230,6 +237,10 @@ func (s *State) forgetOldest() {
 // was added to once, and reads a finished key's from ended, not done:
 // each key in done has its one entry in ended, which leaves with it.
 func (s *State) expire(now int64) {
+	if now < s.next {
+		return // nothing to expire: one comparison a segment
+	}
+	defer s.schedule()
 	for e := s.age.head; e != nil && now >= e.expires; e = s.age.head {
 		s.finish(e, now, false)
 		s.release(e)
@@ -241,6 +252,18 @@ func (s *State) expire(now int64) {
 			delete(s.done, x.key)
 		}
 		s.gone++
+	}
+}
+
+// schedule sets next to the earliest expiry, that of the head of age or
+// of ended.
+func (s *State) schedule() {
+	s.next = math.MaxInt64
+	if e := s.age.head; e != nil {
+		s.next = e.expires
+	}
+	if s.gone < len(s.ended) {
+		s.next = min(s.next, s.ended[s.gone].expires)
 	}
 }
 

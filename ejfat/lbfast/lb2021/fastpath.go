@@ -778,7 +778,7 @@ t34:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po91 > 0 {
 				copy(data[pn92:pn92+po91], data[:po91])
 			}
 			data = data[pn92:]
@@ -1343,7 +1343,7 @@ n34:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po91 > 0 {
 				copy(data[pn92:pn92+po91], data[:po91])
 			}
 			data = data[pn92:]

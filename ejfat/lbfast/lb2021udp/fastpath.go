@@ -949,7 +949,7 @@ t37:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po101 > 0 {
 				copy(data[pn102:pn102+po101], data[:po101])
 			}
 			data = data[pn102:]
@@ -1678,7 +1678,7 @@ n37:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po101 > 0 {
 				copy(data[pn102:pn102+po101], data[:po101])
 			}
 			data = data[pn102:]

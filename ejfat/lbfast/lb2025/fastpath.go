@@ -1482,7 +1482,7 @@ t108:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -1519,7 +1519,7 @@ t108:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po210 > 0 {
 				copy(data[pendN:pendN+po210], data[:po210])
 			}
 			data = data[pendN:]
@@ -2510,7 +2510,7 @@ n69:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -2550,7 +2550,7 @@ n70:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -2579,7 +2579,7 @@ n70:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po127 > 0 {
 				copy(data[pendN:pendN+po127], data[:po127])
 			}
 			data = data[pendN:]
@@ -4037,7 +4037,7 @@ n108:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -4074,7 +4074,7 @@ n108:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po210 > 0 {
 				copy(data[pendN:pendN+po210], data[:po210])
 			}
 			data = data[pendN:]

@@ -1520,7 +1520,7 @@ t94:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -1557,7 +1557,7 @@ t94:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po221 > 0 {
 				copy(data[pendN:pendN+po221], data[:po221])
 			}
 			data = data[pendN:]
@@ -2901,7 +2901,7 @@ n55:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -3013,7 +3013,7 @@ n56:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -3045,7 +3045,7 @@ n56:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po138 > 0 {
 				copy(data[pendN:pendN+po138], data[:po138])
 			}
 			data = data[pendN:]
@@ -4590,7 +4590,7 @@ n94:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -4627,7 +4627,7 @@ n94:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po221 > 0 {
 				copy(data[pendN:pendN+po221], data[:po221])
 			}
 			data = data[pendN:]

@@ -1861,7 +1861,7 @@ t182:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -1898,7 +1898,7 @@ t182:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po253 > 0 {
 				copy(data[pendN:pendN+po253], data[:po253])
 			}
 			data = data[pendN:]
@@ -2669,7 +2669,7 @@ n59:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po39 > 0 {
 				copy(data[pn40:pn40+po39], data[:po39])
 			}
 			data = data[pn40:]
@@ -2711,7 +2711,7 @@ n61:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po41 > 0 {
 				copy(data[pn42:pn42+po41], data[:po41])
 			}
 			data = data[pn42:]
@@ -2753,7 +2753,7 @@ n63:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po43 > 0 {
 				copy(data[pn44:pn44+po43], data[:po43])
 			}
 			data = data[pn44:]
@@ -2795,7 +2795,7 @@ n65:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po45 > 0 {
 				copy(data[pn46:pn46+po45], data[:po45])
 			}
 			data = data[pn46:]
@@ -2837,7 +2837,7 @@ n67:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po47 > 0 {
 				copy(data[pn48:pn48+po47], data[:po47])
 			}
 			data = data[pn48:]
@@ -2879,7 +2879,7 @@ n69:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po49 > 0 {
 				copy(data[pn50:pn50+po49], data[:po49])
 			}
 			data = data[pn50:]
@@ -2946,7 +2946,7 @@ n73:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po53 > 0 {
 				copy(data[pn54:pn54+po53], data[:po53])
 			}
 			data = data[pn54:]
@@ -3719,7 +3719,7 @@ n132:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -3759,7 +3759,7 @@ n133:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -3791,7 +3791,7 @@ n133:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po163 > 0 {
 				copy(data[pendN:pendN+po163], data[:po163])
 			}
 			data = data[pendN:]
@@ -5339,7 +5339,7 @@ n182:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -5376,7 +5376,7 @@ n182:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po253 > 0 {
 				copy(data[pendN:pendN+po253], data[:po253])
 			}
 			data = data[pendN:]

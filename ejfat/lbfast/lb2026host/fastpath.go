@@ -1661,7 +1661,7 @@ n59:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po39 > 0 {
 				copy(data[pn40:pn40+po39], data[:po39])
 			}
 			data = data[pn40:]
@@ -1703,7 +1703,7 @@ n61:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po41 > 0 {
 				copy(data[pn42:pn42+po41], data[:po41])
 			}
 			data = data[pn42:]
@@ -1745,7 +1745,7 @@ n63:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po43 > 0 {
 				copy(data[pn44:pn44+po43], data[:po43])
 			}
 			data = data[pn44:]
@@ -1787,7 +1787,7 @@ n65:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po45 > 0 {
 				copy(data[pn46:pn46+po45], data[:po45])
 			}
 			data = data[pn46:]
@@ -1829,7 +1829,7 @@ n67:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po47 > 0 {
 				copy(data[pn48:pn48+po47], data[:po47])
 			}
 			data = data[pn48:]
@@ -1871,7 +1871,7 @@ n69:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po49 > 0 {
 				copy(data[pn50:pn50+po49], data[:po49])
 			}
 			data = data[pn50:]
@@ -1938,7 +1938,7 @@ n73:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po53 > 0 {
 				copy(data[pn54:pn54+po53], data[:po53])
 			}
 			data = data[pn54:]
@@ -2710,7 +2710,7 @@ n132:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -2750,7 +2750,7 @@ n133:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -2782,7 +2782,7 @@ n133:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po163 > 0 {
 				copy(data[pendN:pendN+po163], data[:po163])
 			}
 			data = data[pendN:]
@@ -4329,7 +4329,7 @@ n182:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -4366,7 +4366,7 @@ n182:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po253 > 0 {
 				copy(data[pendN:pendN+po253], data[:po253])
 			}
 			data = data[pendN:]

@@ -1812,7 +1812,7 @@ t148:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -1849,7 +1849,7 @@ t148:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po258 > 0 {
 				copy(data[pendN:pendN+po258], data[:po258])
 			}
 			data = data[pendN:]
@@ -2572,7 +2572,7 @@ n35:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po27 > 0 {
 				copy(data[pn28:pn28+po27], data[:po27])
 			}
 			data = data[pn28:]
@@ -2686,7 +2686,7 @@ n37:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po29 > 0 {
 				copy(data[pn30:pn30+po29], data[:po29])
 			}
 			data = data[pn30:]
@@ -2800,7 +2800,7 @@ n39:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po31 > 0 {
 				copy(data[pn32:pn32+po31], data[:po31])
 			}
 			data = data[pn32:]
@@ -2914,7 +2914,7 @@ n41:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po33 > 0 {
 				copy(data[pn34:pn34+po33], data[:po33])
 			}
 			data = data[pn34:]
@@ -3028,7 +3028,7 @@ n43:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po35 > 0 {
 				copy(data[pn36:pn36+po35], data[:po35])
 			}
 			data = data[pn36:]
@@ -3142,7 +3142,7 @@ n45:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po37 > 0 {
 				copy(data[pn38:pn38+po37], data[:po37])
 			}
 			data = data[pn38:]
@@ -3284,7 +3284,7 @@ n49:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po41 > 0 {
 				copy(data[pn42:pn42+po41], data[:po41])
 			}
 			data = data[pn42:]
@@ -4298,7 +4298,7 @@ n104:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -4410,7 +4410,7 @@ n105:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -4442,7 +4442,7 @@ n105:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po168 > 0 {
 				copy(data[pendN:pendN+po168], data[:po168])
 			}
 			data = data[pendN:]
@@ -6035,7 +6035,7 @@ n148:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -6072,7 +6072,7 @@ n148:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po258 > 0 {
 				copy(data[pendN:pendN+po258], data[:po258])
 			}
 			data = data[pendN:]

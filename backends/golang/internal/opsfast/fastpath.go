@@ -1674,7 +1674,7 @@ n10:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po44 > 0 {
 				copy(data[pn45:pn45+po44], data[:po44])
 			}
 			data = data[pn45:]
@@ -2368,7 +2368,7 @@ n34:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po151 > 0 {
 				copy(data[pn152:pn152+po151], data[:po151])
 			}
 			data = data[pn152:]
@@ -2585,7 +2585,7 @@ n39:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po183 > 0 {
 				copy(data[pn184:pn184+po183], data[:po183])
 			}
 			data = data[pn184:]

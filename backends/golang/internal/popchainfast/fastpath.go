@@ -741,7 +741,7 @@ t17:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -791,7 +791,7 @@ t17:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po76 > 0 {
 				copy(data[pendN:pendN+po76], data[:po76])
 			}
 			data = data[pendN:]
@@ -871,7 +871,7 @@ n7:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po39 > 0 {
 				copy(data[pn40:pn40+po39], data[:po39])
 			}
 			data = data[pn40:]
@@ -953,7 +953,7 @@ n9:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -1003,7 +1003,7 @@ n9:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po46 > 0 {
 				copy(data[pendN:pendN+po46], data[:po46])
 			}
 			data = data[pendN:]
@@ -1060,7 +1060,7 @@ n10:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po51 > 0 {
 				copy(data[pn52:pn52+po51], data[:po51])
 			}
 			data = data[pn52:]
@@ -1101,7 +1101,7 @@ n12:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po56 > 0 {
 				copy(data[pn57:pn57+po56], data[:po56])
 			}
 			data = data[pn57:]
@@ -1221,7 +1221,7 @@ n15:
 					if o > 48 {
 						copy(data[k:k+16], data[:16])
 					}
-				} else {
+				} else if pendOff > 0 {
 					copy(data[pendN:pendN+pendOff], data[:pendOff])
 				}
 				data = data[pendN:]
@@ -1250,7 +1250,7 @@ n15:
 				if o > 48 {
 					copy(data[k:k+16], data[:16])
 				}
-			} else {
+			} else if po69 > 0 {
 				copy(data[pendN:pendN+po69], data[:po69])
 			}
 			data = data[pendN:]
