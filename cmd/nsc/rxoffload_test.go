@@ -44,7 +44,7 @@ func TestRxOffloadEmbedAndVerify(t *testing.T) {
 		t.Errorf("honest verify: exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, stderr = nsc(t, "verify", "models/ejfat/reassembler.nsc", "verify/testdata/placeliars.nsc", "--lpg", "Reassembler", "--prg", "CompleteLiar", "--packets", "2000")
-	if code != exitModel || !strings.Contains(out, "mismatch 1: packet from RxQueue (sequence ") || !strings.Contains(out, "at Place: class ") {
+	if code != exitModel || !strings.Contains(out, "mismatch 1: packet from RxQueue (sequence ") || !strings.Contains(out, " at Place: ") {
 		t.Errorf("liar verify: exit %d\n%s%s", code, out, stderr)
 	}
 }
