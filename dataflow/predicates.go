@@ -489,14 +489,14 @@ func (ps *Predicates) writes(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		p = ps.forgetHeader(p, op.Header, true)
 		for i, f := range schema.Headers[op.Header].Fields {
 			if !f.Variable() {
-				p = p.And(ps.Space.Eq(ps.field(packet.FieldRef{Header: op.Header, Field: i}), packet.Value{}))
+				p = p.And(ps.Space.Eq(ps.Field(packet.FieldRef{Header: op.Header, Field: i}), packet.Value{}))
 			}
 		}
 		// A header pushed in front of the frame is in front of what every
 		// checksum covers; unless it is an IP header (whose addresses a
 		// pseudo-header takes), those checksums still hold.
 		var kept []int
-		if name := schema.Headers[op.Header].Name; op.After < 0 && name != "ipv4" && name != "ipv6" {
+		if op.After < 0 && !schema.IsIP(op.Header) {
 			for _, h := range schema.Headers {
 				if h.ID != op.Header {
 					kept = append(kept, h.ID)
@@ -523,9 +523,9 @@ func (ps *Predicates) writes(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		// 20261129, model 3925). Setting them with update makes it hold
 		// again; the analysis does not follow that and forgets it here.
 		ip := ps.Space.False()
-		for _, name := range []string{"ipv4", "ipv6"} {
-			if _, ok := schema.Header(name); ok {
-				ip = ip.Or(ps.Space.Valid(name))
+		for _, h := range schema.Headers {
+			if schema.IsIP(h.ID) {
+				ip = ip.Or(ps.Space.Valid(h.Name))
 			}
 		}
 		for _, u := range kept {
@@ -548,7 +548,7 @@ func (ps *Predicates) writes(n *Node, port *Port, p predicate.Pred) predicate.Pr
 	case packet.OpChecksumCompute:
 		h := schema.Headers[op.Header]
 		sum := packet.FieldRef{Header: op.Header, Field: h.Checksum}
-		p = p.ForgetField(ps.field(sum))
+		p = p.ForgetField(ps.Field(sum))
 		// The new checksum is bytes another checksum may cover (a header
 		// in a UDP payload): that one no longer holds.
 		for _, c := range schema.Headers {
@@ -558,7 +558,7 @@ func (ps *Predicates) writes(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		}
 		p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", h.Name)).And(ps.CsumOK(op.Header))
 		if h.ChecksumOptional { // a computed zero is sent as all ones
-			p = p.And(ps.Space.Eq(ps.field(sum), packet.Value{}).Not())
+			p = p.And(ps.Space.Eq(ps.Field(sum), packet.Value{}).Not())
 		}
 		return p
 	case packet.OpICRCCompute:
@@ -566,7 +566,7 @@ func (ps *Predicates) writes(n *Node, port *Port, p predicate.Pred) predicate.Pr
 			if schema.ICRCMayWrite(op.Header, t.ID) {
 				for i, f := range t.Fields {
 					if !f.Variable() {
-						p = p.ForgetField(ps.field(packet.FieldRef{Header: t.ID, Field: i}))
+						p = p.ForgetField(ps.Field(packet.FieldRef{Header: t.ID, Field: i}))
 					}
 				}
 			}
@@ -576,7 +576,7 @@ func (ps *Predicates) writes(n *Node, port *Port, p predicate.Pred) predicate.Pr
 		// The register's value header now holds the entry, or zeros.
 		h := schema.Registers[op.Register].Value
 		for i := range schema.Headers[h].Fields {
-			f := ps.field(packet.FieldRef{Header: h, Field: i})
+			f := ps.Field(packet.FieldRef{Header: h, Field: i})
 			p = p.ForgetField(f)
 			if port.Index == 1 {
 				p = p.And(ps.Space.Eq(f, packet.Value{}))
@@ -594,7 +594,7 @@ func (ps *Predicates) forgetHeader(p predicate.Pred, h int, valid bool) predicat
 	spec := ps.g.Schema.Headers[h]
 	for i, f := range spec.Fields {
 		if !f.Variable() {
-			p = p.ForgetField(ps.field(packet.FieldRef{Header: h, Field: i}))
+			p = p.ForgetField(ps.Field(packet.FieldRef{Header: h, Field: i}))
 		}
 	}
 	p = p.ForgetSymbol(fmt.Sprintf("csum_ok(%s)", spec.Name)).ForgetSymbol(icrcOK(spec)).ForgetValid(spec.Name)
@@ -683,7 +683,7 @@ func (ps *Predicates) forgetChecksums(p predicate.Pred, keep []int) predicate.Pr
 func (ps *Predicates) forgetUpdated(p predicate.Pred, update []int) predicate.Pred {
 	for _, h := range update {
 		spec := ps.g.Schema.Headers[h]
-		f := ps.field(packet.FieldRef{Header: h, Field: spec.Checksum})
+		f := ps.Field(packet.FieldRef{Header: h, Field: spec.Checksum})
 		if !spec.ChecksumOptional {
 			p = p.ForgetField(f)
 			continue
@@ -700,7 +700,7 @@ func (ps *Predicates) forgetUpdated(p predicate.Pred, update []int) predicate.Pr
 func (ps *Predicates) assign(p predicate.Pred, as []packet.Assign, update []int) predicate.Pred {
 	schema := ps.g.Schema
 	for _, a := range as {
-		f := ps.field(a.Dst)
+		f := ps.Field(a.Dst)
 		p = p.ForgetField(f)
 		if !schema.Headers[a.Dst.Header].Metadata {
 			p = ps.forgetICRC(p)
@@ -746,12 +746,13 @@ func ActionField(t *packet.TableSpec) predicate.Field {
 
 func (ps *Predicates) equals(e *packet.Expr, v packet.Value) predicate.Pred {
 	if e.Kind == packet.EField {
-		return ps.Space.Eq(ps.field(e.Field), v)
+		return ps.Space.Eq(ps.Field(e.Field), v)
 	}
 	return ps.Space.Symbol(fmt.Sprintf("%s == %s", e.Text, v))
 }
 
-func (ps *Predicates) field(f packet.FieldRef) predicate.Field {
+// Field is a packet field as the predicates name it.
+func (ps *Predicates) Field(f packet.FieldRef) predicate.Field {
 	return predicate.Field{Name: ps.g.Schema.FieldName(f), Width: ps.g.Schema.FieldSpec(f).Width}
 }
 
@@ -771,19 +772,19 @@ func (ps *Predicates) Cond(e *packet.Expr) predicate.Pred {
 		return s.Valid(ps.g.Schema.Headers[e.Header].Name)
 	case packet.EMasked:
 		if e.A.Kind == packet.EField {
-			return s.Masked(ps.field(e.A.Field), e.Value, e.Mask)
+			return s.Masked(ps.Field(e.A.Field), e.Value, e.Mask)
 		}
 	case packet.ERange:
 		if e.A.Kind == packet.EField {
-			return s.Range(ps.field(e.A.Field), e.Lo, e.Hi)
+			return s.Range(ps.Field(e.A.Field), e.Lo, e.Hi)
 		}
 	case packet.EEq, packet.ENe, packet.ELt, packet.ELe, packet.EGt, packet.EGe:
 		op := cmpOps[e.Kind]
 		if e.A.Kind == packet.EField && e.B.Kind == packet.EConst {
-			return s.Cmp(ps.field(e.A.Field), op, e.B.Const)
+			return s.Cmp(ps.Field(e.A.Field), op, e.B.Const)
 		}
 		if e.B.Kind == packet.EField && e.A.Kind == packet.EConst {
-			return s.Cmp(ps.field(e.B.Field), flipped[op], e.A.Const)
+			return s.Cmp(ps.Field(e.B.Field), flipped[op], e.A.Const)
 		}
 	}
 	return s.Symbol(e.Text)

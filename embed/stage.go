@@ -145,8 +145,7 @@ func (b *builder) changes(cur *current, e *enode) predicate.Pred {
 	if spec.ChecksumOptional {
 		// A zero is an absent checksum, good as it is, which the
 		// hardware would fill in.
-		sum := packet.FieldRef{Header: h, Field: spec.Checksum}
-		good = good.And(b.space.Eq(predicate.Field{Name: b.lpg.Schema.FieldName(sum), Width: b.lpg.Schema.FieldSpec(sum).Width}, packet.Value{}).Not())
+		good = good.And(b.space.Eq(cur.ps.Field(packet.FieldRef{Header: h, Field: spec.Checksum}), packet.Value{}).Not())
 	}
 	return reach.And(b.space.Valid(spec.Name).Not().Or(good).Not())
 }

@@ -83,6 +83,10 @@ type ipHeaders struct {
 	v6Src, v6Dst, v6Next, v6Payload int
 }
 
+// IsIP reports whether header h is the ipv4 or ipv6 header a pseudo-header
+// and an L4 checksum's end are taken from.
+func (s *Schema) IsIP(h int) bool { return h >= 0 && (h == s.ip.v4 || h == s.ip.v6) }
+
 // Finish resolves what operations look up by convention. Call it once after
 // the schema is complete.
 func (s *Schema) Finish() {
