@@ -54,6 +54,9 @@ type claimTarget struct {
 	// printed without it.
 	context predicate.Pred
 	end     string // the end of the embedded graph they go to, if one
+	// place is a place on the way: its frames are fitted to its ports
+	// (see claimCases).
+	place *dataflow.Node
 }
 
 // Name says what is trusted and where: "csum_ok(udp) claimed by
@@ -194,7 +197,7 @@ func endTargets(em *embed.Embedding, ps *dataflow.Predicates, c *Claim, n *dataf
 	ends, writers, passed := quietReach(n, c)
 	for _, e := range ends {
 		if t := lack.And(ps.Reaching(e)); predicate.Satisfiable(t) {
-			out = append(out, claimTarget{src, t, context, display(em, e)})
+			out = append(out, claimTarget{src, t, context, display(em, e), nil})
 		}
 	}
 	// Then the first nodes that write: what reaches an end behind them is
@@ -204,7 +207,7 @@ func endTargets(em *embed.Embedding, ps *dataflow.Predicates, c *Claim, n *dataf
 	// only at a pop of a header the frame lacks).
 	for _, w := range writers {
 		if t := lack.And(ps.Reaching(w)); predicate.Satisfiable(t) {
-			out = append(out, claimTarget{src, t, context, display(em, w)})
+			out = append(out, claimTarget{src, t, context, display(em, w), nil})
 		}
 	}
 	// And each port of the nodes on the way that decide: a lie may show
@@ -212,14 +215,24 @@ func endTargets(em *embed.Embedding, ps *dataflow.Predicates, c *Claim, n *dataf
 	// 20261211, models 5317 and 8903: a UDP check claimed done, pruned
 	// behind a test of a header's fields).
 	for _, x := range passed {
+		if x.Op.Kind == packet.OpPlace {
+			// The predicates do not say which port a place takes: a lie
+			// may show only on the ports a fitted frame reaches (seed
+			// 20261228, model 98: a UDP check claimed done, a place on
+			// the way whose event length is udp.length - 8).
+			if t := lack.And(ps.Reaching(x)); predicate.Satisfiable(t) {
+				out = append(out, claimTarget{src, t, context, display(em, x), x})
+			}
+			continue
+		}
 		for _, p := range x.Ports {
 			if t := lack.And(ps.Port(p)); predicate.Satisfiable(t) {
-				out = append(out, claimTarget{src, t, context, display(em, x) + "." + p.Name})
+				out = append(out, claimTarget{src, t, context, display(em, x) + "." + p.Name, nil})
 			}
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, claimTarget{src, lack, context, ""})
+		out = append(out, claimTarget{src, lack, context, "", nil})
 	}
 	return out
 }
@@ -312,9 +325,12 @@ func predicatesWithoutClaims(em *embed.Embedding, space *predicate.Space) *dataf
 	return em.Graph.PredicatesIn(space)
 }
 
-// claimCases makes n cases that test claims: round-robin over the claims
-// with classes, and within each over its classes.
-func claimCases(fs *frames, claims []*Claim, space *predicate.Space, n int, rnd *rand.Rand) []Case {
+// claimCases makes n cases that test claims: for each class on the way
+// to a place, a frame fitted to each port a lone segment leaves the
+// embedded place by, sent twice (the second meets what the first left),
+// at most half of n; then round-robin over the claims with classes, and
+// within each over its classes.
+func claimCases(em *embed.Embedding, fs *frames, claims []*Claim, space *predicate.Space, n int, rnd *rand.Rand) []Case {
 	var tested []*Claim
 	for _, c := range claims {
 		if len(c.targets) > 0 {
@@ -322,7 +338,23 @@ func claimCases(fs *frames, claims []*Claim, space *predicate.Space, n int, rnd 
 		}
 	}
 	var cases []Case
-	for i := 0; len(tested) > 0 && i < n; i++ {
+	entries := Entries(em)
+	for _, c := range tested {
+		for _, t := range c.targets {
+			if t.place == nil {
+				continue
+			}
+			for _, f := range fitted(em.Graph, fs, space, t.place, entries[t.source], t.source, t.pred, 16, rnd) {
+				for k := range 2 {
+					if len(cases) < n/2 {
+						cases = append(cases, Case{Source: t.source, Frame: f.frame, Meta: f.meta, Fresh: k == 0, Claim: c.Name(),
+							Why: fmt.Sprintf("claim %s: class %s, a lone segment leaves %s by %s, sent twice", c.Name(), f.class.Relative(t.context), t.end, f.port)})
+					}
+				}
+			}
+		}
+	}
+	for i := 0; len(tested) > 0 && i < n && len(cases) < n; i++ {
 		c := tested[i%len(tested)]
 		t := c.targets[(i/len(tested))%len(c.targets)]
 		class, ok := fs.sample(space, t.pred, rnd)

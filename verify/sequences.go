@@ -60,7 +60,7 @@ func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n in
 			}
 			seq++
 		}
-		for _, f := range fitted(em.LPG, fs, space, pl, src, reach, max(16, n/2), rnd) {
+		for _, f := range fitted(em.LPG, fs, space, pl, src, src.Name, reach, max(16, n/2), rnd) {
 			repeat(f.frame, f.meta, fmt.Sprintf("a lone segment leaves by %s, class %s", f.port, f.class))
 		}
 		for tries := 0; len(out) < n && tries < 4*n; tries++ {
@@ -120,9 +120,10 @@ type fit struct {
 	class predicate.Class
 }
 
-// fitted draws tries frames of classes that reach place pl from src and keeps,
-// in port order, the first that leaves pl by each port, run alone on a
-// fresh machine of the LPG. Half of them have their free fields at edges
+// fitted draws tries frames of classes that reach place pl of graph g
+// from its source src (LPG source name: frames of name's) and keeps, in
+// port order, the first that leaves pl by each port, run alone on a fresh
+// machine of g. Half of them have their free fields at edges
 // (0, all ones, small), and each has a payload of at most the state's max
 // behind its headers, the length fields counting it, most of them cut
 // after its first bytes: an event length computed from a field (bit<5>(f),
@@ -131,8 +132,8 @@ type fit struct {
 // 20261128, models 654 and 1983; seed 20261129, models 1694, 2926 and
 // 4709: events of at most 8 or 16 bytes, and no frame of verify's reached
 // the ports a lie changes).
-func fitted(lpg *dataflow.Graph, fs *frames, space *predicate.Space, pl, src *dataflow.Node, reach predicate.Pred, tries int, rnd *rand.Rand) []fit {
-	most := int(min(lpg.Schema.States[pl.Op.State].Max, maxPinnedPayload))
+func fitted(g *dataflow.Graph, fs *frames, space *predicate.Space, pl, src *dataflow.Node, name string, reach predicate.Pred, tries int, rnd *rand.Rand) []fit {
+	most := int(min(g.Schema.States[pl.Op.State].Max, maxPinnedPayload))
 	found := make([]*fit, len(pl.Ports))
 	var mk func(patch) []byte
 	var meta []packet.Value
@@ -153,7 +154,7 @@ func fitted(lpg *dataflow.Graph, fs *frames, space *predicate.Space, pl, src *da
 		}
 		if mk == nil || rnd.IntN(2) == 0 {
 			var ok bool
-			if mk, meta, ok = fs.patcher(src.Name, c, rnd.IntN(2) == 0, rnd); !ok {
+			if mk, meta, ok = fs.patcher(name, c, rnd.IntN(2) == 0, rnd); !ok {
 				mk = nil
 				continue
 			}
@@ -163,7 +164,7 @@ func fitted(lpg *dataflow.Graph, fs *frames, space *predicate.Space, pl, src *da
 			pt.keep = rnd.IntN(pt.payload + 1)
 		}
 		f := mk(pt)
-		m, err := sim.New(lpg, nil)
+		m, err := sim.New(g, nil)
 		if err != nil {
 			return nil
 		}

@@ -449,7 +449,7 @@ func GenerateTables(em *embed.Embedding, n int, seed uint64, tables []*table.Tab
 		}
 	}
 	// Claims first: their mismatches are the ones that name the culprit.
-	cases := claimCases(fs, findClaims(em, space), space, n/4, rnd)
+	cases := claimCases(em, fs, findClaims(em, space), space, n/4, rnd)
 	classes := n / 2
 	// Then sequences of segments, for an LPG that keeps state.
 	if seqs := sequenceCases(em, fs, space, n/4, rnd); len(seqs) > 0 {
