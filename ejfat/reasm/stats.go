@@ -79,7 +79,7 @@ type counters struct {
 }
 
 // inc adds n to a counter only this goroutine writes: a load and a store,
-// no locked instruction.
+// no read-modify-write loop (the store is still an XCHG on amd64).
 func inc(c *atomic.Uint64, n uint64) { c.Store(c.Load() + n) }
 
 func (c *counters) snapshot() Stats {

@@ -51,8 +51,15 @@ func BenchmarkEngines(b *testing.B) {
 					b.Fatal(err)
 				}
 				datagram := func(j int) reasm.Reason { return r.Datagram(src, dgrams[j]) }
-				if m, ok := r.(*Model); ok { // as the reader hands them over
-					datagram = func(j int) reasm.Reason { return m.FrameAt(src, bufs[j], Room, len(dgrams[j])) }
+				m, _ := r.(*Model)
+				if m != nil { // as the reader hands them over, in batches
+					datagram = func(j int) reasm.Reason {
+						if j%ReadBatch == 0 {
+							m.Flush()
+							m.Tick()
+						}
+						return m.FrameAt(src, bufs[j], Room, len(dgrams[j]))
+					}
 				}
 				number := uint64(0)
 				segs := func(i, j int) {
@@ -74,6 +81,9 @@ func BenchmarkEngines(b *testing.B) {
 					segs(j, j)
 				}
 				benchLoop(b, size, segs)
+				if m != nil {
+					m.Flush()
+				}
 				if s := r.Stats(); s.Reassembled < uint64(b.N/benchSegments) {
 					b.Fatalf("%d events reassembled of %d segments", s.Reassembled, b.N)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
@@ -25,14 +26,28 @@ import (
 // there). The model decides a datagram's fate by its own rules (its state
 // declaration's timeout and caps, not --timeout). A complete event is the
 // state's buffer, kept out of it until Release gives it back.
+//
+// One goroutine, the receive thread, runs datagrams (Datagram, FrameAt,
+// Tick, Flush); any may dequeue, release and read Stats. The receive
+// thread takes no lock and makes no atomic write per datagram (an atomic
+// store is a locked instruction on amd64): it counts in stats of its own
+// and publishes them once a batch (Flush), and released events wait in a
+// list of their own until it takes them back.
 type Model struct {
-	mu     sync.Mutex // the pipeline and stats: receive thread, consumer and progress meet here
-	pl     *reasmsock.Pipeline
-	buf    []byte
-	queue  chan *reasm.Event
-	events []*reasm.Event // released ones, for the next complete events
-	stats  reasm.Stats
-	hdrs   headers
+	pl    *reasmsock.Pipeline
+	st    *fastpath.State // the pipeline's one state
+	clock func() time.Time
+	buf   []byte
+	queue chan *reasm.Event
+	spare []*reasm.Event // released ones taken back, for the next complete events
+	stats reasm.Stats    // the receive thread's
+	hdrs  headers
+
+	mu       sync.Mutex
+	pub      reasm.Stats    // stats as of the last Flush
+	released []*reasm.Event // by the application, not yet taken back
+	waiting  atomic.Bool    // released is not empty
+	dequeued atomic.Uint64
 }
 
 // Room is the bytes FrameAt needs free in front of a datagram: the
@@ -50,7 +65,19 @@ func NewModel(now func() time.Time, queue int) (*Model, error) {
 	if now != nil {
 		pl.SetClock(now)
 	}
-	return &Model{pl: pl, queue: make(chan *reasm.Event, queue)}, nil
+	return &Model{pl: pl, st: pl.States()[0], clock: now, queue: make(chan *reasm.Event, queue)}, nil
+}
+
+// Tick reads the clock for the datagrams up to the next Tick: a reader
+// calls it before each batch (one recvmmsg), as the runtime reads its
+// clock once a batch. Without it the model's state reads the clock at
+// every segment.
+func (m *Model) Tick() {
+	if m.clock == nil {
+		m.st.Tick(time.Now())
+		return
+	}
+	m.st.Tick(m.clock())
 }
 
 // reasons are the runtime's reasons for the model's drop sites, for one
@@ -71,31 +98,39 @@ var reasons = func() (r [len(reasmsock.DropSites)]reasm.Reason) {
 	return r
 }()
 
-// Datagram copies b behind room of its own and runs it (FrameAt).
+// Datagram copies b behind room of its own and runs it (FrameAt), a batch
+// of its own: at the clock's time now, its counts published.
 func (m *Model) Datagram(src netip.Addr, b []byte) reasm.Reason {
+	m.Tick()
 	n := Room + len(b) + packet.Headroom
 	if cap(m.buf) < n {
 		m.buf = make([]byte, n)
 	}
 	copy(m.buf[Room:], b)
-	return m.FrameAt(src, m.buf[:n], Room, len(b))
+	why := m.FrameAt(src, m.buf[:n], Room, len(b))
+	m.Flush()
+	return why
 }
 
 // FrameAt runs the datagram buf[off:off+n] from src, with its headers
 // written in place in front of it: buf must have Room bytes before off
 // and packet.Headroom after off+n, as a reader that receives into
-// buf[Room:] leaves them. The datagram's bytes may change.
+// buf[Room:] leaves them. The datagram's bytes may change. Its counts are
+// published at the next Flush.
 func (m *Model) FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason {
-	m.mu.Lock()
+	if m.waiting.Load() {
+		m.takeBack()
+	}
 	m.stats.Packets++
 	m.stats.Bytes += uint64(n)
 	h := m.hdrs.write(src, buf[:off+n], off)
-	m.pl.At = m.hdrs.at
+	if at := m.hdrs.at; m.pl.At != at {
+		m.pl.At = at
+	}
 	r := m.pl.Process(buf, off-h, h+n)
 	if r.Sink < 0 {
 		why := reasons[r.Drop]
 		m.stats.Segments[why]++
-		m.mu.Unlock()
 		return why
 	}
 	// The event's key from its completing segment's RE header: the graph
@@ -104,33 +139,57 @@ func (m *Model) FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason {
 	m.stats.Reassembled++
 	ev := m.event()
 	ev.Key = reasm.Key{Src: src, DataID: re.DataID(), Number: re.EventNumber()}
-	ev.Data = m.pl.States()[0].Keep()
+	ev.Data = m.st.Keep()
 	select {
 	case m.queue <- ev:
 	default:
 		m.stats.EnqueueErrors++
-		m.release(ev)
+		m.reuse(ev)
 	}
 	m.stats.Segments[reasm.Completed]++
-	m.mu.Unlock()
 	return reasm.Completed
+}
+
+// Flush publishes the counts of the datagrams run so far, the events'
+// from the model's state, for Stats: a reader calls it after each batch.
+func (m *Model) Flush() {
+	s, st := &m.stats, m.st
+	s.TimedOut, s.Evicted = st.TimedOut, st.Evicted
+	s.Received = s.Reassembled + s.TimedOut + s.Evicted + uint64(st.InProgress())
+	m.mu.Lock()
+	m.pub = *s
+	m.mu.Unlock()
 }
 
 // event is a released Event, or a new one.
 func (m *Model) event() *reasm.Event {
-	if k := len(m.events); k > 0 {
-		ev := m.events[k-1]
-		m.events = m.events[:k-1]
+	if k := len(m.spare); k > 0 {
+		ev := m.spare[k-1]
+		m.spare = m.spare[:k-1]
 		return ev
 	}
 	return &reasm.Event{}
 }
 
-// release gives ev's buffer back to the state and keeps ev.
-func (m *Model) release(ev *reasm.Event) {
-	m.pl.States()[0].Reuse(ev.Data)
+// reuse gives ev's buffer back to the state and keeps ev (the receive
+// thread's).
+func (m *Model) reuse(ev *reasm.Event) {
+	m.st.Reuse(ev.Data)
 	*ev = reasm.Event{}
-	m.events = append(m.events, ev)
+	m.spare = append(m.spare, ev)
+}
+
+// takeBack reuses the events the application released (the receive
+// thread's).
+func (m *Model) takeBack() {
+	m.mu.Lock()
+	for _, ev := range m.released {
+		m.reuse(ev)
+	}
+	clear(m.released)
+	m.released = m.released[:0]
+	m.waiting.Store(false)
+	m.mu.Unlock()
 }
 
 // headers writes, in front of a datagram, the frame's headers the kernel
@@ -204,12 +263,13 @@ func sockAt(v6 bool) fastpath.At {
 	return at
 }
 
-func (m *Model) Expire() {} // the model's state expires as segments come
+// Expire publishes the counts: the model's state expires as segments come.
+func (m *Model) Expire() { m.Flush() }
 
 func (m *Model) Dequeue(ctx context.Context) (*reasm.Event, error) {
 	select {
 	case ev := <-m.queue:
-		m.dequeued()
+		m.dequeued.Add(1)
 		return ev, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -219,35 +279,29 @@ func (m *Model) Dequeue(ctx context.Context) (*reasm.Event, error) {
 func (m *Model) TryDequeue() (*reasm.Event, bool) {
 	select {
 	case ev := <-m.queue:
-		m.dequeued()
+		m.dequeued.Add(1)
 		return ev, true
 	default:
 		return nil, false
 	}
 }
 
-func (m *Model) dequeued() {
-	m.mu.Lock()
-	m.stats.Dequeued++
-	m.mu.Unlock()
-}
-
-// Release gives ev's buffer back to the model's state.
+// Release gives ev's buffer back to the model's state: the receive
+// thread takes it back at its next datagram.
 func (m *Model) Release(ev *reasm.Event) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.release(ev)
+	m.released = append(m.released, ev)
+	m.waiting.Store(true)
+	m.mu.Unlock()
 }
 
 func (m *Model) Fill() float64 { return float64(len(m.queue)) / float64(cap(m.queue)) }
 
-// Stats are the runtime's counters, the events' from the model's state.
+// Stats are the runtime's counters as of the last Flush.
 func (m *Model) Stats() reasm.Stats {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.stats
-	st := m.pl.States()[0]
-	s.TimedOut, s.Evicted = st.TimedOut, st.Evicted
-	s.Received = s.Reassembled + s.TimedOut + s.Evicted + uint64(st.InProgress())
+	s := m.pub
+	m.mu.Unlock()
+	s.Dequeued = m.dequeued.Load()
 	return s
 }

@@ -108,6 +108,7 @@ func TestModelAgainstRuntime(t *testing.T) {
 	if delivered != 60 {
 		t.Errorf("%d events delivered, want 60", delivered)
 	}
+	m.Flush() // a reader's after its batch: FrameAt's counts published
 	ms, rs := m.Stats(), r.Stats()
 	if ms.Segments != rs.Segments || ms.Reassembled != rs.Reassembled {
 		t.Errorf("counters: model %+v, runtime %+v", ms, rs)

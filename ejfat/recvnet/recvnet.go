@@ -190,9 +190,13 @@ func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 	if err != nil {
 		return
 	}
-	// A Model frames each datagram where it arrived: Room in front of it.
+	// A Model frames each datagram where it arrived (Room in front of
+	// it), reads the clock before each batch and publishes its counts
+	// after it.
 	inPlace, _ := t.r.(interface {
 		FrameAt(src netip.Addr, buf []byte, off, n int) reasm.Reason
+		Tick()
+		Flush()
 	})
 	bufs, in := make([][]byte, ReadBatch), make([][]byte, ReadBatch)
 	for i := range bufs {
@@ -221,6 +225,9 @@ func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 			rx.cfg.Began()
 		}
 		t.mu.Lock()
+		if inPlace != nil {
+			inPlace.Tick()
+		}
 		for i := range n {
 			size, from, truncated, _ := r.Datagram(i)
 			if truncated || !from.IsValid() {
@@ -235,6 +242,9 @@ func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 			} else {
 				t.r.Datagram(from.Addr().Unmap(), b)
 			}
+		}
+		if inPlace != nil {
+			inPlace.Flush()
 		}
 		t.mu.Unlock()
 	}

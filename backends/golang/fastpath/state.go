@@ -22,8 +22,12 @@ type StateKey [2 * MaxStateKeys]uint64
 // pipeline reports them as drops under the state's name.
 type State struct {
 	def *packet.StateDef
-	// Clock is the time source of the timeouts (nil: time.Now).
+	// Clock is the time source of the timeouts (nil: time.Now), until
+	// Tick fixes the time.
 	Clock func() time.Time
+	// ticked says Tick fixed the time at tick (State.now's).
+	ticked bool
+	tick   int64
 
 	live  map[StateKey]*entry
 	age   entryList // live entries, oldest (smallest seq) first
@@ -83,16 +87,30 @@ var epoch = time.Now()
 // since epoch, so that the expiry checks of every segment compare integers
 // (time.Time's comparisons are calls).
 func (s *State) now() int64 {
+	if s.ticked { // inlined
+		return s.tick
+	}
+	return s.read()
+}
+
+// read reads the clock, for now.
+func (s *State) read() int64 {
 	if s.Clock == nil {
 		return int64(time.Since(epoch))
 	}
 	return s.Clock().UnixNano()
 }
 
-// equal reports whether k and o are the same key, word by word: the
-// array comparison is a call of memequal.
-func (k *StateKey) equal(o *StateKey) bool {
-	return (k[0]^o[0])|(k[1]^o[1])|(k[2]^o[2])|(k[3]^o[3])|(k[4]^o[4])|(k[5]^o[5])|(k[6]^o[6])|(k[7]^o[7]) == 0
+// Tick fixes the state's time at now until the next Tick, for a caller
+// that reads the clock once a batch of frames rather than at every
+// segment (a receiver after each recvmmsg); Clock is not read after it.
+func (s *State) Tick(now time.Time) {
+	s.ticked = true
+	if s.Clock == nil {
+		s.tick = int64(now.Sub(epoch))
+		return
+	}
+	s.tick = now.UnixNano()
 }
 
 // Place places payload, the segment at offset of the event of length
@@ -115,8 +133,11 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 	case size > length || offset > length-size:
 		return packet.PlaceOutOfBounds, nil
 	}
+	// The last entry's key, compared word by word in line: the array
+	// comparison is a call of memequal.
 	e := s.last
-	if e == nil || !e.key.equal(key) {
+	if e == nil || (e.key[0]^key[0])|(e.key[1]^key[1])|(e.key[2]^key[2])|(e.key[3]^key[3])|
+		(e.key[4]^key[4])|(e.key[5]^key[5])|(e.key[6]^key[6])|(e.key[7]^key[7]) != 0 {
 		e = s.live[*key]
 	}
 	if e == nil {
@@ -144,7 +165,11 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 	}
 	s.last = e
 	copy(e.buf[offset:], payload)
-	e.add(offset, offset+size)
+	if k := len(e.spans) - 1; k >= 0 && e.spans[k].hi == offset { // in order
+		e.spans[k].hi = offset + size
+	} else {
+		e.add(offset, offset+size)
+	}
 	e.arrived += size
 	if e.arrived < e.length {
 		return packet.PlacePlaced, nil
@@ -237,9 +262,13 @@ func (s *State) forgetOldest() {
 // was added to once, and reads a finished key's from ended, not done:
 // each key in done has its one entry in ended, which leaves with it.
 func (s *State) expire(now int64) {
-	if now < s.next {
-		return // nothing to expire: one comparison a segment
+	if now >= s.next { // one comparison a segment, inlined
+		s.expireDue(now)
 	}
+}
+
+// expireDue is expire once something may be due.
+func (s *State) expireDue(now int64) {
 	defer s.schedule()
 	for e := s.age.head; e != nil && now >= e.expires; e = s.age.head {
 		s.finish(e, now, false)
@@ -278,13 +307,10 @@ func (e *entry) covered(lo, hi uint64) uint64 {
 	return c
 }
 
-// add records [lo, hi), which overlaps no arrived range, merging it with
+// add records [lo, hi), which overlaps no arrived range and does not
+// follow the last one (Place extends that one itself), merging it with
 // the ranges it touches.
 func (e *entry) add(lo, hi uint64) {
-	if k := len(e.spans) - 1; k >= 0 && e.spans[k].hi == lo { // in order
-		e.spans[k].hi = hi
-		return
-	}
 	i := 0
 	for i < len(e.spans) && e.spans[i].hi < lo {
 		i++
