@@ -140,6 +140,7 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 		(e.key[4]^key[4])|(e.key[5]^key[5])|(e.key[6]^key[6])|(e.key[7]^key[7]) != 0 {
 		e = s.live[*key]
 	}
+	next := -1 // the range the segment extends, when it comes right after the last one
 	if e == nil {
 		if f, ok := s.done[*key]; ok {
 			if f.complete {
@@ -153,9 +154,11 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 		e = s.start(key, length, now)
 	} else if e.length != length {
 		return packet.PlaceLengthMismatch, nil
-	} else if k := len(e.spans) - 1; size == 0 || k < 0 || e.spans[k].hi != offset {
+	} else if k := len(e.spans) - 1; size != 0 && k >= 0 && e.spans[k].hi == offset {
 		// Bytes right after the last ones that arrived overlap none (the
 		// ranges are sorted): in-order segments skip the count.
+		next = k
+	} else {
 		switch have := e.covered(offset, offset+size); {
 		case have == size:
 			return packet.PlaceDuplicate, nil
@@ -165,8 +168,8 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 	}
 	s.last = e
 	copy(e.buf[offset:], payload)
-	if k := len(e.spans) - 1; k >= 0 && e.spans[k].hi == offset { // in order
-		e.spans[k].hi = offset + size
+	if next >= 0 {
+		e.spans[next].hi = offset + size
 	} else {
 		e.add(offset, offset+size)
 	}
