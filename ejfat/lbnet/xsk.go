@@ -17,10 +17,13 @@ const xskWait = 50 * time.Millisecond
 
 // XSKConfig sizes the AF_XDP sockets of an LB (xsk.Open): each frame
 // keeps packet.Headroom free after it, as the fast path asks, so the
-// longest frame the LB runs is xsk.FrameSize - xsk.Headroom -
-// packet.Headroom (3,712 bytes); the kernel gets longer ones, and they
-// count as Oversize.
+// longest frame the LB runs is XSKMaxLen; the kernel gets longer ones,
+// and they count as Oversize.
 var XSKConfig = xsk.Config{Tailroom: packet.Headroom}
+
+// XSKMaxLen is the longest frame an LB on AF_XDP sockets runs (3,712
+// bytes).
+const XSKMaxLen = xsk.FrameSize - xsk.Headroom - packet.Headroom
 
 // xskWorker forwards the frames arriving on one AF_XDP socket: each is
 // run through the fast path in place in its UMEM chunk (the kernel leaves

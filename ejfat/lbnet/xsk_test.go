@@ -1,19 +1,14 @@
 package lbnet_test
 
 import (
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/sys/unix"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat"
@@ -22,7 +17,6 @@ import (
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/xdptest"
 	"github.com/dragonet-go/nsc/internal/xsk"
-	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/packet/table"
 )
 
@@ -41,8 +35,7 @@ func TestXSK(t *testing.T) {
 	frames := xskFrames(t)
 	v, lb := xskLB(t, 256)
 	stop := start(t, lb)
-	fd, ifindex := peerSocket(t, v)
-	defer syscall.Close(fd)
+	fd, ifindex := v.PeerSocket(t)
 
 	// The oracle: the fast path alone, on the same tables.
 	ts, _ := tables(t, lb2025Tables(t))
@@ -53,7 +46,7 @@ func TestXSK(t *testing.T) {
 	var want []string
 	var long uint64
 	var buf []byte
-	maxLen := xsk.FrameSize - xsk.Headroom - packet.Headroom
+	maxLen := lbnet.XSKMaxLen
 	for _, f := range frames {
 		if len(f) > maxLen {
 			long++
@@ -73,7 +66,7 @@ func TestXSK(t *testing.T) {
 	// Send in bursts the LB keeps up with: the kernel drops what finds
 	// no chunk in the fill ring.
 	to := &syscall.SockaddrLinklayer{Ifindex: ifindex, Halen: 6}
-	out := capture(t, fd)
+	out := xdptest.Capture(t, fd)
 	for i := 0; i < len(frames); i += 64 {
 		burst := frames[i:min(i+64, len(frames))]
 		for _, f := range burst {
@@ -122,7 +115,7 @@ func xskFrames(t *testing.T) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sizes := []int{14, 59, 60, 1514, xsk.FrameSize - xsk.Headroom - packet.Headroom, xsk.FrameSize - xsk.Headroom - packet.Headroom + 1, 9014}
+	sizes := []int{14, 59, 60, 1514, lbnet.XSKMaxLen, lbnet.XSKMaxLen + 1, 9014}
 	seeds, err := ejfat.EdgeSeeds(sizes)
 	if err != nil {
 		t.Fatal(err)
@@ -151,77 +144,14 @@ func xskLB(t testing.TB, frames int) (xdptest.Veth, *lbnet.LB) {
 	tag := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	v := xdptest.Veth{NS: "lbxsk-" + tag, Dev: "lbxsk", MAC: "00:aa:bb:cc:dd:ee", PeerNS: "lbxsp-" + tag, PeerDev: "lbxsp", PeerMAC: "00:11:22:33:44:55", MTU: 9000}
 	v.Up(t)
-	for _, end := range [][2]string{{v.NS, v.Dev}, {v.PeerNS, v.PeerDev}} {
-		if out, err := exec.Command("ip", "netns", "exec", end[0], "sysctl", "-qw", "net.ipv6.conf."+end[1]+".disable_ipv6=1").CombinedOutput(); err != nil {
-			t.Fatalf("sysctl: %v %s", err, out)
-		}
-	}
-	var s *xsk.Socket
-	var openErr error
+	v.DisableIPv6(t)
 	cfg := lbnet.XSKConfig
 	cfg.Frames = frames
-	xdptest.InNetns(t, v.NS, func() error {
-		s, openErr = xsk.Open(v.Dev, 0, cfg)
-		return nil
-	})
-	switch {
-	case errors.Is(openErr, xsk.ErrPermission), errors.Is(openErr, unix.EAFNOSUPPORT):
-		xdptest.Need(t, openErr.Error())
-	case openErr != nil:
-		t.Fatal(openErr)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := xdptest.OpenXSK(t, v.NS, v.Dev, cfg)
 	lb, err := lbnet.New(lbnet.Config{XSK: []*xsk.Socket{s}, New: func(ts []*table.Table) (fastpath.Pipeline, error) { return lbfast.New("lb-2025", ts) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	setTables(t, lb, lb2025Tables(t))
 	return v, lb
-}
-
-// peerSocket opens an AF_PACKET socket on the peer's end, with a receive
-// buffer for everything a test sends.
-func peerSocket(t testing.TB, v xdptest.Veth) (fd, ifindex int) {
-	xdptest.InNetns(t, v.PeerNS, func() (err error) {
-		if fd, ifindex, err = xdptest.PacketSocket(v.PeerDev); err == nil {
-			err = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, 32<<20)
-		}
-		return err
-	})
-	return fd, ifindex
-}
-
-// capture reads, in hex, the frames that come in on fd (not those it
-// sends) until the returned function is called, which waits until none
-// has come for 100 ms (fd's receive timeout) and returns them.
-func capture(t testing.TB, fd int) func() []string {
-	var got []string
-	var stop atomic.Bool
-	done := make(chan error, 1)
-	go func() {
-		buf := make([]byte, 1<<16)
-		for {
-			n, from, err := syscall.Recvfrom(fd, buf, 0)
-			switch {
-			case err == syscall.EINTR:
-			case err == syscall.EAGAIN:
-				if stop.Load() {
-					done <- nil
-					return
-				}
-			case err != nil:
-				done <- err
-				return
-			case from.(*syscall.SockaddrLinklayer).Pkttype != syscall.PACKET_OUTGOING:
-				got = append(got, hex.EncodeToString(buf[:n]))
-			}
-		}
-	}()
-	return func() []string {
-		stop.Store(true)
-		if err := <-done; err != nil {
-			t.Fatalf("receive: %v", err)
-		}
-		return got
-	}
 }

@@ -86,3 +86,14 @@ func PacketSocket(dev string) (fd, ifindex int, err error) {
 	}
 	return fd, ifc, nil
 }
+
+// DisableIPv6 turns IPv6 off on both ends, so that neither kernel sends
+// frames of its own (router solicitations, MLD reports) among a test's.
+func (v Veth) DisableIPv6(t testing.TB) {
+	t.Helper()
+	for _, end := range [][2]string{{v.NS, v.Dev}, {v.PeerNS, v.PeerDev}} {
+		if out, err := exec.Command("ip", "netns", "exec", end[0], "sysctl", "-qw", "net.ipv6.conf."+end[1]+".disable_ipv6=1").CombinedOutput(); err != nil {
+			t.Fatalf("sysctl: %v %s", err, out)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"time"
 	"unsafe"
 
@@ -83,6 +84,10 @@ func Open(ifname string, queue int, cfg Config) (_ *Socket, err error) {
 	ifc, err := net.InterfaceByName(ifname)
 	if err != nil {
 		return nil, fmt.Errorf("xsk: %w", err)
+	}
+	// bind says only EINVAL for a queue the interface lacks.
+	if rx, _ := filepath.Glob("/sys/class/net/" + ifname + "/queues/rx-*"); len(rx) > 0 && queue >= len(rx) {
+		return nil, fmt.Errorf("xsk: %s has %d receive queues, no queue %d", ifname, len(rx), queue)
 	}
 	s := &Socket{fd: -1, frames: cfg.Frames, maxLen: maxLen}
 	defer func() {

@@ -37,16 +37,11 @@ func echo(t *testing.T, mode link.XDPAttachFlags) {
 	v := xdptest.Veth{NS: "xsk-a-" + tag, Dev: "xska", MAC: "02:00:00:00:00:0a", PeerNS: "xsk-b-" + tag, PeerDev: "xskb", PeerMAC: "02:00:00:00:00:0b", MTU: 9000}
 	v.Up(t)
 	const tailroom = 128
-	s := openSocket(t, v.NS, v.Dev, xsk.Config{Frames: 64, Tailroom: tailroom, Mode: mode})
+	s := xdptest.OpenXSK(t, v.NS, v.Dev, xsk.Config{Frames: 64, Tailroom: tailroom, Mode: mode})
 	if s.MaxLen() != xsk.FrameSize-xsk.Headroom-tailroom {
 		t.Fatalf("MaxLen %d", s.MaxLen())
 	}
-	var fd, ifindex int
-	xdptest.InNetns(t, v.PeerNS, func() (err error) {
-		fd, ifindex, err = xdptest.PacketSocket(v.PeerDev)
-		return err
-	})
-	defer syscall.Close(fd)
+	fd, ifindex := v.PeerSocket(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -160,28 +155,4 @@ func receive(t *testing.T, fd int, buf []byte) ([]byte, bool) {
 		return bytes.Clone(buf[:n]), true
 	}
 	return nil, false
-}
-
-// openSocket opens a socket on dev in namespace ns, closed when t ends; it
-// skips t (Need) when the kernel or the process cannot.
-func openSocket(t *testing.T, ns, dev string, cfg xsk.Config) *xsk.Socket {
-	t.Helper()
-	var s *xsk.Socket
-	var openErr error
-	xdptest.InNetns(t, ns, func() error {
-		s, openErr = xsk.Open(dev, 0, cfg)
-		return nil
-	})
-	switch {
-	case errors.Is(openErr, xsk.ErrPermission), errors.Is(openErr, unix.EAFNOSUPPORT):
-		xdptest.Need(t, openErr.Error())
-	case openErr != nil:
-		t.Fatal(openErr)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
 }
