@@ -80,11 +80,11 @@ func (w *xskWorker) run(ctx context.Context) error {
 }
 
 // forward runs the n frames received in w.descs through the LB, over the
-// table set current when the batch starts, and sends what it sends.
+// table set current when the batch starts, and sends what it sends. With
+// none (a wait that timed out), it still flushes: chunks the kernel sent
+// after the last batch's flush come back to the fill ring, and frames it
+// could not send then go now.
 func (w *xskWorker) forward(n int) error {
-	if n == 0 {
-		return nil
-	}
 	w.begin()
 	pl := w.set.pls[w.id]
 	for _, d := range w.descs[:n] {

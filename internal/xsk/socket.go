@@ -29,9 +29,13 @@ const (
 	kicks = DefaultFrames / 32 * 2
 )
 
-// ErrPermission is what Open fails with when the process may not open
-// AF_XDP sockets or load BPF programs.
-var ErrPermission = errors.New("AF_XDP and XDP programs need CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF (run as root)")
+var (
+	// ErrPermission is what Open fails with when the process may not
+	// open AF_XDP sockets or load BPF programs.
+	ErrPermission = errors.New("AF_XDP and XDP programs need CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF (run as root)")
+	// ErrClosed is what a closed socket's counters say.
+	ErrClosed = errors.New("xsk: socket closed")
+)
 
 // Config sizes a socket.
 type Config struct {
@@ -267,6 +271,9 @@ func (s *Socket) complete() {
 // Long is how many frames the program passed to the kernel for being
 // longer than MaxLen.
 func (s *Socket) Long() (uint64, error) {
+	if s.long == nil {
+		return 0, ErrClosed
+	}
 	var per []uint64
 	if err := s.long.Lookup(uint32(0), &per); err != nil {
 		return 0, err
