@@ -33,7 +33,7 @@ import (
 // reassembler's own check, would pass it on.
 func TestLinuxUDPRecvKernel(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
-		xdpNeed(t, "no ip command")
+		xdptest.Need(t, "no ip command")
 	}
 	tag := fmt.Sprint(os.Getpid())
 	rxNS, txNS := "nscrecv-rx-"+tag, "nscrecv-tx-"+tag
@@ -41,7 +41,7 @@ func TestLinuxUDPRecvKernel(t *testing.T) {
 		t.Helper()
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			if os.Geteuid() != 0 {
-				xdpNeed(t, fmt.Sprintf("ip %s: %v (network namespaces need root)", strings.Join(args, " "), err))
+				xdptest.Need(t, fmt.Sprintf("ip %s: %v (network namespaces need root)", strings.Join(args, " "), err))
 			}
 			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -65,7 +65,7 @@ func TestLinuxUDPRecvKernel(t *testing.T) {
 	var fd, ifindex int
 	xdptest.InNetns(t, txNS, func() error {
 		var err error
-		fd, ifindex, err = packetSocket("vtx")
+		fd, ifindex, err = xdptest.PacketSocket("vtx")
 		return err
 	})
 	defer syscall.Close(fd)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -35,7 +34,7 @@ import (
 // inside the namespaces, which are removed at the end, failed or not.
 func TestXDPAttach(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
-		xdpNeed(t, "the ip command (iproute2) is missing")
+		xdptest.Need(t, "the ip command (iproute2) is missing")
 	}
 	// Generic XDP (in the stack, after the driver), and native XDP in the
 	// veth driver; there the peer needs an XDP program of its own (one
@@ -58,7 +57,7 @@ func xdpAttach(t *testing.T, mode link.XDPAttachFlags) {
 	var fd, ifindex int
 	xdptest.InNetns(t, txNS, func() error {
 		var err error
-		fd, ifindex, err = packetSocket("vtx")
+		fd, ifindex, err = xdptest.PacketSocket("vtx")
 		return err
 	})
 	defer syscall.Close(fd)
@@ -146,19 +145,7 @@ type xdpVeth struct{ lbNS, lbDev, lbMAC, peerNS, peerDev, peerMAC string }
 // command, which fails t.
 func (v xdpVeth) up(t *testing.T, r *xdprun.Runner, mode link.XDPAttachFlags) func(args ...string) {
 	t.Helper()
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	for _, ns := range []string{v.lbNS, v.peerNS} {
-		ip("netns", "add", ns)
-		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	}
-	ip("-n", v.lbNS, "link", "add", v.lbDev, "mtu", "9000", "address", v.lbMAC, "type", "veth", "peer", "name", v.peerDev, "mtu", "9000", "address", v.peerMAC, "netns", v.peerNS)
-	ip("-n", v.lbNS, "link", "set", v.lbDev, "up")
-	ip("-n", v.peerNS, "link", "set", v.peerDev, "up")
+	ip := xdptest.Veth{NS: v.lbNS, Dev: v.lbDev, MAC: v.lbMAC, PeerNS: v.peerNS, PeerDev: v.peerDev, PeerMAC: v.peerMAC, MTU: 9000}.Up(t)
 	attach := func(ns, dev string, prog *ebpf.Program) {
 		xdptest.InNetns(t, ns, func() error {
 			ifc, err := net.InterfaceByName(dev)
@@ -183,40 +170,4 @@ func (v xdpVeth) up(t *testing.T, r *xdprun.Runner, mode link.XDPAttachFlags) fu
 		attach(v.peerNS, v.peerDev, pass)
 	}
 	return ip
-}
-
-// xdpNeed skips t for a missing tool, or fails it under CI.
-func xdpNeed(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI is set and this test cannot run: %s", why)
-	}
-	t.Skip(why)
-}
-
-// packetSocket opens an AF_PACKET socket bound to interface dev, with a
-// receive timeout.
-func packetSocket(dev string) (fd, ifindex int, err error) {
-	const ethPAll = 0x0003
-	proto := int(uint16(ethPAll)<<8 | uint16(ethPAll)>>8)
-	fd, err = syscall.Socket(syscall.AF_PACKET, syscall.SOCK_RAW, proto)
-	if err != nil {
-		return 0, 0, err
-	}
-	ni, err := net.InterfaceByName(dev) // netlink, in the thread's namespace
-	if err != nil {
-		syscall.Close(fd)
-		return 0, 0, err
-	}
-	ifc := ni.Index
-	if err := syscall.Bind(fd, &syscall.SockaddrLinklayer{Protocol: uint16(proto), Ifindex: ifc}); err != nil {
-		syscall.Close(fd)
-		return 0, 0, err
-	}
-	tv := syscall.Timeval{Usec: 100000}
-	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
-		syscall.Close(fd)
-		return 0, 0, err
-	}
-	return fd, ifc, nil
 }

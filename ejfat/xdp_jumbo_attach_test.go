@@ -73,7 +73,7 @@ func jumboEvent(n uint64, size int) []byte {
 // namespaces (xmb-…) are removed at the end, failed or not.
 func TestXDPJumboEvents(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
-		xdpNeed(t, "the ip command (iproute2) is missing")
+		xdptest.Need(t, "the ip command (iproute2) is missing")
 	}
 	t.Run("generic", func(t *testing.T) { jumboEvents(t, link.XDPGenericMode) })
 	t.Run("driver", func(t *testing.T) { jumboEvents(t, link.XDPDriverMode) })
@@ -114,7 +114,7 @@ func jumboEvents(t *testing.T, mode link.XDPAttachFlags) {
 	var fd, ifindex int
 	xdptest.InNetns(t, rxNS, func() error {
 		var err error
-		fd, ifindex, err = packetSocket("xmbrx")
+		fd, ifindex, err = xdptest.PacketSocket("xmbrx")
 		return err
 	})
 	defer syscall.Close(fd)

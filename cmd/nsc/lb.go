@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -20,6 +21,7 @@ import (
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
 	"github.com/dragonet-go/nsc/ejfat/lbfast"
 	"github.com/dragonet-go/nsc/ejfat/lbnet"
+	"github.com/dragonet-go/nsc/internal/xsk"
 	"github.com/dragonet-go/nsc/packet/table"
 )
 
@@ -28,6 +30,8 @@ func runLB(e *env, args []string) error {
 	lb := fs.String("lb", "lb-2025", "LB model")
 	tables := fs.String("tables", "", "table entries (table_add lines); SIGHUP reloads them")
 	listen := fs.String("listen", "", "UDP address to receive EJFAT datagrams on (the LB's own IP and port)")
+	afxdp := fs.String("afxdp", "", "instead of --listen: take every frame of a queue of this interface on an AF_XDP socket (copy mode; root) and send what the LB sends back out of it")
+	queue := fs.Int("queue", 0, "with --afxdp: the interface's queue")
 	mac := fs.String("mac", "", "the LB's MAC (default: from the MAC filter entries)")
 	batch := fs.Int("batch", lbnet.DefaultBatch, fmt.Sprintf("datagrams per recvmmsg/sendmmsg (1 to %d)", lbnet.MaxBatch))
 	workers := fs.Int("workers", runtime.NumCPU(), "receivers on the port (SO_REUSEPORT), each with its own fast path")
@@ -47,8 +51,11 @@ func runLB(e *env, args []string) error {
 	if *asJSON {
 		jsonOut, e = e.stdout, &env{e.stderr, e.stderr}
 	}
-	if len(files) > 0 || *listen == "" || *tables == "" {
-		return usagef("--tables and --listen are required")
+	if len(files) > 0 || (*listen == "") == (*afxdp == "") || *tables == "" {
+		return usagef("--tables and one of --listen and --afxdp are required")
+	}
+	if err := checkAFXDP(fs, *afxdp); err != nil {
+		return err
 	}
 	if (fromCP.addr == "") != (fromCP.token == "") || (fromCP.ca != "" && fromCP.addr == "") {
 		return usagef("--cp and --token go together, and --tls-ca with them")
@@ -56,8 +63,12 @@ func runLB(e *env, args []string) error {
 	if err := fromCP.dial(); err != nil {
 		return err
 	}
+	newPipeline := lbfast.NewSocket // behind the kernel's UDP sockets
+	if *afxdp != "" {
+		newPipeline = lbfast.New // whole frames
+	}
 	cfg := lbnet.Config{
-		New:         func(ts []*table.Table) (fastpath.Pipeline, error) { return lbfast.NewSocket(*lb, ts) },
+		New:         func(ts []*table.Table) (fastpath.Pipeline, error) { return newPipeline(*lb, ts) },
 		Batch:       *batch,
 		MaxDatagram: *maxDatagram,
 		Pin:         *pin,
@@ -88,15 +99,27 @@ func runLB(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	addr, err := net.ResolveUDPAddr("udp", *listen)
-	if err != nil {
-		return usagef("--listen: %v", err)
-	}
-	if cfg.Conns, err = lbnet.Listen(addr, *workers); err != nil {
-		return err
-	}
-	for _, c := range cfg.Conns {
-		defer c.Close()
+	var on string
+	if *afxdp != "" {
+		s, err := xsk.Open(*afxdp, *queue, lbnet.XSKConfig)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		cfg.XSK = []*xsk.Socket{s}
+		on, *workers = fmt.Sprintf("%s queue %d (AF_XDP, copy mode)", *afxdp, *queue), 1
+	} else {
+		addr, err := net.ResolveUDPAddr("udp", *listen)
+		if err != nil {
+			return usagef("--listen: %v", err)
+		}
+		if cfg.Conns, err = lbnet.Listen(addr, *workers); err != nil {
+			return err
+		}
+		for _, c := range cfg.Conns {
+			defer c.Close()
+		}
+		on = cfg.Conns[0].LocalAddr().String()
 	}
 	fwd, err := lbnet.New(cfg)
 	if err != nil {
@@ -105,7 +128,7 @@ func runLB(e *env, args []string) error {
 	if err := fwd.SetTables(ts, own); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s forwarding on %s with %s (MAC %s)\n", *lb, cfg.Conns[0].LocalAddr(), plural(*workers, "worker"), own)
+	fmt.Fprintf(e.stdout, "%s forwarding on %s with %s (MAC %s)\n", *lb, on, plural(*workers, "worker"), own)
 	if fromCP.etag != "" {
 		fmt.Fprintf(e.stdout, "tables from nsc cp at %s: version %s\n", fromCP.addr, fromCP.etag)
 	}
@@ -129,6 +152,29 @@ func runLB(e *env, args []string) error {
 		err = errors.Join(err, printJSON(jsonOut, lbJSONOf(fwd, took)))
 	}
 	return err
+}
+
+// checkAFXDP refuses the flags that do not go with --afxdp (an AF_XDP
+// socket takes one queue: one worker; a frame's length is bounded by its
+// chunk), and --queue without it; and an interface that does not exist.
+func checkAFXDP(fs *flag.FlagSet, iface string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case err != nil:
+		case iface == "" && f.Name == "queue":
+			err = usagef("--queue goes with --afxdp")
+		case iface != "" && (f.Name == "workers" || f.Name == "max-datagram"):
+			err = usagef("--%s does not go with --afxdp (one worker a queue; frames up to %d bytes, longer ones stay with the kernel)", f.Name, lbnet.XSKMaxLen)
+		}
+	})
+	if err != nil || iface == "" {
+		return err
+	}
+	if _, err := net.InterfaceByName(iface); err != nil {
+		return usagef("--afxdp %s: no such interface (%v)", iface, err)
+	}
+	return nil
 }
 
 // loadLBTables loads a table script whole, and more entries after it (a

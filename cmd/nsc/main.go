@@ -42,7 +42,7 @@ var commands = []command{
 		"nsc compile models/ejfat/lb-2025.nsc --lpg LB2025 --prg HostRaw --target go -o lbfast", runCompile},
 	{"run", "(FILE… --lpg L [--prg P] --in in.pcap --out DIR | --lb MODEL --in in.pcap --out out.pcap [--interp]) [--tables FILE] [--json]", "run a pcap through a model's generated Go fast path (built once, cached; one pcap per sink, as nsc sim), or through an EJFAT LB's",
 		"nsc run models/inet/udp.nsc --lpg UDPIPv4 --in in.pcap --out out/", runRun},
-	{"lb", "--tables FILE --listen ADDR [--lb MODEL] [--workers N] [--pin] [--batch N] [--max-datagram N]", "forward EJFAT datagrams live on UDP sockets through an LB's fast path; SIGHUP reloads the tables, SIGINT or SIGTERM stops it",
+	{"lb", "--tables FILE (--listen ADDR [--workers N] [--max-datagram N] | --afxdp IFACE [--queue Q]) [--lb MODEL] [--pin] [--batch N]", "forward EJFAT datagrams live on UDP sockets (or whole frames on an AF_XDP socket) through an LB's fast path; SIGHUP reloads the tables, SIGINT or SIGTERM stops it",
 		"nsc lb --lb lb-2025 --tables my.tables --listen 127.0.0.1:19522", runLB},
 	{"send", "--to ADDR [--lb v2|v3] [--gso] [--events N] [--size B] [--mtu M] [--rate R] [--data-id D] [--sync ADDR] [--in FILE…] [--pcap OUT]", "cut events into EJFAT segments and send them (or write them to a pcap), paced, with sync messages",
 		"nsc send --to 127.0.0.1:19522 --events 100 --size 100000 --rate 1000", runSend},

@@ -238,6 +238,11 @@ func newCounter(b *testing.B) *counter {
 	if err != nil {
 		b.Skip(err)
 	}
+	return countOn(b, conn)
+}
+
+// countOn is a counter on conn, closed when b ends.
+func countOn(b *testing.B, conn *net.UDPConn) *counter {
 	lbnet.SetReadBuffer(conn, 64<<20) // as the LB's: the LB emptying a backlog outpaces them
 	c := &counter{conn: conn}
 	var done sync.WaitGroup

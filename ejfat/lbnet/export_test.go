@@ -19,14 +19,14 @@ func (f *Framer) Frame(buf []byte, mac net.HardwareAddr, src netip.AddrPort, n i
 // workers sent and the UDP_GRO ones they received.
 func SegmentedSends(lb *LB) (n uint64) {
 	for _, w := range lb.workers {
-		n += w.out.Segmented
+		n += w.(*worker).out.Segmented
 	}
 	return n
 }
 
 func CoalescedReceives(lb *LB) (n uint64) {
 	for _, w := range lb.workers {
-		n += w.count.coalesced.Load()
+		n += w.common().count.coalesced.Load()
 	}
 	return n
 }
@@ -38,7 +38,7 @@ func CoalescedReceives(lb *LB) (n uint64) {
 // the worker queued to send (had its queue filled, it would have sent
 // some) and drops them.
 func Batch(lb *LB, msgs [][]byte, src netip.AddrPort, segment int) int {
-	w := lb.workers[0]
+	w := lb.workers[0].(*worker)
 	w.begin()
 	for i, m := range msgs {
 		copy(w.bufs[i][frameRoom:], m)

@@ -15,6 +15,13 @@
 // with its own pipeline and counters. The workers share one table set,
 // which SetTables replaces whole: a worker picks up the current set once
 // per batch, so no datagram sees a mix of old and new tables.
+//
+// An LB may instead run on AF_XDP sockets (Config.XSK, internal/xsk), one
+// worker each, with the HostRaw fast path (lbfast.New): the whole frame
+// the wire had is run in place in the socket's UMEM, what the LB sends
+// goes out of the same interface from the socket's tx ring, and what it
+// drops goes back to the fill ring; frames longer than a chunk holds
+// (XSKConfig) stay with the kernel and count as Oversize.
 package lbnet
 
 import (
@@ -28,6 +35,7 @@ import (
 	"time"
 
 	"github.com/dragonet-go/nsc/backends/golang/fastpath"
+	"github.com/dragonet-go/nsc/internal/xsk"
 	"github.com/dragonet-go/nsc/packet"
 	"github.com/dragonet-go/nsc/packet/frame"
 	"github.com/dragonet-go/nsc/packet/table"
@@ -49,6 +57,11 @@ type Config struct {
 	// Conns are the sockets the LB receives on, one worker each (Listen
 	// opens them).
 	Conns []*net.UDPConn
+	// XSK are AF_XDP sockets the LB receives whole frames on, one worker
+	// each, instead of Conns: frames the LB forwards go back out of the
+	// socket's interface, changed in place (New: lbfast.New, the HostRaw
+	// fast path).
+	XSK []*xsk.Socket
 	// New makes a worker's fast path over a table set (lbfast.NewSocket
 	// for one LB version).
 	New func([]*table.Table) (fastpath.Pipeline, error)
@@ -96,7 +109,7 @@ func (s *Stats) add(o Stats) {
 // LB forwards the datagrams arriving on its sockets.
 type LB struct {
 	cfg     Config
-	workers []*worker
+	workers []runner
 	current atomic.Pointer[tableSet]
 }
 
@@ -118,8 +131,8 @@ func New(cfg Config) (*LB, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("lbnet: %v", err)
 	}
-	if len(cfg.Conns) == 0 || cfg.New == nil {
-		return nil, errors.New("lbnet: no sockets to receive on (Config.Conns) or no fast path (Config.New)")
+	if (len(cfg.Conns) == 0) == (len(cfg.XSK) == 0) || cfg.New == nil {
+		return nil, errors.New("lbnet: no sockets to receive on (one of Config.Conns and Config.XSK) or no fast path (Config.New)")
 	}
 	lb := &LB{cfg: cfg}
 	for i, c := range cfg.Conns {
@@ -128,6 +141,9 @@ func New(cfg Config) (*LB, error) {
 			return nil, err
 		}
 		lb.workers = append(lb.workers, w)
+	}
+	for i, s := range cfg.XSK {
+		lb.workers = append(lb.workers, newXSKWorker(lb, i, s))
 	}
 	return lb, nil
 }
@@ -192,7 +208,7 @@ func (lb *LB) Stats() Stats {
 func (lb *LB) CPU() time.Duration {
 	var d time.Duration
 	for _, w := range lb.workers {
-		d += time.Duration(w.count.cpu.Load())
+		d += time.Duration(w.common().count.cpu.Load())
 	}
 	return d
 }
@@ -201,7 +217,8 @@ func (lb *LB) CPU() time.Duration {
 // table set; read them after Run has returned.
 func (lb *LB) Drops() map[fastpath.DropSite]uint64 {
 	drops := map[fastpath.DropSite]uint64{}
-	for _, w := range lb.workers {
+	for _, r := range lb.workers {
+		w := r.common()
 		for k, n := range w.drops {
 			drops[k] += n
 		}

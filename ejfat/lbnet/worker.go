@@ -44,20 +44,64 @@ type counters struct {
 	cpu                                                atomic.Int64  // ns its pinned thread ran, when run returns
 }
 
-// worker forwards the datagrams arriving on one socket.
-type worker struct {
-	lb     *LB
-	id     int // its pipeline in every table set
-	conn   *net.UDPConn
-	count  counters
-	framer framer
-	want   int // messages to receive next (1 to Config.Batch)
+// runner is a worker of either kind: on a UDP socket (worker) or on an
+// AF_XDP socket (xskWorker).
+type runner interface {
+	// run forwards until ctx ends, then what its socket still holds; or
+	// until the socket fails.
+	run(ctx context.Context) error
+	stats() Stats
+	common() *base
+}
+
+// base is what every worker has: its pipeline in each table set, the
+// counters and the pipelines' drops.
+type base struct {
+	lb    *LB
+	id    int // its pipeline in every table set
+	count counters
 	// The batch's counts, added to count when it ends.
-	tally  Stats
-	merged uint64    // coalesced messages
-	set    *tableSet // the one the last batch ran over
+	tally Stats
+	set   *tableSet // the one the last batch ran over
 	// drops are those of the pipelines of earlier sets, by site.
 	drops map[fastpath.DropSite]uint64
+}
+
+func newBase(lb *LB, id int) base {
+	return base{lb: lb, id: id, drops: map[fastpath.DropSite]uint64{}}
+}
+
+func (w *base) common() *base { return w }
+
+func (w *base) stats() Stats {
+	return Stats{w.count.received.Load(), w.count.forwarded.Load(), w.count.dropped.Load(),
+		w.count.oversize.Load(), w.count.sendErrors.Load()}
+}
+
+// pin binds the calling goroutine's thread to the worker's CPU when the
+// LB pins its workers, and returns what counts the thread's time when run
+// returns.
+func (w *base) pin() (done func(), err error) {
+	if !w.lb.cfg.Pin {
+		return func() {}, nil
+	}
+	// Never unlocked: the thread ends with the goroutine, pinned threads
+	// do not go back to the runtime's pool.
+	runtime.LockOSThread()
+	if err := pin(w.id); err != nil {
+		return nil, fmt.Errorf("lbnet: pin worker %d: %w", w.id, err)
+	}
+	start := threadCPU()
+	return func() { w.count.cpu.Store(int64(threadCPU() - start)) }, nil
+}
+
+// worker forwards the datagrams arriving on one UDP socket.
+type worker struct {
+	base
+	conn   *net.UDPConn
+	framer framer
+	want   int    // messages to receive next (1 to Config.Batch)
+	merged uint64 // coalesced messages in the batch
 
 	raw  syscall.RawConn
 	bufs [][]byte
@@ -67,7 +111,7 @@ type worker struct {
 }
 
 func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
-	w := &worker{lb: lb, id: id, conn: conn, drops: map[fastpath.DropSite]uint64{}}
+	w := &worker{base: newBase(lb, id), conn: conn}
 	local := conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	ip := local.Addr().Unmap()
 	switch {
@@ -100,24 +144,14 @@ func newWorker(lb *LB, id int, conn *net.UDPConn) (*worker, error) {
 	return w, nil
 }
 
-func (w *worker) stats() Stats {
-	return Stats{w.count.received.Load(), w.count.forwarded.Load(), w.count.dropped.Load(),
-		w.count.oversize.Load(), w.count.sendErrors.Load()}
-}
-
 // run forwards until ctx ends, then drains the socket; or until the socket
 // fails.
 func (w *worker) run(ctx context.Context) error {
-	if w.lb.cfg.Pin {
-		// Never unlocked: the thread ends with the goroutine, pinned
-		// threads do not go back to the runtime's pool.
-		runtime.LockOSThread()
-		if err := pin(w.id); err != nil {
-			return fmt.Errorf("lbnet: pin worker %d: %w", w.id, err)
-		}
-		start := threadCPU()
-		defer func() { w.count.cpu.Store(int64(threadCPU() - start)) }()
+	done, err := w.pin()
+	if err != nil {
+		return err
 	}
+	defer done()
 	woken := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		w.conn.SetReadDeadline(time.Now())
@@ -180,7 +214,7 @@ func (w *worker) forward(n int) {
 }
 
 // begin starts a batch over the table set current now.
-func (w *worker) begin() {
+func (w *base) begin() {
 	if set := w.lb.current.Load(); set != w.set {
 		w.use(set)
 	}
@@ -206,14 +240,19 @@ func (w *worker) message(buf []byte, src netip.AddrPort, size int, truncated boo
 // publish adds the batch's tally to the counters others read: atomic
 // adds once a batch, not once a datagram.
 func (w *worker) publish() {
+	w.count.coalesced.Add(w.merged)
+	w.merged = 0
+	w.base.publish()
+}
+
+func (w *base) publish() {
 	t := &w.tally
 	w.count.received.Add(t.Received)
 	w.count.forwarded.Add(t.Forwarded)
 	w.count.dropped.Add(t.Dropped)
 	w.count.oversize.Add(t.Oversize)
 	w.count.sendErrors.Add(t.SendErrors)
-	w.count.coalesced.Add(w.merged)
-	w.tally, w.merged = Stats{}, 0
+	w.tally = Stats{}
 }
 
 // coalesced runs the datagrams of one UDP_GRO message, segment bytes each
@@ -260,7 +299,7 @@ func (w *worker) one(buf []byte, src netip.AddrPort, n int) {
 // use moves the worker to a new table set, keeping the drops of its
 // pipeline over the old one (the old set is garbage once every worker has
 // moved).
-func (w *worker) use(set *tableSet) {
+func (w *base) use(set *tableSet) {
 	if w.set != nil {
 		addDrops(w.drops, w.set.pls[w.id])
 	}

@@ -20,7 +20,7 @@ const module = "github.com/dragonet-go/nsc/"
 // siblings in a layer (two printers, lpg and prg) do not import each
 // other. A new package goes into the layer it belongs to.
 var layers = [][]string{
-	{"internal/errlist", "internal/fileout", "internal/udpbatch", "internal/layers"},
+	{"internal/errlist", "internal/fileout", "internal/udpbatch", "internal/xsk", "internal/layers"},
 	{"packet"},
 	{"packet/frame", "packet/table"},
 	{"internal/pcapio"},

@@ -88,26 +88,40 @@ type Dest struct{ ID, Port int }
 // Dest is the member's Dest.
 func (m *Member) Dest() Dest { return Dest{m.ID, m.Port()} }
 
+// Net is where an LB's tables put its senders and members: the one
+// address its source filter allows, and the address and MAC of every
+// member.
+type Net struct {
+	Senders, Members netip.Addr
+	MemberMAC        uint64
+}
+
+// Loopback is Net on loopback: senders and members on 127.0.0.1.
+var Loopback = Net{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.1"), 0x112233445566}
+
+// Tables is Loopback.Tables.
+func Tables(lb netip.Addr, even, odd Dest) string { return Loopback.Tables(lb, even, odd) }
+
 // Tables is an lb-2025 table script for an LB at lb: its MAC
-// 00:aa:bb:cc:dd:ee, senders on 127.0.0.1 allowed, one epoch for every
+// 00:aa:bb:cc:dd:ee, senders from n.Senders allowed, one epoch for every
 // tick with a 1-bit calendar sending even ticks to member even and odd
-// ones to odd; the LB header is removed.
-func Tables(lb netip.Addr, even, odd Dest) string {
+// ones to odd (at n.Members); the LB header is removed.
+func (n Net) Tables(lb netip.Addr, even, odd Dest) string {
 	ip := binary.BigEndian.Uint32(lb.AsSlice())
 	var b strings.Builder
 	fmt.Fprintf(&b, `table_add mac_dst_filter_table set_mac_sa 0&&&0 0x00aabbccddee => 0x00aabbccddee 0
 table_add ip_dst_filter_table set_ip_sa 0&&&0 0x0800 %#x => %#x 0 0
-table_add ipv4_src_filter_table allow_ip_src 0 0x7f000001 =>
+table_add ipv4_src_filter_table allow_ip_src 0 %#x =>
 table_add epoch_assign_table do_assign_epoch_with_slot_sel_opts 0 0x0/0 => 0 1 0 63
 table_add load_balance_calendar_table do_assign_member 0 0 0 => %d
 table_add load_balance_calendar_table do_assign_member 0 0 1 => %d
-`, ip, ip, even.ID, odd.ID)
+`, ip, ip, binary.BigEndian.Uint32(n.Senders.AsSlice()), even.ID, odd.ID)
 	members := []Dest{even}
 	if odd.ID != even.ID {
 		members = append(members, odd)
 	}
 	for _, m := range members {
-		fmt.Fprintf(&b, "table_add member_info_lookup_table do_ipv4_member_rewrite 0 0x0800 %d => 0x112233445566 0x7f000001 %d 0 0\n", m.ID, m.Port)
+		fmt.Fprintf(&b, "table_add member_info_lookup_table do_ipv4_member_rewrite 0 0x0800 %d => %#x %#x %d 0 0\n", m.ID, n.MemberMAC, binary.BigEndian.Uint32(n.Members.AsSlice()), m.Port)
 	}
 	return b.String()
 }
