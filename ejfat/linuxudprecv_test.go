@@ -178,12 +178,5 @@ func TestLinuxUDPRecvEmbedding(t *testing.T) {
 // recvEmbedding is the reassembler embedded in LinuxUDPRecv.
 func recvEmbedding(t *testing.T) *embed.Embedding {
 	t.Helper()
-	m := testutil.Model(t, "ejfat/reassembler.nsc", "ejfat/hosts.nsc")
-	lpg, _ := m.Graph("Reassembler")
-	prg, _ := m.Graph("LinuxUDPRecv")
-	em, err := embed.Embed(lpg, prg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return em
+	return testutil.Embedding(t, "Reassembler", "LinuxUDPRecv", "ejfat/reassembler.nsc", "ejfat/hosts.nsc")
 }

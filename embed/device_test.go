@@ -101,7 +101,7 @@ func BenchmarkEmbedSplit(b *testing.B) {
 // checksum over a frame whose payload_len it set: headers only, in the
 // program (the P4 backend compiles it: backends/p4 TestGolden).
 func TestDevicePayload(t *testing.T) {
-	em := embedOf2(t, "Reassembler", "U280", "ejfat/reassembler.nsc", "ejfat/p4.nsc")
+	em := testutil.Embedding(t, "Reassembler", "U280", "ejfat/reassembler.nsc", "ejfat/p4.nsc")
 	for n, why := range map[string]string{
 		"UDPCsum":   "checksum verify udp reads the payload, which the checksum covers; U280 reads none of the payload (limit payload_bytes)",
 		"UDPLength": "len(udp) reads where the frame ends, past its payload; U280 reads none of the payload (limit payload_bytes)",
@@ -118,15 +118,15 @@ func TestDevicePayload(t *testing.T) {
 	if em.Device == nil || em.Device.Node("UDPCsum") != nil || em.Device.Node("V4Csum") == nil {
 		t.Errorf("the device part: %v", em.Device)
 	}
-	if p := place(t, embedOf2(t, "Reassembler", "XDP", "ejfat/reassembler.nsc", "ejfat/xdp.nsc"), "UDPCsum"); p.Kind != embed.Program {
+	if p := place(t, testutil.Embedding(t, "Reassembler", "XDP", "ejfat/reassembler.nsc", "ejfat/xdp.nsc"), "UDPCsum"); p.Kind != embed.Program {
 		t.Errorf("on XDP: %+v", p)
 	}
 	// A RoCE ICRC covers the payload too (it was left in the program).
-	naa := embedOf2(t, "NAAResponder", "U280", "rdma/naa.nsc", "ejfat/p4.nsc")
+	naa := testutil.Embedding(t, "NAAResponder", "U280", "rdma/naa.nsc", "ejfat/p4.nsc")
 	if p := place(t, naa, "RxICRC"); p.Kind != embed.Host || !strings.Contains(p.Reason, "reads the payload, which the ICRC covers; U280 reads none of the payload") {
 		t.Errorf("NAAResponder on U280: RxICRC %+v", p)
 	}
-	lb := embedOf2(t, "LB2026", "U280", "ejfat/lb-2026.nsc")
+	lb := testutil.Embedding(t, "LB2026", "U280", "ejfat/lb-2026.nsc")
 	if p := place(t, lb, "NsCsum"); lb.Device != nil || p.Kind != embed.Program {
 		t.Errorf("lb-2026 on U280: NsCsum %+v, split %v", p, lb.Device != nil)
 	}

@@ -31,7 +31,7 @@ var rdmaSinks = []string{"RxPlaced", "RxEvent", "RxDuplicate", "RxOverlap", "RxL
 // NIC made before placing are gone behind those sinks, the checksum
 // checks everywhere the NIC checked.
 func TestRxPlaceRDMA(t *testing.T) {
-	em := embedOf2(t, "Reassembler", "RDMA", "ejfat/reassembler.nsc", "ejfat/rdma.nsc")
+	em := testutil.Embedding(t, "Reassembler", "RDMA", "ejfat/reassembler.nsc", "ejfat/rdma.nsc")
 	p := place(t, em, "Place")
 	if p.Kind != embed.Split || p.Hardware != "RxPlace" || p.Guard != "re.Length > 0x100000" {
 		t.Errorf("Place: %+v", p)
@@ -134,21 +134,6 @@ func rdmaVariant(t *testing.T, edits ...string) *embed.Embedding {
 	return em
 }
 
-func embedOf2(t *testing.T, lpg, prg string, files ...string) *embed.Embedding {
-	t.Helper()
-	m := testutil.Model(t, files...)
-	l, _ := m.Graph(lpg)
-	p, _ := m.Graph(prg)
-	em, err := embed.Embed(l, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := em.Graph.Validate(); err != nil {
-		t.Fatalf("embedded graph: %v", err)
-	}
-	return em
-}
-
 // The embedded graph delivers the same events and drops and counts the
 // same segments as the reassembler alone, in the interpreter: events in
 // order, shuffled, duplicated and with segments lost, over IPv4 and IPv6,
@@ -165,7 +150,7 @@ func TestRxPlaceDifferential(t *testing.T) {
 	}{
 		{"RDMA", func(t *testing.T) *embed.Embedding { return rdmaVariant(t) }, true},
 		{"I82599", func(t *testing.T) *embed.Embedding {
-			return embedOf2(t, "Reassembler", "I82599", "ejfat/reassembler.nsc", "inet/i82599.nsc")
+			return testutil.Embedding(t, "Reassembler", "I82599", "ejfat/reassembler.nsc", "inet/i82599.nsc")
 		}, true},
 		{"RDMA placing at the wrong offset", func(t *testing.T) *embed.Embedding {
 			return rdmaVariant(t, "at re.Offset size", "at re.Offset + 8 size")
@@ -290,7 +275,7 @@ func reasmTraffic(t *testing.T, rnd *rand.Rand) [][]byte {
 // NIC splits, the LB header's pop stays in software (the NIC does not
 // parse it), and its place stays in software (the 82599 places nothing).
 func TestReassemblerI82599(t *testing.T) {
-	em := embedOf2(t, "Reassembler", "I82599", "ejfat/reassembler.nsc", "inet/i82599.nsc")
+	em := testutil.Embedding(t, "Reassembler", "I82599", "ejfat/reassembler.nsc", "inet/i82599.nsc")
 	for _, n := range []string{"V4Csum", "UDPCsum", "PopUDP", "PopIPv4", "PopEthernet"} {
 		if p := place(t, em, n); !slices.Equal(p.Serves, []string{"RxOut"}) {
 			t.Errorf("%s runs behind %v, want only RxOut", n, p.Serves)

@@ -136,13 +136,7 @@ func TestLB2025OnFlowNIC(t *testing.T) {
 // checks take the IPv4 and UDP checksum verifications away behind the
 // sinks that report them.
 func TestReassemblerOnCX6Dx(t *testing.T) {
-	m := testutil.Model(t, "ejfat/reassembler.nsc", "inet/cx6dx.nsc")
-	l, _ := m.Graph("Reassembler")
-	p, _ := m.Graph("CX6Dx")
-	em, err := embed.Embed(l, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	em := testutil.Embedding(t, "Reassembler", "CX6Dx", "ejfat/reassembler.nsc", "inet/cx6dx.nsc")
 	for node, want := range map[string]string{
 		"UDPCsum": "runs behind RxOut; unreachable behind RxL3Bad, RxL3Good; always true behind RxL4Good; always false behind RxL4Bad",
 		"V4Csum":  "runs behind RxOut; always false behind RxL3Bad; unreachable behind RxL3Good; always true behind RxL4Good, RxL4Bad",

@@ -16,7 +16,6 @@ import (
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/ejfat/reasmfast"
 	"github.com/dragonet-go/nsc/ejfat/reasmsock"
-	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/internal/difftest"
 	"github.com/dragonet-go/nsc/internal/testutil"
 	"github.com/dragonet-go/nsc/packet"
@@ -262,13 +261,7 @@ func TestReassemblerAgainstInterpreter(t *testing.T) {
 // kernel's parse left them, with the same outcome and bytes, and the
 // counters of the graph behind the socket are the same.
 func TestReassemblerFromSocket(t *testing.T) {
-	md := testutil.Model(t, "ejfat/reassembler.nsc", "ejfat/hosts.nsc")
-	lpg, _ := md.Graph("Reassembler")
-	prg, _ := md.Graph("LinuxUDPRecv")
-	em, err := embed.Embed(lpg, prg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	em := testutil.Embedding(t, "Reassembler", "LinuxUDPRecv", "ejfat/reassembler.nsc", "ejfat/hosts.nsc")
 	load := func(s *packet.Schema) []*table.Table {
 		ts, err := table.Load(s, "entries", strings.NewReader(testutil.ReassemblerEntries))
 		if err != nil {
@@ -276,7 +269,7 @@ func TestReassemblerFromSocket(t *testing.T) {
 		}
 		return ts
 	}
-	mach, err := sim.New(em.Graph, load(md.Schema))
+	mach, err := sim.New(em.Graph, load(em.Graph.Schema))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/dragonet-go/nsc/dataflow"
+	"github.com/dragonet-go/nsc/embed"
 	"github.com/dragonet-go/nsc/lang"
 	"github.com/dragonet-go/nsc/models"
 	"github.com/dragonet-go/nsc/packet/table"
@@ -42,6 +43,26 @@ func ModelSource(t testing.TB, src string) *lang.Model {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// Embedding loads shipped model files and embeds LPG lpg in PRG prg; the
+// embedded graph must be valid.
+func Embedding(t testing.TB, lpg, prg string, files ...string) *embed.Embedding {
+	t.Helper()
+	m := Model(t, files...)
+	l, ok := m.Graph(lpg)
+	p, ok2 := m.Graph(prg)
+	if !ok || !ok2 {
+		t.Fatalf("no graph %s or %s in %v", lpg, prg, files)
+	}
+	em, err := embed.Embed(l, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := em.Graph.Validate(); err != nil {
+		t.Fatalf("embedded graph: %v", err)
+	}
+	return em
 }
 
 // Graph loads shipped model files and returns the named graph.
