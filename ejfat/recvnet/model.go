@@ -203,32 +203,22 @@ type headers struct {
 	src netip.Addr // of v4 or v6; invalid when neither holds one
 	v4  [frame.EthernetLen + frame.IPv4MinLen + frame.UDPLen]byte
 	v6  [frame.EthernetLen + frame.IPv6Len + frame.UDPLen]byte
-	at  *fastpath.At // where the last headers written are: at4 or at6
+	at  *fastpath.At // where src's headers are: at4 or at6
 }
 
 // write writes the headers of the datagram f[off:] from src into the
 // bytes before it, points at to where they are, and returns their length.
 func (h *headers) write(src netip.Addr, f []byte, off int) int {
 	if src != h.src {
-		d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), TTL: 64}
-		if src.Is4() {
-			d.Dst = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
-			d.Build(h.v4[:])
-		} else {
-			d.Dst = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
-			d.ZeroIPv6Checksum = true
-			d.Build(h.v6[:])
-		}
-		h.src = src
+		h.build(src)
 	}
 	n := uint16(len(f) - off + frame.UDPLen)
-	if src.Is4() {
+	if h.at == &at4 {
 		hdr := (*[len(h.v4)]byte)(f[off-len(h.v4) : off])
 		*hdr = h.v4 // an array's copy is inline moves, no memmove call
 		ip := frame.IPv4(hdr[frame.EthernetLen:])
 		ip.SetTotalLength(n + frame.IPv4MinLen)
 		frame.UDP(ip[frame.IPv4MinLen:]).SetLength(n)
-		h.at = &at4
 		return len(h.v4)
 	}
 	hdr := (*[len(h.v6)]byte)(f[off-len(h.v6) : off])
@@ -236,8 +226,23 @@ func (h *headers) write(src netip.Addr, f []byte, off int) int {
 	ip := frame.IPv6(hdr[frame.EthernetLen:])
 	ip.SetPayloadLength(n)
 	frame.UDP(ip[frame.IPv6Len:]).SetLength(n)
-	h.at = &at6
 	return len(h.v6)
+}
+
+// build makes the headers of datagrams from src.
+func (h *headers) build(src netip.Addr) {
+	d := frame.Datagram{Src: netip.AddrPortFrom(src, 0), TTL: 64}
+	if src.Is4() {
+		d.Dst = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+		d.Build(h.v4[:])
+		h.at = &at4
+	} else {
+		d.Dst = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
+		d.ZeroIPv6Checksum = true
+		d.Build(h.v6[:])
+		h.at = &at6
+	}
+	h.src = src
 }
 
 // at4 and at6 are where write puts the headers, for the generated code

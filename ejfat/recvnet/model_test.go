@@ -15,7 +15,7 @@ import (
 
 // TestModelAgainstRuntime: the model's engine and the hand-written one on
 // the same datagrams — events of random lengths cut at random sizes,
-// shuffled, some segments twice, some overlapping others, from two IPv4
+// shuffled (but every third, in order), some segments twice, some overlapping others, from two IPv4
 // sources and an IPv6 one, every other datagram framed in place
 // (FrameAt), the rest copied (Datagram), and bad ones among them: an RE
 // header cut short, a version other than 1, a length over the largest
@@ -73,7 +73,9 @@ func TestModelAgainstRuntime(t *testing.T) {
 			}
 			segs = append(segs, seg)
 		}
-		rnd.Shuffle(len(segs), func(i, j int) { segs[i], segs[j] = segs[j], segs[i] })
+		if number%3 != 0 { // every third event in order
+			rnd.Shuffle(len(segs), func(i, j int) { segs[i], segs[j] = segs[j], segs[i] })
+		}
 		var dgrams [][]byte
 		for _, seg := range segs {
 			dgrams = append(dgrams, seg...)

@@ -118,11 +118,30 @@ func (s *State) Tick(now time.Time) {
 // and, for packet.PlaceComplete, the event's bytes: valid until the next
 // Place on this state.
 func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int, []byte) {
+	// Most segments come right after the last one of the last event and
+	// do not complete it: those take this path, whose few live values
+	// stay in registers. The last entry's key is compared word by word
+	// in line (the array comparison is a call of memequal).
+	now, size := s.now(), uint64(len(payload))
+	if e := s.last; e != nil && s.held == nil && now < s.next && e.length == length &&
+		(e.key[0]^key[0])|(e.key[1]^key[1])|(e.key[2]^key[2])|(e.key[3]^key[3])|
+			(e.key[4]^key[4])|(e.key[5]^key[5])|(e.key[6]^key[6])|(e.key[7]^key[7]) == 0 {
+		if k := len(e.spans) - 1; size != 0 && k >= 0 && e.spans[k].hi == offset && e.arrived+size < length && size <= length-offset {
+			copy(e.buf[offset:], payload)
+			e.spans[k].hi += size
+			e.arrived += size
+			return packet.PlacePlaced, nil
+		}
+	}
+	return s.place(key, length, offset, payload, now)
+}
+
+// place is Place for any segment, at the time now.
+func (s *State) place(key *StateKey, length, offset uint64, payload []byte, now int64) (int, []byte) {
 	if s.held != nil {
 		s.release(s.held)
 		s.held = nil
 	}
-	now := s.now()
 	s.expire(now)
 	size := uint64(len(payload))
 	switch {
@@ -133,11 +152,8 @@ func (s *State) Place(key *StateKey, length, offset uint64, payload []byte) (int
 	case size > length || offset > length-size:
 		return packet.PlaceOutOfBounds, nil
 	}
-	// The last entry's key, compared word by word in line: the array
-	// comparison is a call of memequal.
 	e := s.last
-	if e == nil || (e.key[0]^key[0])|(e.key[1]^key[1])|(e.key[2]^key[2])|(e.key[3]^key[3])|
-		(e.key[4]^key[4])|(e.key[5]^key[5])|(e.key[6]^key[6])|(e.key[7]^key[7]) != 0 {
+	if e == nil || e.key != *key {
 		e = s.live[*key]
 	}
 	next := -1 // the range the segment extends, when it comes right after the last one
