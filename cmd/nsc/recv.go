@@ -34,7 +34,7 @@ type recvOpts struct {
 	maxBytes        int64
 	maxEvents       int
 	events          uint64
-	verify          bool
+	verify, noGRO   bool
 	base            netip.AddrPort // --listen resolved
 	reasm           reasm.Config
 	cp              cpSession // --cp: register and report state
@@ -106,8 +106,10 @@ func parseRecv(e *env, args []string) (*recvOpts, error) {
 	fs.IntVar(&o.reasm.Queue, "queue", reasm.DefaultQueue, "complete events that may wait for the application (per thread); past it they are lost, counted as enqueue errors")
 	fs.DurationVar(&o.slow, "slow", 0, "take this long over each complete event, as a slow application would (its queue fills)")
 	asJSON := fs.Bool("json", false, "print the final counters as JSON on stdout, the text on stderr (docs/json.md)")
+	gro := fs.Bool("gro", true, "take the datagrams of one flow coalesced (UDP_GRO: from GSO senders, or a NIC's GRO); false: each in a message of its own")
 	fs.StringVar(&o.engine, "engine", "runtime", "what reassembles: runtime (ejfat/reasm, after the kernel's checks) or model (the Go code generated from models/ejfat/reassembler.nsc, by its rules)")
 	rest, err := parseArgs(fs, args)
+	o.noGRO = !*gro
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +215,7 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 		debug.SetMemoryLimit(o.memoryBound()) // the collector keeps freed buffers from piling up
 	}
 	d := &o.got
-	rx, err := recvnet.Listen(recvnet.Config{Listen: o.base, Ports: o.ports, Threads: o.threads,
+	rx, err := recvnet.Listen(recvnet.Config{Listen: o.base, Ports: o.ports, Threads: o.threads, NoGRO: o.noGRO,
 		New:     func() (recvnet.Reassembler, error) { return o.newReassembler(nil) },
 		Deliver: func(ev *reasm.Event) { o.deliver(e, ev, d) }, Began: d.began})
 	if err != nil {
@@ -257,6 +259,10 @@ func (o *recvOpts) live(ctx context.Context, e *env) error {
 	progress := o.progress(e, rx.Stats, d, time.Now())
 	rx.Run(run)
 	progress()
+	if coalesced, truncated := rx.Coalesced(); coalesced > 0 {
+		fmt.Fprintf(e.stderr, "nsc recv: %d messages of datagrams the kernel coalesced (UDP_GRO), %d of them cut at %d bytes\n",
+			coalesced, truncated, recvnet.MaxDatagram)
+	}
 	return o.report(e, rx.Stats(), rx.LBHeaders(), 0, d)
 }
 

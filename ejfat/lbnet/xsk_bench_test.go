@@ -66,7 +66,7 @@ func benchAFXDP(b *testing.B, kind string, size int) {
 			if err != nil {
 				return err
 			}
-			members[i] = countOn(b, c)
+			members[i] = countOn(b, c, false)
 		}
 		return nil
 	})

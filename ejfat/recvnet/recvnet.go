@@ -1,7 +1,8 @@
 // Package recvnet runs an EJFAT receiver on UDP sockets (spec
 // ejfat-reassembly.md §4): 2^k consecutive ports, the member's port
-// range, each read by its own goroutine a batch (recvmmsg) at a time into
-// the reassembler of one of N receive threads (port i to thread i mod N,
+// range, each read by its own goroutine a batch (recvmmsg; datagrams the
+// kernel coalesced, UDP_GRO, one by one) at a time into the reassembler
+// of one of N receive threads (port i to thread i mod N,
 // so an event, which the LB keeps on one port, always meets one
 // reassembler), and a consumer per thread handing complete events to the
 // application. It is nsc recv's loop, as ejfat/lbnet is nsc lb's;
@@ -76,6 +77,12 @@ type Config struct {
 	// Began, if set, is called after each batch of datagrams (the first
 	// one's time starts a run's rate).
 	Began func()
+	// NoGRO has the kernel hand over every datagram in a message of its
+	// own. By default the ports take datagrams of one flow coalesced
+	// (UDP_GRO: from a GSO sender, or a NIC's GRO), as many as fill
+	// 64 KiB in one message: fewer messages to receive, and on loopback
+	// a GSO sender's message is not cut up in the sender's thread.
+	NoGRO bool
 }
 
 // thread is a receive thread: a reassembler, locked by the readers of the
@@ -91,6 +98,8 @@ type Receiver struct {
 	conns     []*net.UDPConn
 	threads   []*thread
 	lbHeaders atomic.Uint64
+	coalesced atomic.Uint64 // messages of more than one datagram (UDP_GRO)
+	truncated atomic.Uint64 // messages longer than MaxDatagram
 }
 
 // Listen makes the threads' reassemblers and opens the ports.
@@ -182,8 +191,15 @@ func (rx *Receiver) Fill() float64 {
 // LBHeaders is the number of datagrams that came with an LB header.
 func (rx *Receiver) LBHeaders() uint64 { return rx.lbHeaders.Load() }
 
+// Coalesced is the number of messages that brought more than one
+// datagram (UDP_GRO), and Truncated the number the kernel cut at
+// MaxDatagram.
+func (rx *Receiver) Coalesced() (messages, truncated uint64) {
+	return rx.coalesced.Load(), rx.truncated.Load()
+}
+
 // read hands c's datagrams to t's reassembler, a batch (one recvmmsg, one
-// lock) at a time, until c is closed, and drops the timed-out events
+// lock) at a time, a coalesced message's one by one, until c is closed, and drops the timed-out events
 // when c is idle. It allocates nothing per datagram.
 func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 	raw, err := c.SyscallConn()
@@ -208,6 +224,9 @@ func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 		}
 	}
 	r := udpbatch.NewReceiver(in)
+	if !rx.cfg.NoGRO {
+		udpbatch.SetGRO(raw)
+	}
 	c.SetReadDeadline(time.Now().Add(expireEvery))
 	for {
 		n, err := r.Receive(raw, 0, 0)
@@ -229,18 +248,36 @@ func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 			inPlace.Tick()
 		}
 		for i := range n {
-			size, from, truncated, _ := r.Datagram(i)
-			if truncated || !from.IsValid() {
-				continue // longer than MaxDatagram, which no segment is
+			size, from, truncated, segment := r.Datagram(i)
+			if !from.IsValid() {
+				continue
 			}
-			b, lb := StripLB(in[i][:size])
-			if lb {
-				rx.lbHeaders.Add(1)
+			if truncated {
+				// Only a coalesced message can be longer than
+				// MaxDatagram (the kernel's GRO past 64 KiB): its
+				// whole datagrams are run, the cut one as it is
+				// (the reassembler drops it, counted).
+				rx.truncated.Add(1)
 			}
-			if inPlace != nil {
-				inPlace.FrameAt(from.Addr().Unmap(), bufs[i], Room+size-len(b), len(b))
+			if segment == 0 || segment >= size {
+				segment = size
 			} else {
-				t.r.Datagram(from.Addr().Unmap(), b)
+				rx.coalesced.Add(1)
+			}
+			src := from.Addr().Unmap()
+			// The datagrams of a coalesced message one after the
+			// other: the model writes each one's headers over the
+			// end of the one before, which it has run.
+			for off := 0; off < size; off += segment {
+				b, lb := StripLB(in[i][off:min(off+segment, size)])
+				if lb {
+					rx.lbHeaders.Add(1)
+				}
+				if inPlace != nil {
+					inPlace.FrameAt(src, bufs[i], Room+min(off+segment, size)-len(b), len(b))
+				} else {
+					t.r.Datagram(src, b)
+				}
 			}
 		}
 		if inPlace != nil {

@@ -3,6 +3,7 @@ package recvnet
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/dragonet-go/nsc/ejfat"
 	"github.com/dragonet-go/nsc/ejfat/reasm"
 	"github.com/dragonet-go/nsc/ejfat/segment"
+	"github.com/dragonet-go/nsc/internal/udpbatch"
 	"github.com/dragonet-go/nsc/packet/frame"
 )
 
@@ -20,17 +22,23 @@ import (
 // names (as the LB sends them), half of them with the LB header kept;
 // every event is delivered once, whole, its content as segment.Fill
 // wrote it, and the counters add up; with either engine (the model's
-// frames each datagram where the reader received it).
+// frames each datagram where the reader received it). With gso, an
+// event's segments go as UDP_SEGMENT messages (the last, shorter one
+// apart), which the ports take coalesced (UDP_GRO): the datagrams of a
+// message are run one after the other, the model writing each one's
+// headers over the end of the one before.
 func TestReceiver(t *testing.T) {
-	t.Run("runtime", func(t *testing.T) {
-		testReceiver(t, func() (Reassembler, error) { return reasm.New(reasm.Config{}) })
-	})
-	t.Run("model", func(t *testing.T) {
-		testReceiver(t, func() (Reassembler, error) { return NewModel(nil, 64) })
-	})
+	for _, gso := range []bool{false, true} {
+		t.Run(fmt.Sprintf("gso=%v/runtime", gso), func(t *testing.T) {
+			testReceiver(t, gso, func() (Reassembler, error) { return reasm.New(reasm.Config{}) })
+		})
+		t.Run(fmt.Sprintf("gso=%v/model", gso), func(t *testing.T) {
+			testReceiver(t, gso, func() (Reassembler, error) { return NewModel(nil, 64) })
+		})
+	}
 }
 
-func testReceiver(t *testing.T, newR func() (Reassembler, error)) {
+func testReceiver(t *testing.T, gso bool, newR func() (Reassembler, error)) {
 	const ports, events = 4, 40
 	var mu sync.Mutex
 	got := map[uint64]bool{}
@@ -63,23 +71,39 @@ func testReceiver(t *testing.T, newR func() (Reassembler, error)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]byte, s.MaxLen())
+	raw, err := tx.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := udpbatch.NewSender(udpbatch.MaxSegments)
+	send.GSO = gso
 	segments := 0
 	for number := range uint64(events) {
 		event := make([]byte, 1000+int(number)*3000)
 		segment.Fill(event, number, 5)
 		s.Start(event, number, 5)
-		for n, err := s.Next(out); err == nil; n, err = s.Next(out) {
+		for {
+			out := make([]byte, s.MaxLen()) // each stays queued until sent
+			n, err := s.Next(out)
+			if err != nil {
+				break
+			}
 			entropy := binary.BigEndian.Uint16(out[6:]) // LB v2, spec §2
 			to := netip.AddrPortFrom(base.Addr(), base.Port()+entropy%ports)
 			b := out[:n]
 			if number%2 == 0 {
 				b = b[ejfat.LBLen:]
 			}
-			if _, err := tx.WriteToUDPAddrPort(b, to); err != nil {
-				t.Fatal(err)
+			if send.Len() == send.Cap() {
+				if _, err := send.Flush(raw); err != nil {
+					t.Fatal(err)
+				}
 			}
+			send.Add(b, to)
 			segments++
+		}
+		if _, err := send.Flush(raw); err != nil {
+			t.Fatal(err)
 		}
 		time.Sleep(time.Millisecond) // within the sockets' buffers whatever rmem_max is
 	}
@@ -101,6 +125,9 @@ func testReceiver(t *testing.T, newR func() (Reassembler, error)) {
 	}
 	if f := rx.Fill(); f != 0 {
 		t.Errorf("fill %v after every event was delivered", f)
+	}
+	if coalesced, truncated := rx.Coalesced(); gso != (coalesced > 0) || truncated != 0 {
+		t.Errorf("%d coalesced messages (%d truncated), GSO senders: %v", coalesced, truncated, gso)
 	}
 }
 
