@@ -44,3 +44,21 @@ func BenchmarkNext(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFill: the synthetic content of a 1 MiB event (nsc send's
+// cost per event besides the sending), next to copy() of the same bytes.
+func BenchmarkFill(b *testing.B) {
+	buf, src := make([]byte, 1<<20), make([]byte, 1<<20)
+	b.Run("fill", func(b *testing.B) {
+		b.SetBytes(int64(len(buf)))
+		for i := 0; b.Loop(); i++ {
+			Fill(buf, uint64(i), 1)
+		}
+	})
+	b.Run("copy", func(b *testing.B) {
+		b.SetBytes(int64(len(buf)))
+		for b.Loop() {
+			copy(buf, src)
+		}
+	})
+}
