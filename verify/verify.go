@@ -715,10 +715,39 @@ func (fs *frames) sample(space *predicate.Space, p predicate.Pred, rnd *rand.Ran
 			q = t
 		}
 	}
+	q = boundLengths(space, c, q, rnd)
 	if parsed, ok := space.Sample(q, rnd); ok {
 		return parsed, true
 	}
 	return c, true
+}
+
+// boundLengths bounds, three times in four, each length field that class
+// c pins above what a frame here backs (maxPinnedPayload) to at most that,
+// where p allows it. A class that leaves a range of lengths draws from it
+// uniformly, so mostly tens of kilobytes that no payload backs. Every such
+// frame then fails the length check before what comes after it: of the
+// packets that tested LinuxUDPRecv's UDP checksum, 3 of 166 reached the
+// check. The fourth time keeps the long lengths, which test the length
+// check itself.
+func boundLengths(space *predicate.Space, c predicate.Class, p predicate.Pred, rnd *rand.Rand) predicate.Pred {
+	if rnd.IntN(4) == 0 {
+		return p
+	}
+	for _, fc := range c.Fields() {
+		if !isLengthField(fc.Field.Name) || fc.Value.Hi == 0 && fc.Value.Lo <= maxPinnedPayload {
+			continue
+		}
+		if t := p.And(space.Cmp(fc.Field, "<=", packet.V(maxPinnedPayload))); predicate.Satisfiable(t) {
+			p = t
+		}
+	}
+	return p
+}
+
+// isLengthField reports whether name is one of lengthFields.
+func isLengthField(name string) bool {
+	return slices.ContainsFunc(lengthFields, func(l lengthField) bool { return l.header+"."+l.field == name })
 }
 
 // parsable is, per header with edges into it in the parse graph, "valid
