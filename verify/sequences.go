@@ -7,7 +7,10 @@ package verify
 // the LPG stores), so for a graph whose LPG places segments, verify also
 // runs sequences: the segments of one event, made from one frame of a
 // class that reaches the LPG's place, with its offset and event length
-// set, in order, shuffled, reversed, duplicated, or with one missing. A
+// set, in order, shuffled, reversed, duplicated, with one missing, with
+// half a segment again after the first (overlapping), with the second
+// also sent as part of a longer event (length mismatch), or with one sent
+// only after the event's timeout (late). A
 // place whose offset or event length is not a header field (a constant, a
 // metadata value) is sent one frame several times over: its second
 // segment meets the event the first made or completed. The two machines
@@ -23,6 +26,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/dragonet-go/nsc/dataflow"
 	"github.com/dragonet-go/nsc/embed"
@@ -32,7 +36,7 @@ import (
 )
 
 // sequenceKinds are the orders a sequence's segments are sent in.
-var sequenceKinds = []string{"in order", "shuffled", "reversed", "duplicated", "one missing"}
+var sequenceKinds = []string{"in order", "shuffled", "reversed", "duplicated", "one missing", "overlapping", "length mismatch", "late"}
 
 // sequenceCases makes up to n cases: segment sequences for each place of
 // the LPG.
@@ -85,9 +89,14 @@ func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n in
 			}
 			kind := sequenceKinds[seq%len(sequenceKinds)]
 			segs := 2 + rnd.IntN(5)
-			order := make([]int, segs)
+			event := uint64(segs) * size
+			type segment struct {
+				k, off, length uint64 // k: the segment's number, from 1
+				wait           time.Duration
+			}
+			order := make([]segment, segs)
 			for i := range order {
-				order[i] = i
+				order[i] = segment{uint64(i + 1), uint64(i) * size, event, 0}
 			}
 			switch kind {
 			case "shuffled":
@@ -98,13 +107,29 @@ func sequenceCases(em *embed.Embedding, fs *frames, space *predicate.Space, n in
 				order = append(order, order[rnd.IntN(segs)], order[0])
 			case "one missing":
 				order = slices.Delete(order, segs/2, segs/2+1)
+			case "overlapping":
+				// Half of the first segment's bytes again, after it.
+				order = slices.Insert(order, 1, segment{0, size / 2, event, 0})
+			case "length mismatch":
+				// The second segment, of an event one segment longer.
+				order = slices.Insert(order, 1, segment{0, size, event + size, 0})
+			case "late":
+				// The last segment once the event has timed out.
+				order[segs-1].wait = def.Timeout
 			}
-			for i, k := range order {
+			for i, sg := range order {
 				if len(out) == n {
 					break
 				}
-				out = append(out, Case{Source: src.Name, Frame: frame(uint64(k)*size, uint64(segs)*size), Meta: meta, Fresh: i == 0,
-					Why: fmt.Sprintf("sequence %d, %s, segment %d of %d (%d bytes each) at %s: class %s", seq, kind, k+1, segs, size, pl.Name, c)})
+				what := fmt.Sprintf("segment %d of %d (%d bytes each)", sg.k, segs, size)
+				if sg.k == 0 {
+					what = fmt.Sprintf("a segment at %d of an event of %d (%d segments of %d bytes)", sg.off, sg.length, segs, size)
+				}
+				if sg.wait > 0 {
+					what += fmt.Sprintf(", %v later", sg.wait)
+				}
+				out = append(out, Case{Source: src.Name, Frame: frame(sg.off, sg.length), Meta: meta, Fresh: i == 0, Wait: sg.wait,
+					Why: fmt.Sprintf("sequence %d, %s, %s at %s: class %s", seq, kind, what, pl.Name, c)})
 			}
 			seq++
 		}

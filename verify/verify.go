@@ -45,6 +45,10 @@ type Case struct {
 	// the place; keyed state expires, and what it accumulates, timeouts
 	// and caps, is part of what sequences test).
 	Fresh bool
+	// Wait is the time that passes before the case runs, besides the
+	// millisecond between any two cases (a segment after its event's
+	// timeout).
+	Wait time.Duration
 }
 
 // Out is one place a packet ended: an LPG sink (by its LPG name) with the
@@ -301,7 +305,7 @@ func RunTables(em *embed.Embedding, tables func() ([]*table.Table, error), cases
 		claims[res.Claims[i].Claim.Name()] = &res.Claims[i]
 	}
 	for i, c := range cases {
-		now = now.Add(time.Millisecond)
+		now = now.Add(time.Millisecond + c.Wait)
 		want, err := ref.run(c)
 		if err != nil {
 			return nil, err

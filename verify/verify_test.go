@@ -256,10 +256,11 @@ func TestLyingPRG(t *testing.T) {
 }
 
 // The reassembler keeps state: verify runs sequences of segments (in
-// order, shuffled, reversed, duplicated, one missing), and behind honest
-// NICs, one that places segments itself among them, every segment comes
-// out as it does from the LPG alone. The sequences make whole events: the
-// LPG alone delivers some of them.
+// order, shuffled, reversed, duplicated, one missing, overlapping, with a
+// length mismatch, late), and behind honest NICs, one that places
+// segments itself among them, every segment comes out as it does from
+// the LPG alone. The sequences make whole events: the LPG alone delivers
+// some of them; and every port of the place is reached.
 func TestPlaceSequences(t *testing.T) {
 	for _, prg := range []string{"RDMA", "I82599"} {
 		m := testutil.Model(t, "ejfat/reassembler.nsc", map[string]string{"RDMA": "ejfat/rdma.nsc", "I82599": "inet/i82599.nsc"}[prg])
@@ -281,6 +282,11 @@ func TestPlaceSequences(t *testing.T) {
 		}
 		if events := delivered(t, em, cases, "sequence"); events < 100 {
 			t.Errorf("%s: the sequences made %d whole events", prg, events)
+		}
+		for _, u := range res.Unreached {
+			if slices.Contains([]string{"Deliver", "Stored", "Duplicate", "Overlap", "Late", "LengthMismatch"}, u.Node) {
+				t.Errorf("%s: a port of the place not reached: %s: %s", prg, u.Node, u.Why)
+			}
 		}
 	}
 }
