@@ -115,7 +115,7 @@ func (q *Requester) transfer(m *message) error {
 			q.BadICRC++
 			continue
 		}
-		psn := binary.BigEndian.Uint32(reply[8:]) & psnMask
+		psn := PSN(reply)
 		switch syn := reply[HeaderLen]; {
 		case syn&0x60 == 0 || syn&0x60 == 0x20: // ACK (or RNR NAK: NAAICE's failed SEND)
 			if i := index(psn); i < n && i >= base {

@@ -108,6 +108,10 @@ type Packet struct {
 	WQESN uint32
 }
 
+// PSN is the packet sequence number in a BTH, where AppendTransport
+// writes it (the AckReq bit above it left out).
+func PSN(bth []byte) uint32 { return binary.BigEndian.Uint32(bth[8:]) & psnMask }
+
 // AppendTransport appends the BTH, the extension headers the opcode has
 // and the payload, without the ICRC.
 func (p *Packet) AppendTransport(b []byte) []byte {

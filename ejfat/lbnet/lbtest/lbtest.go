@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dragonet-go/nsc/ejfat"
 )
 
 // Addr returns an address for an LB that no one else uses: port 0x4c42
@@ -129,11 +131,8 @@ table_add load_balance_calendar_table do_assign_member 0 0 1 => %d
 // Event is an LB v2 header for tick followed by a payload naming the tick,
 // padded with zeros to size bytes if it is shorter.
 func Event(tick uint64, size int) []byte {
-	b := make([]byte, 16)
-	binary.BigEndian.PutUint16(b, 0x4c42)
-	b[2], b[3] = 2, 1
-	binary.BigEndian.PutUint16(b[6:], uint16(tick)) // entropy
-	binary.BigEndian.PutUint64(b[8:], tick)
+	b := make([]byte, ejfat.LBLen)
+	ejfat.LBHeader(b).Encode(2, 0, uint16(tick), tick) // the entropy from the tick
 	b = fmt.Appendf(b, "event %d", tick)
 	if len(b) < size {
 		b = append(b, make([]byte, size-len(b))...)
