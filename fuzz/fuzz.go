@@ -15,6 +15,7 @@ package fuzz
 
 import (
 	"fmt"
+	"github.com/dragonet-go/nsc/backends/p4"
 	"maps"
 	"os"
 	"path/filepath"
@@ -35,6 +36,10 @@ type Options struct {
 	// all three; empty: the embeddings alone; xdp needs root and clang,
 	// and is skipped with a note without them).
 	Targets []string
+	// P4c, with the p4 target, is p4c's BMv2 back end (p4c-bm2-ss):
+	// every program the P4 interpreter runs is compiled by it too (nil:
+	// not).
+	P4c *p4.P4c
 	// Dir keeps the generated sources of failing models (and scratch
 	// space); a temporary directory when empty.
 	Dir string
@@ -183,7 +188,7 @@ func Run(opt Options) (*Report, error) {
 			rep.Ran["xdp"] += len(xdpCases) - len(refused)
 		}
 		if len(p4Cases) > 0 {
-			ds, refused, err := RunP4(p4Cases)
+			ds, refused, err := RunP4(p4Cases, opt.P4c)
 			if err != nil {
 				return nil, err
 			}
@@ -288,7 +293,7 @@ func prepareOne(opt Options, i int) prepared {
 // builds says a check is of a whole program (it compiles, it loads): it
 // fails without a frame, and shrinks so.
 func builds(check string) bool {
-	return check == "go build" || check == "xdp clang" || check == "xdp load" || check == "p4 parse"
+	return check == "go build" || check == "xdp clang" || check == "xdp load" || check == "p4 parse" || check == "p4c"
 }
 
 // refuse counts the models target refused, by reason.

@@ -122,7 +122,7 @@ func TestP4DifferencesAreCaught(t *testing.T) {
 	if why != "" {
 		t.Fatal(why)
 	}
-	diffs, refused, err := RunP4([]P4Case{good})
+	diffs, refused, err := RunP4([]P4Case{good}, nil)
 	if err != nil || len(refused) > 0 || len(diffs) > 0 {
 		t.Fatalf("the program differs from its own graph: %v %v %v", err, refused, diffs)
 	}
@@ -131,7 +131,7 @@ func TestP4DifferencesAreCaught(t *testing.T) {
 		t.Fatal(why)
 	}
 	good.Ref = bad.Graph
-	if diffs, _, err = RunP4([]P4Case{good}); err != nil {
+	if diffs, _, err = RunP4([]P4Case{good}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(diffs) < 3 {

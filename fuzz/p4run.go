@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -40,7 +42,11 @@ type P4Case struct {
 // the host then does is not compared); and, for a program that punts
 // nothing, every counter counts what the interpreter counts under its
 // label. A case the generator refuses is reported in refused.
-func RunP4(cases []P4Case) (diffs []Diff, refused map[string]string, err error) {
+//
+// With p4c (p4c's BMv2 back end, p4c-bm2-ss) each program is also
+// compiled by it: a program p4c refuses or warns about is a difference
+// ("p4c").
+func RunP4(cases []P4Case, p4c *p4.P4c) (diffs []Diff, refused map[string]string, err error) {
 	refused = map[string]string{}
 	generate := func(c *XDPCase) (*p4.Program, error) {
 		return p4.Generate(c.Graph, p4.Options{Arch: p4.V1Model, Name: "g", PRG: P4PRG, Limits: c.Limits})
@@ -62,6 +68,13 @@ func RunP4(cases []P4Case) (diffs []Diff, refused map[string]string, err error) 
 			return nil, nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
 		diffs = append(diffs, ds...)
+		if p4c != nil {
+			if d, err := compileP4c(p4c, c.Name, prog.Source); err != nil {
+				return nil, nil, err
+			} else if d != nil {
+				diffs = append(diffs, *d)
+			}
+		}
 	}
 	return diffs, refused, nil
 }
@@ -350,3 +363,27 @@ func refusalClass(msg string) string {
 var refusalWhere = regexp.MustCompile(`^(?:\S+:\d+:\d+: )?(?:p4 \(\w+\)|go|xdp)(?:: node \S+)?: `)
 
 var inetHeaders = []string{"ethernet", "vlan", "arp", "ipv4", "ipv6", "icmp", "icmpv6", "udp"}
+
+// compileP4c compiles a v1model program with p4c's BMv2 back end, and
+// returns a difference when p4c refuses it or says anything of it but
+// the warning every parser that may reject gets (p4.P4c.Compile).
+func compileP4c(p4c *p4.P4c, name string, src []byte) (*Diff, error) {
+	dir, err := os.MkdirTemp("", "nsc-p4c-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, name+".p4")
+	if err := os.WriteFile(file, src, 0o644); err != nil {
+		return nil, err
+	}
+	said, err := p4c.Compile(file, filepath.Join(dir, name+".json"))
+	if err != nil || said != "" {
+		got := strings.ReplaceAll(said, dir+string(filepath.Separator), "")
+		if err != nil {
+			got = "refused: " + got
+		}
+		return &Diff{Model: name, Check: "p4c", Want: "p4c-bm2-ss compiles the program, saying nothing", Got: got}, nil
+	}
+	return nil, nil
+}

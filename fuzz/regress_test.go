@@ -48,7 +48,7 @@ func TestRegressions(t *testing.T) {
 			p4Cases = append(p4Cases, c)
 		}
 	}
-	ds, refused, err := RunP4(p4Cases)
+	ds, refused, err := RunP4(p4Cases, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 
+	"github.com/dragonet-go/nsc/backends/p4"
 	"github.com/dragonet-go/nsc/internal/pcapio"
 )
 
@@ -47,7 +48,11 @@ func Check(m Model, frames [][]byte, check, dir string) ([]Diff, error) {
 		if why != "" {
 			return nil, fmt.Errorf("%s: no P4 case: %s", m.Name, why)
 		}
-		ds, _, err := RunP4([]P4Case{c})
+		var p4c *p4.P4c
+		if check == "p4c" {
+			p4c, _ = p4.FindP4c()
+		}
+		ds, _, err := RunP4([]P4Case{c}, p4c)
 		return ds, err
 	}
 	return nil, fmt.Errorf("cannot rerun a %q difference", check)
