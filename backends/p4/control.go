@@ -1,6 +1,7 @@
 package p4
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -262,7 +263,13 @@ func (c *gen) control() ([]byte, error) {
 		}
 		w.line("")
 	}
-	if c.usesCsum {
+	acts := out{ind: w.ind}
+	if err := c.actionsAndTables(&acts); err != nil {
+		return nil, err
+	}
+	// Declared only where called: code made for a node that is then left
+	// out may have asked for it, and p4c warns of an unused action.
+	if call := []byte("csum_add("); c.usesCsum && (bytes.Contains(body, call) || bytes.Contains(acts.b.Bytes(), call)) {
 		w.line("// One's-complement addition (RFC 1071): the carry out of the top bit")
 		w.line("// comes back in at the bottom, so a sum is 0 only when every word is.")
 		w.line("action csum_add(inout bit<16> sum, in bit<16> word) {")
@@ -271,9 +278,7 @@ func (c *gen) control() ([]byte, error) {
 		w.line("}")
 		w.line("")
 	}
-	if err := c.actionsAndTables(&w); err != nil {
-		return nil, err
-	}
+	w.b.Write(acts.b.Bytes())
 	w.line("apply {")
 	for _, n := range heads {
 		w.line("bool %s = false;", c.flag(n))
