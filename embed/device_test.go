@@ -15,7 +15,7 @@ import (
 // device hands the host every frame as the wire gave it. The rest stays in the program, and the device's
 // part leads the host's frames to the punt.
 func TestDeviceSplit(t *testing.T) {
-	em := embedOf(t, "ejfat/lb-2026.nsc", "LB2026", "XDPSmall")
+	em := testutil.Embedding(t, "LB2026", "XDPSmall", "ejfat/lb-2026.nsc")
 	want := map[string]string{
 		"LbCalendar": "table load_balance_calendar_table has 16384 entries and XDPSmall holds at most 4096 (limit table_size)",
 		"L2PopVlan":  "writes the frame on the way to LbCalendar",
@@ -69,7 +69,7 @@ func TestDeviceSplit(t *testing.T) {
 		}
 	}
 	// The full XDP PRG holds it all.
-	if full := embedOf(t, "ejfat/lb-2026.nsc", "LB2026", "XDP"); full.Device != nil || place(t, full, "LbCalendar").Kind != embed.Program {
+	if full := testutil.Embedding(t, "LB2026", "XDP", "ejfat/lb-2026.nsc"); full.Device != nil || place(t, full, "LbCalendar").Kind != embed.Program {
 		t.Errorf("on XDP the calendar fits: %+v", place(t, full, "LbCalendar"))
 	}
 }

@@ -13,21 +13,6 @@ import (
 	"github.com/dragonet-go/nsc/internal/testutil"
 )
 
-func embedOf(t *testing.T, file, lpg, prg string) *embed.Embedding {
-	t.Helper()
-	m := testutil.Model(t, file)
-	l, _ := m.Graph(lpg)
-	p, _ := m.Graph(prg)
-	em, err := embed.Embed(l, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := em.Graph.Validate(); err != nil {
-		t.Fatalf("embedded graph: %v", err)
-	}
-	return em
-}
-
 func place(t *testing.T, em *embed.Embedding, node string) embed.Placement {
 	t.Helper()
 	p, ok := em.Placement(node)
@@ -52,14 +37,14 @@ func serving(em *embed.Embedding, sink string) []string {
 // packet the stack sends is a P packet, so the LPG's TxPCsum goes; without
 // the checksum engine it stays.
 func TestSeed003Tx(t *testing.T) {
-	em := embedOf(t, "dragonet/offload.nsc", "IPStack", "IPNicTx")
+	em := testutil.Embedding(t, "IPStack", "IPNicTx", "dragonet/offload.nsc")
 	if p := place(t, em, "TxPCsum"); p.Kind != embed.Hardware || p.Hardware != "TxPCsum" {
 		t.Errorf("TxPCsum: %+v", p)
 	}
 	if em.Graph.Node("TxPCsum@lpg") != nil {
 		t.Errorf("the LPG's checksum node is still in the embedded graph")
 	}
-	plain := embedOf(t, "dragonet/offload.nsc", "IPStack", "IPNicTxPlain")
+	plain := testutil.Embedding(t, "IPStack", "IPNicTxPlain", "dragonet/offload.nsc")
 	if p := place(t, plain, "TxPCsum"); p.Kind != embed.Software {
 		t.Errorf("without the engine, TxPCsum: %+v", p)
 	}
@@ -72,7 +57,7 @@ func TestSeed003Tx(t *testing.T) {
 // node remains; behind the valid one only the demultiplexing to sockets;
 // behind the not-P sink the protocol demultiplexer has no P port.
 func TestSeed003Rx(t *testing.T) {
-	em := embedOf(t, "dragonet/offload.nsc", "IPStack", "IPNicRx")
+	em := testutil.Embedding(t, "IPStack", "IPNicRx", "dragonet/offload.nsc")
 	g := em.Graph
 	if diff := cmp.Diff([]string{"RxPCsumFailed"}, serving(em, "RxCsumInvalid")); diff != "" {
 		t.Errorf("behind RxCsumInvalid (-want +got):\n%s", diff)
@@ -114,7 +99,7 @@ func targets(n *dataflow.Node) []string {
 // report them; Tx IPv4 and UDP checksums move to the NIC, the UDP one as a
 // split because the NIC does not handle IPv4 options.
 func TestUDPOn82599(t *testing.T) {
-	em := embedOf(t, "inet/offload.nsc", "UDPIPv4", "I82599")
+	em := testutil.Embedding(t, "UDPIPv4", "I82599", "inet/offload.nsc")
 	for _, n := range []string{"RxIPv4Csum", "RxUDPCsum", "RxIsIPv4", "RxIsUDP"} {
 		if p := place(t, em, n); p.Kind != embed.Pruned {
 			t.Errorf("%s: %+v", n, p)
@@ -142,7 +127,7 @@ func TestUDPOn82599(t *testing.T) {
 // software.
 func TestProgramSinks(t *testing.T) {
 	for prg, want := range map[string]embed.Kind{"U280": embed.Program, "BMv2": embed.Program, "HostRaw": embed.Software} {
-		em := embedOf(t, "ejfat/lb-2025.nsc", "LB2025", prg)
+		em := testutil.Embedding(t, "LB2025", prg, "ejfat/lb-2025.nsc")
 		for _, n := range []string{"RxCount", "L2MacDst", "LbMember", "LbPopCommon"} {
 			if p := place(t, em, n); p.Kind != want {
 				t.Errorf("%s on %s: %+v, want %s", n, prg, p, want)
@@ -150,7 +135,7 @@ func TestProgramSinks(t *testing.T) {
 		}
 	}
 	var report bytes.Buffer
-	embedOf(t, "ejfat/lb-2025.nsc", "LB2025", "U280").WriteReport(&report)
+	testutil.Embedding(t, "LB2025", "U280", "ejfat/lb-2025.nsc").WriteReport(&report)
 	if !strings.Contains(report.String(), "LbMember        program   in the program behind RxPipeline") {
 		t.Errorf("report:\n%s", report.String())
 	}

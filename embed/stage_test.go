@@ -105,7 +105,7 @@ func TestStageDependencies(t *testing.T) {
 // rewrite and the IPv4 rewrites move to the NIC's rules, IPv6 stays in
 // software behind the guard.
 func TestLB2025OnFlowNIC(t *testing.T) {
-	em := embedOf(t, "ejfat/cx6dx-lb.nsc", "LB2025", "CX6DxLB")
+	em := testutil.Embedding(t, "LB2025", "CX6DxLB", "ejfat/cx6dx-lb.nsc")
 	if p := place(t, em, "LbMember"); p.Kind != embed.Software || p.Reason != "stage LbMember..LbMemberMiss (2 nodes): LbPort reads meta.udp_base, which LbMember writes, before the hardware (TxMember) does" {
 		t.Errorf("LbMember: %+v", p)
 	}
