@@ -15,7 +15,6 @@ package fuzz
 
 import (
 	"fmt"
-	"github.com/dragonet-go/nsc/backends/p4"
 	"maps"
 	"os"
 	"path/filepath"
@@ -24,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dragonet-go/nsc/backends/p4"
 )
 
 // Options say what to run.

@@ -381,7 +381,7 @@ func compileP4c(p4c *p4.P4c, name string, src []byte) (*Diff, error) {
 	if err != nil || said != "" {
 		got := strings.ReplaceAll(said, dir+string(filepath.Separator), "")
 		if err != nil {
-			got = "refused: " + got
+			got = fmt.Sprintf("refused (%v): %s", err, got)
 		}
 		return &Diff{Model: name, Check: "p4c", Want: "p4c-bm2-ss compiles the program, saying nothing", Got: got}, nil
 	}

@@ -200,7 +200,6 @@ func (b *ctl) set(n *dataflow.Node) error {
 		}
 		return nil
 	}
-	c.usesCsum = true
 	var us []int
 	for _, u := range o.Update {
 		if touched[u] && !slices.Contains(us, u) {
@@ -348,7 +347,6 @@ func (b *ctl) pop(n *dataflow.Node) error {
 		}
 	}
 	if len(us) > 0 {
-		c.usesCsum = true
 		b.line("{")
 		b.line("// %s's bytes out of the checksum, 64 bytes at a time", c.s.Headers[h].Name)
 		hl := c.headerLen(h)
@@ -466,7 +464,6 @@ func (b *ctl) sumCovered(n *dataflow.Node, h int, sum string, skip bool) error {
 	if err != nil {
 		return err
 	}
-	c.usesCsum = true
 	if ip != nil {
 		x := c.s.Headers[ip.H]
 		ref := func(f int) packet.FieldRef { return packet.FieldRef{Header: ip.H, Field: f} }

@@ -267,9 +267,9 @@ func (c *gen) control() ([]byte, error) {
 	if err := c.actionsAndTables(&acts); err != nil {
 		return nil, err
 	}
-	// Declared only where called: code made for a node that is then left
-	// out may have asked for it, and p4c warns of an unused action.
-	if call := []byte("csum_add("); c.usesCsum && (bytes.Contains(body, call) || bytes.Contains(acts.b.Bytes(), call)) {
+	// Declared where the code calls it: code made for a node that is then
+	// left out may have, and p4c warns of an unused action.
+	if call := []byte("csum_add("); bytes.Contains(body, call) || bytes.Contains(acts.b.Bytes(), call) {
 		w.line("// One's-complement addition (RFC 1071): the carry out of the top bit")
 		w.line("// comes back in at the bottom, so a sum is 0 only when every word is.")
 		w.line("action csum_add(inout bit<16> sum, in bit<16> word) {")

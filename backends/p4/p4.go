@@ -103,7 +103,6 @@ type gen struct {
 	diamonds map[*dataflow.Node]diamond
 	termMemo map[*dataflow.Node]int8
 	keyVars  []string // control-local key variables
-	usesCsum bool
 	wire     []int
 	used     map[int]bool // wire headers the program touches
 	lookedUp map[int]bool // tables looked up so far (check)

@@ -1,7 +1,6 @@
 package p4
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,16 +62,12 @@ func otherThanReject(out string) string {
 
 // Compile compiles the v1model program in file into BMv2's JSON at out.
 // It returns what p4c said besides the warning every parser that may
-// reject gets; p4c's refusal is the error, with what it said.
+// reject gets, and p4c's exit error when it refused the program.
 func (c *P4c) Compile(file, out string) (string, error) {
 	cmd := exec.Command(c.Path, "--std", "p4-16", "-o", out, file)
 	if c.Include != "" {
 		cmd.Env = append(os.Environ(), "P4C_16_INCLUDE_PATH="+c.Include)
 	}
 	b, err := cmd.CombinedOutput()
-	said := strings.TrimSpace(otherThanReject(string(b)))
-	if err != nil {
-		return said, errors.Join(err, errors.New(said))
-	}
-	return said, nil
+	return strings.TrimSpace(otherThanReject(string(b))), err
 }

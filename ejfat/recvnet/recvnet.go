@@ -199,8 +199,9 @@ func (rx *Receiver) Coalesced() (messages, truncated uint64) {
 }
 
 // read hands c's datagrams to t's reassembler, a batch (one recvmmsg, one
-// lock) at a time, a coalesced message's one by one, until c is closed, and drops the timed-out events
-// when c is idle. It allocates nothing per datagram.
+// lock) at a time, a coalesced message's one by one, until c is closed,
+// and drops the timed-out events when c is idle. It allocates nothing per
+// datagram.
 func (rx *Receiver) read(c *net.UDPConn, t *thread) {
 	raw, err := c.SyscallConn()
 	if err != nil {
